@@ -1,0 +1,151 @@
+// fieldft::nufft — the non-uniform FFT plan, on the CPU and on NVIDIA GPUs.
+//
+// Definitions (identical to FINUFFT, so results are interchangeable):
+//   type 1:  f[k] = sum_j c[j] exp(isign * i * k.x_j)          (non-uniform -> uniform)
+//   type 2:  c[j] = sum_k f[k] exp(isign * i * k.x_j)          (uniform -> non-uniform)
+// with k = (k1, k2, k3), k_d in [-N_d/2, (N_d-1)/2] (integer division), dimensions d = 1..3.
+//
+// Points x_j are in radians, 2π-periodic: any finite real value is accepted and folded into
+// [-π, π). NaN or Inf is an error naming the index of the offending point.
+//
+// Layout: complex values interleaved (std::complex<T>), column-major with x fastest:
+//   mode array f of one transform: f[k1 + N1*(k2 + N2*k3)] (after mode ordering below),
+//   strengths c of one transform:  c[j], j = 0..M-1,
+//   ntransf transforms are stacked: transform t starts at t*N1*N2*N3 (modes) or t*M (points).
+// modeord 0: increasing order, index k_d + N_d/2;  modeord 1: FFT order (0, 1, …, -N_d/2, …, -1).
+//
+// execute() applies the plan's type; execute_adjoint() applies the adjoint (conjugate
+// transpose) of that same linear map: for a type 1 plan it is the type 2 transform with
+// -isign, for a type 2 plan the type 1 transform with -isign. Points are shared.
+//
+// Accuracy: eps is a relative l2 error target for each transform. The smallest eps accepted is
+// min_eps<T>() (below it the rounding of T dominates); smaller values raise kEpsTooSmall.
+//
+// Lifecycle: make_plan / Plan(...) -> set_points (sorts and precomputes, reused by every
+// execute) -> execute / execute_adjoint any number of times -> destructor.
+// A plan is not safe to use from two threads at once; different plans are independent.
+#pragma once
+
+#include <array>
+#include <complex>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "fieldft/error.hpp"
+
+namespace fieldft {
+
+enum class Backend : int { kAuto = 0, kCpu = 1, kCuda = 2 };
+
+const char* backend_name(Backend b) noexcept;          // "auto", "cpu", "cuda"
+Backend parse_backend(const std::string& name);        // throws kInvalidArgument
+
+namespace nufft {
+
+// How the non-uniform points meet the fine grid. The CPU backend has one race-free strategy
+// (slab-owned spreading, see src/cpu/spread.cpp) and accepts kAuto or kNuptsDriven; the CUDA
+// backend implements all of them.
+enum class Method : int {
+  kAuto = 0,
+  kNuptsDriven = 1,   // one thread per (sorted) point
+  kSubproblem = 2,    // shared-memory subproblems, capped in size
+  kOutputDriven = 3,  // a block owns an output tile, points are streamed through shared memory
+};
+const char* method_name(Method m) noexcept;            // "auto", "nupts", "subproblem", "output"
+Method parse_method(const std::string& name);          // throws kInvalidArgument
+
+enum class FftPlanning : int { kEstimate = 0, kMeasure = 1 };
+
+// One options struct for both backends; fields of the other backend are ignored.
+struct Options {
+  Backend backend = Backend::kAuto;  // kAuto: CUDA when compiled in and a device is present
+  Method method = Method::kAuto;
+  int modeord = 0;                   // 0 increasing (CMCL) order, 1 FFT order
+  double upsampfac = 0.0;            // sigma, fine grid / modes; 0 = automatic; else in [1.25, 2]
+  int max_batch = 0;                 // transforms processed together; 0 = automatic
+  std::array<int, 3> bin_size{0, 0, 0};  // bin sizes in fine-grid cells (x, y, z); 0 = automatic
+  // CPU
+  int nthreads = 0;                  // OpenMP threads; 0 = omp_get_max_threads()
+  FftPlanning fft_planning = FftPlanning::kEstimate;
+  // CUDA
+  int device = 0;                    // CUDA device ordinal
+  void* stream = nullptr;            // cudaStream_t; nullptr = the default stream
+};
+
+// Smallest accepted eps for precision T.
+template <class T>
+constexpr double min_eps() {
+  return sizeof(T) == sizeof(float) ? 1e-7 : 1e-15;
+}
+
+namespace detail {
+template <class T>
+class PlanImpl;  // backend implementation (src/core/plan_impl.hpp)
+}
+
+// Read-only facts about a plan, fixed at construction (points excepted).
+struct PlanInfo {
+  int type = 0;
+  int dim = 0;
+  std::array<std::int64_t, 3> modes{1, 1, 1};     // N1, N2, N3 (1 for unused dimensions)
+  std::array<std::int64_t, 3> fine_grid{1, 1, 1};  // nf1, nf2, nf3
+  int isign = 1;
+  std::int64_t ntransf = 1;
+  double eps = 0;
+  double upsampfac = 0;
+  int kernel_width = 0;       // w, fine-grid cells per dimension touched by each point
+  double kernel_beta = 0;     // ES kernel shape parameter
+  int horner_degree = 0;      // degree of the piecewise polynomial approximating the kernel
+  int max_batch = 1;
+  std::array<int, 3> bin_size{1, 1, 1};
+  Backend backend = Backend::kCpu;
+  Method method = Method::kAuto;
+  int modeord = 0;
+  std::int64_t num_points = 0;  // M, after set_points
+  std::int64_t num_modes() const { return modes[0] * modes[1] * modes[2]; }
+};
+
+template <class T>
+class Plan {
+ public:
+  using Complex = std::complex<T>;
+
+  // type: 1 or 2. modes: N_d for d = 1..dim (dim = modes.size(), 1 to 3). isign: +1 or -1
+  // (FINUFFT's convention: any value >= 0 means +1). ntransf >= 1.
+  Plan(int type, std::span<const std::int64_t> modes, int isign, std::int64_t ntransf, double eps,
+       const Options& options = {});
+  ~Plan();
+  Plan(Plan&&) noexcept;
+  Plan& operator=(Plan&&) noexcept;
+  Plan(const Plan&) = delete;
+  Plan& operator=(const Plan&) = delete;
+
+  // m points with coordinates x (and y for dim >= 2, z for dim 3); the arrays are read during
+  // this call only (the plan keeps its own sorted copy). m = 0 is valid: type 1 then yields
+  // zeros and type 2 writes nothing. Throws kNonFinite naming the first bad index.
+  void set_points(std::int64_t m, const T* x, const T* y = nullptr, const T* z = nullptr);
+
+  // type 1: in = c (ntransf × M), out = f (ntransf × N).  type 2: in = f, out = c.
+  void execute(const Complex* in, Complex* out);
+  // the adjoint of execute: type 1 plan: in = f, out = c.  type 2 plan: in = c, out = f.
+  void execute_adjoint(const Complex* in, Complex* out);
+
+  const PlanInfo& info() const;
+
+ private:
+  std::unique_ptr<detail::PlanImpl<T>> impl_;
+};
+
+template <class T>
+Plan<T> make_plan(int type, std::span<const std::int64_t> modes, int isign, std::int64_t ntransf,
+                  double eps, const Options& options = {}) {
+  return Plan<T>(type, modes, isign, ntransf, eps, options);
+}
+
+extern template class Plan<float>;
+extern template class Plan<double>;
+
+}  // namespace nufft
+}  // namespace fieldft

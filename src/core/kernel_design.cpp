@@ -1,0 +1,145 @@
+#include "core/kernel_design.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
+#include "fieldft/detail/kernel.hpp"
+
+namespace fieldft::core {
+
+namespace {
+
+// Kernel weight of cell k at local Horner variable t (see detail/kernel.hpp).
+double kernel_at(int width, double beta, int k, double t) {
+  const double x = 0.5 * (t + 1.0) - 0.5 * width;  // x = i0 - u
+  return detail::es_kernel(2.0 * (x + k) / width, beta);
+}
+
+}  // namespace
+
+void gauss_legendre(int n, std::vector<double>& nodes, std::vector<double>& weights) {
+  nodes.assign(n, 0.0);
+  weights.assign(n, 0.0);
+  // P_n(x) and P_n'(x) by the three-term recurrence.
+  auto legendre = [n](double x, double& dp) {
+    double p0 = 1, p1 = x;
+    for (int m = 2; m <= n; ++m) {
+      const double p2 = ((2 * m - 1) * x * p1 - (m - 1) * p0) / m;
+      p0 = p1;
+      p1 = p2;
+    }
+    dp = n * (x * p1 - p0) / (x * x - 1);
+    return p1;
+  };
+  for (int i = 0; i < (n + 1) / 2; ++i) {
+    double x = std::cos(std::numbers::pi * (i + 0.75) / (n + 0.5));
+    double dp = 0;
+    for (int it = 0; it < 100; ++it) {
+      const double dx = legendre(x, dp) / dp;
+      x -= dx;
+      if (std::abs(dx) < 1e-16) break;
+    }
+    legendre(x, dp);
+    nodes[i] = -x;
+    nodes[n - 1 - i] = x;
+    weights[i] = weights[n - 1 - i] = 2.0 / ((1 - x * x) * dp * dp);
+  }
+}
+
+std::vector<double> fit_horner_table(int width, double beta, int degree) {
+  const int n = degree + 1;
+  std::vector<double> table(static_cast<std::size_t>(n) * width, 0.0);
+  std::vector<double> samples(n), cheb(n), mono(n), tn(n), tn1(n), tn2(n);
+  for (int k = 0; k < width; ++k) {
+    for (int i = 0; i < n; ++i) {
+      const double ti = std::cos(std::numbers::pi * (i + 0.5) / n);  // Chebyshev points
+      samples[i] = kernel_at(width, beta, k, ti);
+    }
+    for (int m = 0; m < n; ++m) {  // Chebyshev coefficients by the discrete cosine sum
+      double s = 0;
+      for (int i = 0; i < n; ++i) s += samples[i] * std::cos(std::numbers::pi * m * (i + 0.5) / n);
+      cheb[m] = (m == 0 ? 1.0 : 2.0) * s / n;
+    }
+    // Convert Σ cheb[m] T_m(t) to monomials with the recurrence T_{m+1} = 2t T_m − T_{m−1}.
+    std::fill(mono.begin(), mono.end(), 0.0);
+    std::fill(tn2.begin(), tn2.end(), 0.0);  // T_{m-1}
+    std::fill(tn1.begin(), tn1.end(), 0.0);  // T_m
+    tn2[0] = 1.0;
+    mono[0] += cheb[0];
+    if (n > 1) {
+      tn1[1] = 1.0;
+      mono[1] += cheb[1];
+    }
+    for (int m = 2; m < n; ++m) {
+      for (int p = 0; p < n; ++p) tn[p] = (p > 0 ? 2.0 * tn1[p - 1] : 0.0) - tn2[p];
+      for (int p = 0; p < n; ++p) mono[p] += cheb[m] * tn[p];
+      tn2.swap(tn1);
+      tn1.swap(tn);
+    }
+    for (int p = 0; p <= degree; ++p) table[static_cast<std::size_t>(degree - p) * width + k] = mono[p];
+  }
+  return table;
+}
+
+double horner_max_error(const KernelDesign& kd) {
+  double worst = 0;
+  std::vector<double> vals(kd.width);
+  constexpr int kSamples = 64;
+  for (int s = 0; s <= kSamples; ++s) {
+    const double t = -1.0 + 2.0 * s / kSamples;
+    for (int k = 0; k < kd.width; ++k) {
+      double v = 0;
+      for (int p = 0; p <= kd.degree; ++p) v = v * t + kd.horner[static_cast<std::size_t>(p) * kd.width + k];
+      worst = std::max(worst, std::abs(v - kernel_at(kd.width, kd.beta, k, t)));
+    }
+  }
+  return worst;
+}
+
+KernelDesign design_kernel(double eps, double sigma, int dim) {
+  KernelDesign kd;
+  // The error model of the paper is met only within a small factor: with it the measured
+  // error/eps reached 1.8 (1D), 2.4 (2D) and 3.1 (3D), as per-dimension errors add up. Designing
+  // for eps/2.5 keeps every measured case below eps (docs/accuracy.md), at the price of one more
+  // cell per dimension for decade values of eps. `dim` is kept for future per-dimension tuning.
+  (void)dim;
+  const double target = eps / 2.5;
+  int w;
+  if (std::abs(sigma - 2.0) < 1e-12) {
+    w = static_cast<int>(std::ceil(std::log10(1.0 / target))) + 1;
+  } else {
+    w = static_cast<int>(std::ceil(std::log(1.0 / target) / (std::numbers::pi * std::sqrt(1.0 - 1.0 / sigma))));
+  }
+  kd.width_needed = w;
+  kd.width = std::clamp(w, 2, kMaxKernelWidth);
+  kd.beta = 0.97 * std::numbers::pi * (1.0 - 0.5 / sigma) * kd.width;
+  for (int degree = std::max(3, kd.width - 1); degree <= kd.width + 10; ++degree) {
+    kd.degree = degree;
+    kd.horner = fit_horner_table(kd.width, kd.beta, degree);
+    if (horner_max_error(kd) < 0.1 * eps) break;
+  }
+  return kd;
+}
+
+std::vector<double> kernel_fourier_series(const KernelDesign& kd, std::int64_t nf, std::int64_t kmax) {
+  std::vector<double> nodes, weights;
+  gauss_legendre(2 * kd.width + 24, nodes, weights);
+  // ψ̂(k) = (w/2) ∫_{-1}^{1} φ(z) cos(π k w z / nf) dz, integrand even: use z ≥ 0 nodes twice.
+  const std::size_t q = nodes.size();
+  std::vector<double> phi(q), arg(q);
+  for (std::size_t i = 0; i < q; ++i) {
+    phi[i] = 0.5 * kd.width * weights[i] * detail::es_kernel(nodes[i], kd.beta);
+    arg[i] = std::numbers::pi * kd.width * nodes[i] / static_cast<double>(nf);
+  }
+  std::vector<double> out(static_cast<std::size_t>(kmax) + 1);
+#pragma omp parallel for schedule(static)
+  for (std::int64_t k = 0; k <= kmax; ++k) {
+    double s = 0;
+    for (std::size_t i = 0; i < q; ++i) s += phi[i] * std::cos(arg[i] * static_cast<double>(k));
+    out[static_cast<std::size_t>(k)] = s;
+  }
+  return out;
+}
+
+}  // namespace fieldft::core

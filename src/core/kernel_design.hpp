@@ -1,0 +1,41 @@
+// Kernel design: width, shape, piecewise polynomial table and Fourier series of the ES kernel.
+// Host-only; computed once per plan (tables are copied to the device by the CUDA backend).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace fieldft::core {
+
+struct KernelDesign {
+  int width = 0;        // w, cells per dimension
+  int width_needed = 0; // w the error model asks for before capping at kMaxKernelWidth
+  double beta = 0;      // ES shape
+  int degree = 0;       // Horner polynomial degree
+  std::vector<double> horner;  // (degree + 1) * width coefficients, layout of detail/kernel.hpp
+};
+
+constexpr int kMaxKernelWidth = 16;
+
+// Chooses w and β for relative error eps at upsampling factor sigma in `dim` dimensions, and fits
+// the polynomial table. Width: w = ⌈log10(1/e)⌉ + 1 at σ = 2, and w = ⌈ln(1/e) / (π√(1 − 1/σ))⌉
+// otherwise (the error model of Barnett et al. 2019, §4, and its upsampling-factor
+// generalisation), with e = eps/2.5 (a margin measured necessary, see the .cpp); capped at kMaxKernelWidth. β = 0.97·π·(1 − 1/(2σ))·w. The degree is the smallest whose maximal
+// deviation from φ is below eps/10 (so the polynomial never dominates the error budget).
+KernelDesign design_kernel(double eps, double sigma, int dim);
+
+// Degree-`degree` piecewise polynomial fit of the kernel (Chebyshev interpolation on each cell,
+// converted to monomials in t ∈ [-1, 1]). Exposed for tests.
+std::vector<double> fit_horner_table(int width, double beta, int degree);
+
+// Largest |P_k(t) − φ| over a dense sampling of all cells, for tests and for choosing the degree.
+double horner_max_error(const KernelDesign& k);
+
+// ψ̂(k) = ∫ ψ(u) cos(2π k u / nf) du for k = 0 … kmax (ψ in fine-grid cells), by Gauss–Legendre
+// quadrature of the smooth integrand on [−w/2, w/2].
+std::vector<double> kernel_fourier_series(const KernelDesign& k, std::int64_t nf, std::int64_t kmax);
+
+// Gauss–Legendre nodes and weights on [−1, 1] (Newton iteration on P_n).
+void gauss_legendre(int n, std::vector<double>& nodes, std::vector<double>& weights);
+
+}  // namespace fieldft::core

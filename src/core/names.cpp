@@ -1,0 +1,62 @@
+// Names of enumerations and error codes, and their parsing.
+#include <string>
+
+#include "fieldft/error.hpp"
+#include "fieldft/nufft.hpp"
+
+namespace fieldft {
+
+const char* error_code_name(ErrorCode code) noexcept {
+  switch (code) {
+    case ErrorCode::kOk: return "ok";
+    case ErrorCode::kInvalidArgument: return "invalid argument";
+    case ErrorCode::kNonFinite: return "non-finite value";
+    case ErrorCode::kShapeMismatch: return "shape mismatch";
+    case ErrorCode::kEpsTooSmall: return "eps too small";
+    case ErrorCode::kTooLarge: return "problem too large";
+    case ErrorCode::kOutOfMemory: return "out of memory";
+    case ErrorCode::kBackendUnavailable: return "backend unavailable";
+    case ErrorCode::kNotImplemented: return "not implemented";
+    case ErrorCode::kCuda: return "CUDA error";
+    case ErrorCode::kInvalidState: return "invalid state";
+    case ErrorCode::kInternal: return "internal error";
+  }
+  return "unknown error";
+}
+
+const char* backend_name(Backend b) noexcept {
+  switch (b) {
+    case Backend::kAuto: return "auto";
+    case Backend::kCpu: return "cpu";
+    case Backend::kCuda: return "cuda";
+  }
+  return "unknown";
+}
+
+Backend parse_backend(const std::string& name) {
+  for (Backend b : {Backend::kAuto, Backend::kCpu, Backend::kCuda})
+    if (name == backend_name(b)) return b;
+  throw Error(ErrorCode::kInvalidArgument, "unknown backend '" + name + "'; expected auto, cpu or cuda");
+}
+
+namespace nufft {
+
+const char* method_name(Method m) noexcept {
+  switch (m) {
+    case Method::kAuto: return "auto";
+    case Method::kNuptsDriven: return "nupts";
+    case Method::kSubproblem: return "subproblem";
+    case Method::kOutputDriven: return "output";
+  }
+  return "unknown";
+}
+
+Method parse_method(const std::string& name) {
+  for (Method m : {Method::kAuto, Method::kNuptsDriven, Method::kSubproblem, Method::kOutputDriven})
+    if (name == method_name(m)) return m;
+  throw Error(ErrorCode::kInvalidArgument,
+              "unknown method '" + name + "'; expected auto, nupts, subproblem or output");
+}
+
+}  // namespace nufft
+}  // namespace fieldft

@@ -1,0 +1,29 @@
+// The interface every backend implements behind fieldft::nufft::Plan.
+#pragma once
+
+#include <complex>
+#include <cstdint>
+
+#include "core/plan_setup.hpp"
+#include "fieldft/nufft.hpp"
+
+namespace fieldft::nufft::detail {
+
+template <class T>
+class PlanImpl {
+ public:
+  explicit PlanImpl(core::PlanSetup setup) : setup_(std::move(setup)) {}
+  virtual ~PlanImpl() = default;
+  // Points are validated (finite, present) by the caller before this is called.
+  virtual void set_points(std::int64_t m, const T* x, const T* y, const T* z) = 0;
+  // adjoint = false: the plan's own type; true: its adjoint (the other type, -isign).
+  virtual void execute(const std::complex<T>* in, std::complex<T>* out, bool adjoint) = 0;
+  const PlanInfo& info() const { return setup_.info; }
+  bool has_points() const { return has_points_; }
+
+ protected:
+  core::PlanSetup setup_;
+  bool has_points_ = false;
+};
+
+}  // namespace fieldft::nufft::detail

@@ -1,0 +1,123 @@
+#include "core/plan_setup.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <limits>
+#include <sstream>
+
+namespace fieldft::core {
+
+std::int64_t next_smooth(std::int64_t n) {
+  if (n <= 2) return 2;
+  if (n % 2) ++n;
+  for (;; n += 2) {
+    std::int64_t m = n;
+    for (int p : {2, 3, 5})
+      while (m % p == 0) m /= p;
+    if (m == 1) return n;
+  }
+}
+
+std::int64_t checked_mul(std::int64_t a, std::int64_t b, const char* what) {
+  std::int64_t r;
+  if (__builtin_mul_overflow(a, b, &r))
+    throw Error(ErrorCode::kTooLarge, std::string(what) + " overflows 64-bit indexing (" +
+                                          std::to_string(a) + " x " + std::to_string(b) + ")");
+  return r;
+}
+
+void check_host_memory(double bytes, const std::string& what) {
+  const double phys = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE));
+  if (phys > 0 && bytes > phys) {
+    std::ostringstream os;
+    os << what << " needs " << bytes / (1 << 30) << " GiB but this machine has "
+       << phys / (1 << 30) << " GiB of memory; reduce the mode counts, ntransf/max_batch or upsampfac";
+    throw Error(ErrorCode::kTooLarge, os.str());
+  }
+}
+
+PlanSetup make_plan_setup(int type, std::span<const std::int64_t> modes, int isign,
+                          std::int64_t ntransf, double eps, const nufft::Options& options,
+                          double min_eps) {
+  PlanSetup s;
+  s.options = options;
+  nufft::PlanInfo& info = s.info;
+  require(type == 1 || type == 2, ErrorCode::kInvalidArgument,
+          "NUFFT type must be 1 or 2, got " + std::to_string(type));
+  info.type = type;
+  require(!modes.empty() && modes.size() <= 3, ErrorCode::kInvalidArgument,
+          "dimension (number of mode counts) must be 1, 2 or 3, got " + std::to_string(modes.size()));
+  info.dim = static_cast<int>(modes.size());
+  std::int64_t total = 1;
+  for (int d = 0; d < info.dim; ++d) {
+    require(modes[d] >= 1, ErrorCode::kInvalidArgument,
+            "mode count N" + std::to_string(d + 1) + " must be >= 1, got " + std::to_string(modes[d]));
+    info.modes[d] = modes[d];
+    total = checked_mul(total, modes[d], "number of modes");
+  }
+  info.isign = isign >= 0 ? 1 : -1;
+  require(ntransf >= 1, ErrorCode::kInvalidArgument,
+          "ntransf must be >= 1, got " + std::to_string(ntransf));
+  info.ntransf = ntransf;
+  require(std::isfinite(eps) && eps > 0, ErrorCode::kInvalidArgument,
+          "eps must be a positive finite number, got " + std::to_string(eps));
+  if (eps < min_eps) {
+    std::ostringstream os;
+    os << "eps = " << eps << " is below what this precision can reach (smallest accepted: " << min_eps
+       << "); use double precision or a larger eps";
+    throw Error(ErrorCode::kEpsTooSmall, os.str());
+  }
+  info.eps = eps;
+  require(options.modeord == 0 || options.modeord == 1, ErrorCode::kInvalidArgument,
+          "modeord must be 0 (increasing) or 1 (FFT order), got " + std::to_string(options.modeord));
+  info.modeord = options.modeord;
+  require(options.max_batch >= 0, ErrorCode::kInvalidArgument, "max_batch must be >= 0 (0 = automatic)");
+  for (int b : options.bin_size)
+    require(b >= 0, ErrorCode::kInvalidArgument, "bin sizes must be >= 0 (0 = automatic)");
+  const double sigma = options.upsampfac == 0.0 ? 2.0 : options.upsampfac;
+  require(std::isfinite(sigma) && sigma >= 1.25 - 1e-12 && sigma <= 2.0 + 1e-12, ErrorCode::kInvalidArgument,
+          "upsampfac must be 0 (automatic) or in [1.25, 2], got " + std::to_string(options.upsampfac));
+  info.upsampfac = sigma;
+
+  s.kernel = design_kernel(eps, sigma, info.dim);
+  if (s.kernel.width_needed > kMaxKernelWidth) {
+    std::ostringstream os;
+    os << "eps = " << eps << " cannot be reached with upsampfac " << sigma << " (it would need a kernel width of "
+       << s.kernel.width_needed << " > " << kMaxKernelWidth << "); use upsampfac 2 or a larger eps";
+    throw Error(ErrorCode::kEpsTooSmall, os.str());
+  }
+  info.kernel_width = s.kernel.width;
+  info.kernel_beta = s.kernel.beta;
+  info.horner_degree = s.kernel.degree;
+
+  std::int64_t fine_total = 1;
+  for (int d = 0; d < info.dim; ++d) {
+    const double want = std::max(sigma * static_cast<double>(modes[d]), 2.0 * s.kernel.width);
+    require(want < 4e18, ErrorCode::kTooLarge, "fine grid size overflows 64-bit indexing");
+    info.fine_grid[d] = next_smooth(static_cast<std::int64_t>(std::ceil(want)));
+    fine_total = checked_mul(fine_total, info.fine_grid[d], "fine grid size");
+  }
+  (void)fine_total;
+
+  for (int d = 0; d < 3; ++d) {
+    const std::int64_t n = info.modes[d], nf = info.fine_grid[d];
+    s.fine_index[d].resize(n);
+    s.deconv[d].resize(n);
+    if (d >= info.dim) {
+      s.fine_index[d][0] = 0;
+      s.deconv[d][0] = 1.0;
+      continue;
+    }
+    const std::vector<double> phihat = kernel_fourier_series(s.kernel, nf, n / 2 + 1);
+    for (std::int64_t p = 0; p < n; ++p) {
+      const std::int64_t k = info.modeord == 0 ? p - n / 2 : (p < (n + 1) / 2 ? p : p - n);
+      s.fine_index[d][p] = k >= 0 ? k : k + nf;
+      s.deconv[d][p] = 1.0 / phihat[static_cast<std::size_t>(k >= 0 ? k : -k)];
+    }
+  }
+  info.method = options.method;
+  return s;
+}
+
+}  // namespace fieldft::core

@@ -1,0 +1,73 @@
+// Host-side planning shared by every backend: option validation, kernel design, fine-grid sizes
+// and the deconvolution factors. A backend receives a PlanSetup and adds only its own choices
+// (batch size, bin sizes, method) to the PlanInfo.
+#pragma once
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/kernel_design.hpp"
+#include "fieldft/nufft.hpp"
+
+namespace fieldft::core {
+
+struct PlanSetup {
+  nufft::PlanInfo info;
+  nufft::Options options;
+  KernelDesign kernel;
+  // Per dimension and per output position (mode ordering applied): the fine-grid index of the
+  // mode (k mod nf) and the deconvolution factor 1/ψ̂(k).
+  std::array<std::vector<std::int64_t>, 3> fine_index;
+  std::array<std::vector<double>, 3> deconv;
+  std::int64_t fine_grid_size() const {
+    return info.fine_grid[0] * info.fine_grid[1] * info.fine_grid[2];
+  }
+};
+
+// Validates the arguments of a plan and designs it. Throws fieldft::Error with a message naming
+// the bad argument. min_eps is the smallest tolerance the precision supports.
+PlanSetup make_plan_setup(int type, std::span<const std::int64_t> modes, int isign,
+                          std::int64_t ntransf, double eps, const nufft::Options& options,
+                          double min_eps);
+
+// Smallest even n' >= n whose only prime factors are 2, 3 and 5 (fast FFT sizes).
+std::int64_t next_smooth(std::int64_t n);
+
+// a * b, or kTooLarge naming `what` when the product overflows int64.
+std::int64_t checked_mul(std::int64_t a, std::int64_t b, const char* what);
+
+// Throws kTooLarge when `bytes` of host memory for `what` exceed the machine's physical memory.
+void check_host_memory(double bytes, const std::string& what);
+
+// Throws kNonFinite naming the array and the first index whose value is NaN or Inf.
+template <class T>
+void check_finite(std::int64_t n, const T* v, const char* name) {
+  if (v == nullptr) return;
+  for (std::int64_t i = 0; i < n; ++i) {
+    if (!std::isfinite(v[i])) [[unlikely]] {
+      throw Error(ErrorCode::kNonFinite, std::string("non-finite value (") + std::to_string(double(v[i])) +
+                                             ") in " + name + "[" + std::to_string(i) + "]; coordinates must be finite");
+    }
+  }
+}
+
+// Checks the coordinate arrays of set_points: present for every dimension, finite.
+template <class T>
+void check_points(const nufft::PlanInfo& info, std::int64_t m, const T* x, const T* y, const T* z) {
+  require(m >= 0, ErrorCode::kInvalidArgument,
+          "number of points must be >= 0, got " + std::to_string(m));
+  const T* c[3] = {x, y, z};
+  const char* names[3] = {"x", "y", "z"};
+  for (int d = 0; d < info.dim; ++d) {
+    require(m == 0 || c[d] != nullptr, ErrorCode::kInvalidArgument,
+            std::string("coordinate array ") + names[d] + " is null but the plan has dimension " +
+                std::to_string(info.dim));
+    check_finite(m, c[d], names[d]);
+  }
+}
+
+}  // namespace fieldft::core

@@ -1,0 +1,167 @@
+// CPU NUFFT: spread (or interpolate) with the slab-owned spreader, FFTW on the fine grid,
+// deconvolve. Type 1: spread -> FFT -> deconvolve and copy the modes out. Type 2: deconvolve and
+// copy the modes in -> FFT -> interpolate. The adjoint of each is the other with -isign.
+#include "cpu/cpu_plan.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+
+#include "cpu/fftw.hpp"
+#include "cpu/sorted_points.hpp"
+#include "cpu/spread_interp.hpp"
+
+namespace fieldft::cpu {
+
+namespace {
+
+using nufft::detail::PlanImpl;
+
+template <class T>
+class CpuPlan final : public PlanImpl<T> {
+ public:
+  using Complex = std::complex<T>;
+
+  explicit CpuPlan(core::PlanSetup setup) : PlanImpl<T>(std::move(setup)) {
+    auto& info = this->setup_.info;
+    const auto& opt = this->setup_.options;
+    require(opt.method == nufft::Method::kAuto || opt.method == nufft::Method::kNuptsDriven,
+            ErrorCode::kInvalidArgument,
+            std::string("the CPU backend spreads with one method (nupts: slab-owned, bin-sorted); method '") +
+                nufft::method_name(opt.method) + "' is for the CUDA backend");
+    info.backend = Backend::kCpu;
+    info.method = nufft::Method::kNuptsDriven;
+    nthreads_ = opt.nthreads > 0 ? opt.nthreads : omp_get_max_threads();
+    info.max_batch = static_cast<int>(
+        opt.max_batch > 0 ? std::min<std::int64_t>(opt.max_batch, info.ntransf)
+                          : std::min<std::int64_t>(info.ntransf, nthreads_));
+
+    grid_.dim = info.dim;
+    grid_.nf = info.fine_grid;
+    grid_.width = info.kernel_width;
+    grid_.degree = info.horner_degree;
+    for (int d = 0; d < info.dim; ++d)
+      require(info.fine_grid[d] < (std::int64_t(1) << 31) - 64, ErrorCode::kTooLarge,
+              "fine grid of " + std::to_string(info.fine_grid[d]) + " cells in dimension " + std::to_string(d + 1) +
+                  " exceeds the CPU backend's per-dimension limit of 2^31 cells");
+    // Bins: x rows of a few cache lines; y bins in 3D; the slab thickness of the slowest
+    // dimension is at least 2w so that few points straddle two slabs.
+    const int w = info.kernel_width, slow = info.dim - 1;
+    std::array<int, 3> bins{info.dim == 3 ? 16 : 32, 4, 1};
+    const int slab_default = info.dim == 1 ? std::max(256, 2 * w) : std::max(16, 2 * w);
+    bins[slow] = slab_default;
+    for (int d = 0; d < info.dim; ++d)
+      if (opt.bin_size[d] > 0) bins[d] = opt.bin_size[d];
+    bins[slow] = std::max(bins[slow], w);  // the spreader relies on slabs at least w thick
+    info.bin_size = bins;
+
+    const double grid_bytes = static_cast<double>(this->setup_.fine_grid_size()) * info.max_batch * sizeof(Complex);
+    core::check_host_memory(grid_bytes, "the fine grid (" + std::to_string(info.max_batch) + " transform(s))");
+    fine_ = FftwBuffer<T>(static_cast<std::size_t>(this->setup_.fine_grid_size() * info.max_batch));
+    for (int d = 0; d < 3; ++d) deconv_[d].assign(this->setup_.deconv[d].begin(), this->setup_.deconv[d].end());
+    horner_.assign(this->setup_.kernel.horner.begin(), this->setup_.kernel.horner.end());
+  }
+
+  void set_points(std::int64_t m, const T* x, const T* y, const T* z) override {
+    const T* coords[3] = {x, y, z};
+    sort_points<T>(grid_, this->setup_.info.bin_size, m, coords, nthreads_, pts_);
+    this->setup_.info.num_points = m;
+    this->has_points_ = true;
+  }
+
+  void execute(const Complex* in, Complex* out, bool adjoint) override {
+    const auto& info = this->setup_.info;
+    const int type = adjoint ? 3 - info.type : info.type;
+    const int sign = adjoint ? -info.isign : info.isign;
+    const std::int64_t m = pts_.m, n = info.num_modes(), nft = this->setup_.fine_grid_size();
+    const std::int64_t in_len = type == 1 ? m : n, out_len = type == 1 ? n : m;
+    require(in != nullptr || in_len == 0, ErrorCode::kInvalidArgument, "execute: input pointer is null");
+    require(out != nullptr || out_len == 0, ErrorCode::kInvalidArgument, "execute: output pointer is null");
+    if (m == 0) {  // no points: type 1 sums are empty, type 2 has nothing to write
+      if (type == 1) std::fill(out, out + n * info.ntransf, Complex(0));
+      return;
+    }
+    SpreadArgs<T> args{&grid_, &pts_, horner_.data(), 0, m, nthreads_};
+    for (std::int64_t b0 = 0; b0 < info.ntransf; b0 += info.max_batch) {
+      const std::int64_t nb = std::min<std::int64_t>(info.max_batch, info.ntransf - b0);
+      args.nbatch = nb;
+      const FftwPlan<T>& fft = fft_plan(sign, nb);
+      if (type == 1) {
+        dispatch_dim([&]<int D>() { spread<T, D>(args, in + b0 * m, fine_.get()); });
+        fft.execute();
+        copy_modes(nb, out + b0 * n, /*to_modes=*/true);
+      } else {
+        std::fill(fine_.get(), fine_.get() + nb * nft, Complex(0));
+        copy_modes(nb, const_cast<Complex*>(in + b0 * n), /*to_modes=*/false);
+        fft.execute();
+        dispatch_dim([&]<int D>() { interp<T, D>(args, fine_.get(), out + b0 * m); });
+      }
+    }
+  }
+
+ private:
+  template <class F>
+  void dispatch_dim(F&& f) const {
+    switch (grid_.dim) {
+      case 1: f.template operator()<1>(); break;
+      case 2: f.template operator()<2>(); break;
+      default: f.template operator()<3>(); break;
+    }
+  }
+
+  // The FFT of `nb` fine grids with exponent sign `sign`, planned on first use.
+  const FftwPlan<T>& fft_plan(int sign, std::int64_t nb) {
+    auto& slot = ffts_[{sign, nb}];
+    if (!slot) {
+      const bool measure = this->setup_.options.fft_planning == nufft::FftPlanning::kMeasure;
+      slot = std::make_unique<FftwPlan<T>>(grid_.dim, grid_.nf.data(), nb, fine_.get(),
+                                           sign > 0 ? FFTW_BACKWARD : FFTW_FORWARD, measure, nthreads_);
+    }
+    return *slot;
+  }
+
+  // Moves the modes between the fine grid and a mode array with the deconvolution factors.
+  // to_modes: f = fine · deconv (type 1); otherwise fine = f · deconv (type 2).
+  void copy_modes(std::int64_t nb, Complex* f, bool to_modes) {
+    const auto& info = this->setup_.info;
+    const auto& fi = this->setup_.fine_index;
+    const std::int64_t n1 = info.modes[0], n2 = info.modes[1], n3 = info.modes[2];
+    const std::int64_t nf1 = grid_.nf[0], nf2 = grid_.nf[1], nft = grid_.size(), n = info.num_modes();
+    Complex* fine = fine_.get();
+#pragma omp parallel for collapse(3) num_threads(nthreads_) schedule(static)
+    for (std::int64_t t = 0; t < nb; ++t)
+      for (std::int64_t p3 = 0; p3 < n3; ++p3)
+        for (std::int64_t p2 = 0; p2 < n2; ++p2) {
+          const T d23 = deconv_[1][p2] * deconv_[2][p3];
+          Complex* frow = f + t * n + (p3 * n2 + p2) * n1;
+          Complex* grow = fine + t * nft + (fi[2][p3] * nf2 + fi[1][p2]) * nf1;
+          if (to_modes) {
+            for (std::int64_t p1 = 0; p1 < n1; ++p1) frow[p1] = grow[fi[0][p1]] * (deconv_[0][p1] * d23);
+          } else {
+            for (std::int64_t p1 = 0; p1 < n1; ++p1) grow[fi[0][p1]] = frow[p1] * (deconv_[0][p1] * d23);
+          }
+        }
+  }
+
+  int nthreads_ = 1;
+  Grid grid_;
+  SortedPoints<T> pts_;
+  FftwBuffer<T> fine_;
+  std::array<std::vector<T>, 3> deconv_;
+  std::vector<T> horner_;
+  std::map<std::pair<int, std::int64_t>, std::unique_ptr<FftwPlan<T>>> ffts_;
+};
+
+}  // namespace
+
+template <class T>
+std::unique_ptr<nufft::detail::PlanImpl<T>> make_cpu_plan(core::PlanSetup setup) {
+  return std::make_unique<CpuPlan<T>>(std::move(setup));
+}
+
+template std::unique_ptr<nufft::detail::PlanImpl<float>> make_cpu_plan<float>(core::PlanSetup);
+template std::unique_ptr<nufft::detail::PlanImpl<double>> make_cpu_plan<double>(core::PlanSetup);
+
+}  // namespace fieldft::cpu

@@ -1,0 +1,84 @@
+// FFTW in float and double behind one template, with RAII plans and buffers. FFTW's planner is
+// not thread-safe, so every plan creation and destruction takes one process-wide lock.
+#pragma once
+
+#include <fftw3.h>
+
+#include <complex>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+
+namespace fieldft::cpu {
+
+std::mutex& fftw_planner_mutex();
+void fftw_init_threads_once();
+
+template <class T>
+struct Fftw;
+
+template <>
+struct Fftw<double> {
+  using plan_t = fftw_plan;
+  using complex_t = fftw_complex;
+  static void* malloc(std::size_t b) { return fftw_malloc(b); }
+  static void free(void* p) { fftw_free(p); }
+  static void plan_with_nthreads(int n) { fftw_plan_with_nthreads(n); }
+  // In-place transforms of `howmany` grids, 64-bit sizes (guru64 interface).
+  static plan_t plan(int rank, const fftw_iodim64* dims, const fftw_iodim64* howmany,
+                     std::complex<double>* data, int sign, unsigned flags) {
+    auto* d = reinterpret_cast<complex_t*>(data);
+    return fftw_plan_guru64_dft(rank, dims, 1, howmany, d, d, sign, flags);
+  }
+  static void execute(plan_t p) { fftw_execute(p); }
+  static void destroy(plan_t p) { fftw_destroy_plan(p); }
+};
+
+template <>
+struct Fftw<float> {
+  using plan_t = fftwf_plan;
+  using complex_t = fftwf_complex;
+  static void* malloc(std::size_t b) { return fftwf_malloc(b); }
+  static void free(void* p) { fftwf_free(p); }
+  static void plan_with_nthreads(int n) { fftwf_plan_with_nthreads(n); }
+  // In-place transforms of `howmany` grids, 64-bit sizes (guru64 interface).
+  static plan_t plan(int rank, const fftw_iodim64* dims, const fftw_iodim64* howmany,
+                     std::complex<float>* data, int sign, unsigned flags) {
+    auto* d = reinterpret_cast<complex_t*>(data);
+    return fftwf_plan_guru64_dft(rank, dims, 1, howmany, d, d, sign, flags);
+  }
+  static void execute(plan_t p) { fftwf_execute(p); }
+  static void destroy(plan_t p) { fftwf_destroy_plan(p); }
+};
+
+// An aligned buffer of complex values from FFTW's allocator.
+template <class T>
+class FftwBuffer {
+ public:
+  FftwBuffer() = default;
+  explicit FftwBuffer(std::size_t n);
+  std::complex<T>* get() const { return ptr_.get(); }
+
+ private:
+  struct Free {
+    void operator()(std::complex<T>* p) const { Fftw<T>::free(p); }
+  };
+  std::unique_ptr<std::complex<T>, Free> ptr_;
+};
+
+// An in-place batched complex FFT over a column-major grid (x fastest), planned once.
+template <class T>
+class FftwPlan {
+ public:
+  FftwPlan(int dim, const std::int64_t* nf, std::int64_t howmany, std::complex<T>* data, int sign,
+           bool measure, int nthreads);
+  ~FftwPlan();
+  FftwPlan(const FftwPlan&) = delete;
+  FftwPlan& operator=(const FftwPlan&) = delete;
+  void execute() const { Fftw<T>::execute(plan_); }
+
+ private:
+  typename Fftw<T>::plan_t plan_;
+};
+
+}  // namespace fieldft::cpu

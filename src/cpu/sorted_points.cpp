@@ -1,0 +1,96 @@
+#include "cpu/sorted_points.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+
+#include "fieldft/detail/fold.hpp"
+#include "fieldft/detail/kernel.hpp"
+
+namespace fieldft::cpu {
+
+template <class T>
+void sort_points(const Grid& g, std::array<int, 3> bins, std::int64_t m, const T* const* coords,
+                 int nthreads, SortedPoints<T>& out) {
+  const int dim = g.dim, slow = dim - 1;
+  // Slabs: as many as fit with thickness >= bins[slow], boundaries spread evenly so that every
+  // slab is at least that thick (a point then reaches at most its two neighbour slabs).
+  const std::int64_t nfs = g.nf[slow];
+  const std::int64_t nslab = std::max<std::int64_t>(1, nfs / std::max(bins[slow], 1));
+  out.slab_lo.resize(nslab + 1);
+  for (std::int64_t s = 0; s <= nslab; ++s) out.slab_lo[s] = s * nfs / nslab;
+  std::array<std::int64_t, 3> nbins{1, 1, 1};
+  for (int d = 0; d < slow; ++d) nbins[d] = (g.nf[d] + bins[d] - 1) / bins[d];
+  nbins[slow] = nslab;
+  const std::int64_t nkeys = nbins[0] * nbins[1] * nbins[2];
+
+  out.m = m;
+  out.perm.resize(m);
+  for (int d = 0; d < 3; ++d) {
+    out.i0[d].assign(d < dim ? m : 0, 0);
+    out.t[d].assign(d < dim ? m : 0, T(0));
+  }
+  std::vector<std::int64_t> key(m);
+  // Bin key per point, slowest dimension most significant (slab, then y bin, then x bin).
+#pragma omp parallel for num_threads(nthreads) schedule(static)
+  for (std::int64_t j = 0; j < m; ++j) {
+    std::int64_t k = 0;
+    for (int d = dim - 1; d >= 0; --d) {
+      const double u = detail::fold_rescale(static_cast<double>(coords[d][j]), g.nf[d]);
+      const std::int64_t cell = static_cast<std::int64_t>(u);
+      const std::int64_t b = d == slow ? ((cell + 1) * nslab - 1) / nfs : cell / bins[d];
+      k = k * nbins[d] + b;
+    }
+    key[j] = k;
+  }
+  // Stable parallel counting sort: per-thread histograms over static chunks.
+  const int nt = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(nthreads, m / 4096 + 1)));
+  std::vector<std::int64_t> counts(static_cast<std::size_t>(nt) * nkeys, 0);
+  auto chunk = [&](int t) { return std::pair<std::int64_t, std::int64_t>{m * t / nt, m * (t + 1) / nt}; };
+#pragma omp parallel for num_threads(nt) schedule(static, 1)
+  for (int t = 0; t < nt; ++t) {
+    auto [a, b] = chunk(t);
+    std::int64_t* c = counts.data() + static_cast<std::size_t>(t) * nkeys;
+    for (std::int64_t j = a; j < b; ++j) ++c[key[j]];
+  }
+  std::vector<std::int64_t> key_begin(nkeys + 1, 0);
+  std::int64_t run = 0;
+  for (std::int64_t k = 0; k < nkeys; ++k) {
+    key_begin[k] = run;
+    for (int t = 0; t < nt; ++t) {
+      std::int64_t& c = counts[static_cast<std::size_t>(t) * nkeys + k];
+      const std::int64_t n = c;
+      c = run;
+      run += n;
+    }
+  }
+  key_begin[nkeys] = run;
+#pragma omp parallel for num_threads(nt) schedule(static, 1)
+  for (int t = 0; t < nt; ++t) {
+    auto [a, b] = chunk(t);
+    std::int64_t* c = counts.data() + static_cast<std::size_t>(t) * nkeys;
+    for (std::int64_t j = a; j < b; ++j) out.perm[c[key[j]]++] = j;
+  }
+  const std::int64_t per_slab = nkeys / nslab;
+  out.slab_begin.resize(nslab + 1);
+  for (std::int64_t s = 0; s <= nslab; ++s) out.slab_begin[s] = key_begin[s * per_slab];
+
+  // First cell and Horner variable, stored in sorted order for streaming access in execute.
+#pragma omp parallel for num_threads(nthreads) schedule(static)
+  for (std::int64_t p = 0; p < m; ++p) {
+    const std::int64_t j = out.perm[p];
+    for (int d = 0; d < dim; ++d) {
+      const double u = detail::fold_rescale(static_cast<double>(coords[d][j]), g.nf[d]);
+      const detail::KernelStart ks = detail::kernel_start(u, g.width);
+      out.i0[d][p] = static_cast<std::int32_t>(ks.i0);
+      out.t[d][p] = static_cast<T>(detail::horner_arg(ks.offset, g.width));
+    }
+  }
+}
+
+template void sort_points<float>(const Grid&, std::array<int, 3>, std::int64_t, const float* const*, int,
+                                 SortedPoints<float>&);
+template void sort_points<double>(const Grid&, std::array<int, 3>, std::int64_t, const double* const*, int,
+                                  SortedPoints<double>&);
+
+}  // namespace fieldft::cpu

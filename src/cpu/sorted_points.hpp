@@ -1,0 +1,39 @@
+// Points after set_points on the CPU: folded, split into first cell + Horner variable, and
+// bin-sorted. Sorting serves two purposes: neighbouring points touch neighbouring grid cells
+// (cache reuse), and the points of one slab — a range of planes of the slowest dimension — are
+// contiguous, which is what lets the spreader give each thread whole slabs and write without races.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+namespace fieldft::cpu {
+
+struct Grid {
+  int dim = 1;
+  std::array<std::int64_t, 3> nf{1, 1, 1};
+  int width = 2;
+  int degree = 0;
+  std::int64_t size() const { return nf[0] * nf[1] * nf[2]; }
+};
+
+template <class T>
+struct SortedPoints {
+  std::int64_t m = 0;
+  std::vector<std::int64_t> perm;              // sorted position -> caller's index
+  std::array<std::vector<std::int32_t>, 3> i0;  // first cell per dimension, in [-w/2, nf)
+  std::array<std::vector<T>, 3> t;             // Horner variable per dimension, in [-1, 1)
+  // Slabs of the slowest dimension: planes [slab_lo[s], slab_lo[s+1]), points
+  // [slab_begin[s], slab_begin[s+1]) of the sorted order lie in slab s.
+  std::vector<std::int64_t> slab_lo, slab_begin;
+  int num_slabs() const { return static_cast<int>(slab_lo.size()) - 1; }
+};
+
+// Folds, rescales and sorts. bins: bin sizes in cells for x, y (the dimensions below the slowest)
+// and the slab thickness for the slowest dimension (>= w).
+template <class T>
+void sort_points(const Grid& g, std::array<int, 3> bins, std::int64_t m, const T* const* coords,
+                 int nthreads, SortedPoints<T>& out);
+
+}  // namespace fieldft::cpu
