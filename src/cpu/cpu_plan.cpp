@@ -19,6 +19,24 @@ namespace {
 
 using nufft::detail::PlanImpl;
 
+// The kernel table (stride w) re-laid with stride `lanes`, zero-padded, each column written
+// twice when `doubled` (see spread_interp_impl.hpp).
+template <class T>
+std::vector<T> padded_table(const std::vector<double>& h, int w, int degree, int lanes, bool doubled) {
+  std::vector<T> out(static_cast<std::size_t>(degree + 1) * lanes, T(0));
+  for (int p = 0; p <= degree; ++p)
+    for (int k = 0; k < w; ++k) {
+      const T v = static_cast<T>(h[static_cast<std::size_t>(p) * w + k]);
+      if (doubled) {
+        out[static_cast<std::size_t>(p) * lanes + 2 * k] = v;
+        out[static_cast<std::size_t>(p) * lanes + 2 * k + 1] = v;
+      } else {
+        out[static_cast<std::size_t>(p) * lanes + k] = v;
+      }
+    }
+  return out;
+}
+
 template <class T>
 class CpuPlan final : public PlanImpl<T> {
  public:
@@ -61,7 +79,9 @@ class CpuPlan final : public PlanImpl<T> {
     core::check_host_memory(grid_bytes, "the fine grid (" + std::to_string(info.max_batch) + " transform(s))");
     fine_ = FftwBuffer<T>(static_cast<std::size_t>(this->setup_.fine_grid_size() * info.max_batch));
     for (int d = 0; d < 3; ++d) deconv_[d].assign(this->setup_.deconv[d].begin(), this->setup_.deconv[d].end());
-    horner_.assign(this->setup_.kernel.horner.begin(), this->setup_.kernel.horner.end());
+    const auto& kd = this->setup_.kernel;
+    horner_x_ = padded_table<T>(kd.horner, kd.width, kd.degree, x_lanes(kd.width), /*doubled=*/true);
+    horner_yz_ = padded_table<T>(kd.horner, kd.width, kd.degree, yz_lanes(kd.width), /*doubled=*/false);
   }
 
   void set_points(std::int64_t m, const T* x, const T* y, const T* z) override {
@@ -83,7 +103,7 @@ class CpuPlan final : public PlanImpl<T> {
       if (type == 1) std::fill(out, out + n * info.ntransf, Complex(0));
       return;
     }
-    SpreadArgs<T> args{&grid_, &pts_, horner_.data(), 0, m, nthreads_};
+    SpreadArgs<T> args{&grid_, &pts_, horner_x_.data(), horner_yz_.data(), 0, m, nthreads_};
     for (std::int64_t b0 = 0; b0 < info.ntransf; b0 += info.max_batch) {
       const std::int64_t nb = std::min<std::int64_t>(info.max_batch, info.ntransf - b0);
       args.nbatch = nb;
@@ -150,7 +170,7 @@ class CpuPlan final : public PlanImpl<T> {
   SortedPoints<T> pts_;
   FftwBuffer<T> fine_;
   std::array<std::vector<T>, 3> deconv_;
-  std::vector<T> horner_;
+  std::vector<T> horner_x_, horner_yz_;
   std::map<std::pair<int, std::int64_t>, std::unique_ptr<FftwPlan<T>>> ffts_;
 };
 

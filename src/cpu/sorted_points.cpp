@@ -21,7 +21,7 @@ void sort_points(const Grid& g, std::array<int, 3> bins, std::int64_t m, const T
   for (std::int64_t s = 0; s <= nslab; ++s) out.slab_lo[s] = s * nfs / nslab;
   std::array<std::int64_t, 3> nbins{1, 1, 1};
   for (int d = 0; d < slow; ++d) nbins[d] = (g.nf[d] + bins[d] - 1) / bins[d];
-  nbins[slow] = nslab;
+  nbins[slow] = nslab * 3;  // slab and edge class
   const std::int64_t nkeys = nbins[0] * nbins[1] * nbins[2];
 
   out.m = m;
@@ -31,14 +31,25 @@ void sort_points(const Grid& g, std::array<int, 3> bins, std::int64_t m, const T
     out.t[d].assign(d < dim ? m : 0, T(0));
   }
   std::vector<std::int64_t> key(m);
-  // Bin key per point, slowest dimension most significant (slab, then y bin, then x bin).
+  // Bin key per point, slowest dimension most significant (slab and class, y bin, x bin).
+  const std::int64_t* lo = out.slab_lo.data();
+  const int w = g.width;
 #pragma omp parallel for num_threads(nthreads) schedule(static)
   for (std::int64_t j = 0; j < m; ++j) {
     std::int64_t k = 0;
     for (int d = dim - 1; d >= 0; --d) {
       const double u = detail::fold_rescale(static_cast<double>(coords[d][j]), g.nf[d]);
       const std::int64_t cell = static_cast<std::int64_t>(u);
-      const std::int64_t b = d == slow ? ((cell + 1) * nslab - 1) / nfs : cell / bins[d];
+      std::int64_t b;
+      if (d == slow) {
+        const std::int64_t s = ((cell + 1) * nslab - 1) / nfs;
+        const std::int64_t i0 = detail::kernel_start(u, w).i0;
+        const int cls = i0 < lo[s] ? SortedPoints<T>::kLowEdge
+                                   : (i0 + w > lo[s + 1] ? SortedPoints<T>::kHighEdge : SortedPoints<T>::kInterior);
+        b = 3 * s + cls;
+      } else {
+        b = cell / bins[d];
+      }
       k = k * nbins[d] + b;
     }
     key[j] = k;
@@ -71,9 +82,9 @@ void sort_points(const Grid& g, std::array<int, 3> bins, std::int64_t m, const T
     std::int64_t* c = counts.data() + static_cast<std::size_t>(t) * nkeys;
     for (std::int64_t j = a; j < b; ++j) out.perm[c[key[j]]++] = j;
   }
-  const std::int64_t per_slab = nkeys / nslab;
-  out.slab_begin.resize(nslab + 1);
-  for (std::int64_t s = 0; s <= nslab; ++s) out.slab_begin[s] = key_begin[s * per_slab];
+  const std::int64_t per_class = nkeys / (3 * nslab);
+  out.class_begin.resize(3 * nslab + 1);
+  for (std::int64_t c = 0; c <= 3 * nslab; ++c) out.class_begin[c] = key_begin[c * per_class];
 
   // First cell and Horner variable, stored in sorted order for streaming access in execute.
 #pragma omp parallel for num_threads(nthreads) schedule(static)

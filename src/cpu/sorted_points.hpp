@@ -24,14 +24,17 @@ struct SortedPoints {
   std::vector<std::int64_t> perm;              // sorted position -> caller's index
   std::array<std::vector<std::int32_t>, 3> i0;  // first cell per dimension, in [-w/2, nf)
   std::array<std::vector<T>, 3> t;             // Horner variable per dimension, in [-1, 1)
-  // Slabs of the slowest dimension: planes [slab_lo[s], slab_lo[s+1]), points
-  // [slab_begin[s], slab_begin[s+1]) of the sorted order lie in slab s.
-  std::vector<std::int64_t> slab_lo, slab_begin;
+  // Slabs of the slowest dimension: planes [slab_lo[s], slab_lo[s+1]). The points of slab s are
+  // sorted into three classes by where their footprint reaches: kLowEdge (also below the slab),
+  // kInterior, kHighEdge (also above it). Class c of slab s is the sorted range
+  // [class_begin[3s + c], class_begin[3s + c + 1]); a neighbouring slab scans only an edge class.
+  static constexpr int kLowEdge = 0, kInterior = 1, kHighEdge = 2;
+  std::vector<std::int64_t> slab_lo, class_begin;
   int num_slabs() const { return static_cast<int>(slab_lo.size()) - 1; }
 };
 
 // Folds, rescales and sorts. bins: bin sizes in cells for x, y (the dimensions below the slowest)
-// and the slab thickness for the slowest dimension (>= w).
+// and the slab thickness for the slowest dimension (>= w, so a footprint leaves its slab on one side at most).
 template <class T>
 void sort_points(const Grid& g, std::array<int, 3> bins, std::int64_t m, const T* const* coords,
                  int nthreads, SortedPoints<T>& out);

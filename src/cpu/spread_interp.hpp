@@ -8,11 +8,17 @@
 
 namespace fieldft::cpu {
 
+// SIMD-friendly lane counts for kernel width w: the y/z kernels use yz_lanes(w) values, the x
+// kernel is stored interleaved (each weight twice, for re and im) in x_lanes(w) values.
+constexpr int yz_lanes(int w) { return (w + 7) / 8 * 8; }
+constexpr int x_lanes(int w) { return (2 * w + 7) / 8 * 8; }
+
 template <class T>
 struct SpreadArgs {
   const Grid* grid;
   const SortedPoints<T>* pts;
-  const T* horner;         // kernel table, layout of fieldft/detail/kernel.hpp, stride = width
+  const T* horner_x;       // x kernel table (fieldft/detail/kernel.hpp layout), columns doubled, stride x_lanes
+  const T* horner_yz;      // y and z kernel table, stride yz_lanes
   std::int64_t nbatch;     // transforms processed together
   std::int64_t c_stride;   // distance between transforms in the point arrays (M)
   int nthreads;

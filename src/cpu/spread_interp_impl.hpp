@@ -1,6 +1,11 @@
 // Templates behind spread_interp.hpp, instantiated per precision and dimension in small
 // translation units (spread_interp_inst.cpp.in). The kernel width W is a compile-time constant
 // so the per-row loops vectorise; a runtime switch picks W.
+//
+// Row operations work on interleaved (re, im) reals: the x kernel comes out of its doubled
+// Horner table already interleaved, is combined with the complex strength once per point, and
+// each grid row is then one broadcast-multiply-add of a short contiguous vector. The padded tail
+// of that vector is zero and is used only where the row has room for it.
 #pragma once
 
 #include <omp.h>
@@ -18,64 +23,132 @@ namespace impl {
 
 template <class T, int W, int D>
 struct PointKernel {
-  alignas(64) T k[D][W];
+  static constexpr int kX = x_lanes(W), kYZ = yz_lanes(W);
+  alignas(64) T x[kX];         // x weights, each twice: x[2i] = x[2i+1] = ψ(cell i)
+  alignas(64) T yz[2][kYZ];    // y and z weights
   std::int64_t i0[D];
 };
 
 template <class T, int W, int D>
 inline void load_point(const SpreadArgs<T>& a, std::int64_t p, PointKernel<T, W, D>& pk) {
-  for (int d = 0; d < D; ++d) {
+  const int deg = a.grid->degree;
+  pk.i0[0] = a.pts->i0[0][p];
+  detail::eval_kernel_horner<PointKernel<T, W, D>::kX>(a.horner_x, deg, a.pts->t[0][p], pk.x);
+  for (int d = 1; d < D; ++d) {
     pk.i0[d] = a.pts->i0[d][p];
-    detail::eval_kernel_horner<W>(a.horner, a.grid->degree, a.pts->t[d][p], pk.k[d]);
+    detail::eval_kernel_horner<PointKernel<T, W, D>::kYZ>(a.horner_yz, deg, a.pts->t[d][p], pk.yz[d - 1]);
   }
 }
 
-// Adds v·kx[0..W) to one x-row of the grid starting at cell i0 (wrapping periodically).
+// Whether a point's x footprint, padded to whole vectors, lies inside the row (no wrapping).
+template <int W>
+inline bool x_inside(std::int64_t i0, std::int64_t nfx) {
+  return i0 >= 0 && i0 + x_lanes(W) / 2 <= nfx;
+}
+
+// row[i0 + i] += wy · (cx[2i], cx[2i+1]) for i < W, cells wrapped periodically unless `inside`.
 template <class T, int W>
-inline void add_row(std::complex<T>* row, std::int64_t nfx, std::int64_t i0, const T* kx, T vr, T vi) {
-  if (i0 >= 0 && i0 + W <= nfx) {
+inline void add_row(std::complex<T>* row, std::int64_t nfx, std::int64_t i0, bool inside, const T* cx, T wy) {
+  constexpr int kX = x_lanes(W);
+  if (inside) {
     T* g = reinterpret_cast<T*>(row + i0);
-#pragma omp simd
-    for (int i = 0; i < W; ++i) {
-      g[2 * i] += vr * kx[i];
-      g[2 * i + 1] += vi * kx[i];
-    }
+    FIELDFT_SIMD
+    for (int i = 0; i < kX; ++i) g[i] += wy * cx[i];
   } else {
     for (int i = 0; i < W; ++i) {
       T* g = reinterpret_cast<T*>(row + detail::wrap_index(i0 + i, nfx));
-      g[0] += vr * kx[i];
-      g[1] += vi * kx[i];
+      g[0] += wy * cx[2 * i];
+      g[1] += wy * cx[2 * i + 1];
     }
   }
 }
 
+// acc[2i], acc[2i+1] += wy · row[i0 + i] for i < W; the x kernel is applied once per point later.
 template <class T, int W>
-inline void dot_row(const std::complex<T>* row, std::int64_t nfx, std::int64_t i0, const T* kx, T& re, T& im) {
-  T sr = 0, si = 0;
-  if (i0 >= 0 && i0 + W <= nfx) {
+inline void accumulate_row(const std::complex<T>* row, std::int64_t nfx, std::int64_t i0, bool inside, T wy, T* acc) {
+  constexpr int kX = x_lanes(W);
+  if (inside) {
     const T* g = reinterpret_cast<const T*>(row + i0);
-#pragma omp simd reduction(+ : sr, si)
-    for (int i = 0; i < W; ++i) {
-      sr += g[2 * i] * kx[i];
-      si += g[2 * i + 1] * kx[i];
-    }
+    FIELDFT_SIMD
+    for (int i = 0; i < kX; ++i) acc[i] += wy * g[i];
   } else {
     for (int i = 0; i < W; ++i) {
       const T* g = reinterpret_cast<const T*>(row + detail::wrap_index(i0 + i, nfx));
-      sr += g[0] * kx[i];
-      si += g[1] * kx[i];
+      acc[2 * i] += wy * g[0];
+      acc[2 * i + 1] += wy * g[1];
     }
   }
-  re += sr;
-  im += si;
+}
+
+// The ranges of the slowest dimension's cells [i0s + ka, i0s + kb) that fall in the planes
+// [lo, hi), trying the footprint unwrapped and shifted by one period either way; cell i0s + k of
+// range r is plane i0s + k - shift[r], already inside [lo, hi).
+struct SlabOverlap {
+  std::int64_t ka[3], kb[3], shift[3];
+  int n = 0;
+};
+template <int W>
+inline SlabOverlap slab_overlap(std::int64_t i0s, std::int64_t lo, std::int64_t hi, std::int64_t nfs) {
+  SlabOverlap o;
+  for (std::int64_t sh : {-nfs, std::int64_t(0), nfs}) {
+    const std::int64_t a0 = std::max(i0s, lo + sh) - i0s, b0 = std::min(i0s + W, hi + sh) - i0s;
+    if (a0 < b0) {
+      o.ka[o.n] = a0;
+      o.kb[o.n] = b0;
+      o.shift[o.n] = sh;
+      ++o.n;
+    }
+  }
+  return o;
+}
+
+template <class T, int W, int D>
+void spread_point(const SpreadArgs<T>& a, const PointKernel<T, W, D>& pk, const SlabOverlap& ov, std::int64_t i0s,
+                  const std::complex<T>* c, std::int64_t src, std::complex<T>* grid) {
+  const Grid& g = *a.grid;
+  const std::int64_t nfx = g.nf[0], nfy = g.nf[1], nft = g.size();
+  constexpr int kX = x_lanes(W);
+  const bool xin = x_inside<W>(pk.i0[0], nfx);
+  for (std::int64_t t = 0; t < a.nbatch; ++t) {
+    const std::complex<T> cv = c[t * a.c_stride + src];
+    std::complex<T>* gt = grid + t * nft;
+    if constexpr (D == 1) {
+      for (int r = 0; r < ov.n; ++r)
+        for (std::int64_t k = ov.ka[r]; k < ov.kb[r]; ++k) gt[i0s + k - ov.shift[r]] += cv * pk.x[2 * k];
+    } else {
+      alignas(64) T cx[kX];
+      const T ri[2] = {cv.real(), cv.imag()};
+      FIELDFT_SIMD
+      for (int i = 0; i < kX; ++i) cx[i] = pk.x[i] * ri[i & 1];
+      for (int r = 0; r < ov.n; ++r) {
+        for (std::int64_t k = ov.ka[r]; k < ov.kb[r]; ++k) {
+          const std::int64_t ps = i0s + k - ov.shift[r];
+          const T ws = pk.yz[D - 2][k];
+          if constexpr (D == 2) {
+            add_row<T, W>(gt + ps * nfx, nfx, pk.i0[0], xin, cx, ws);
+          } else {
+            std::complex<T>* plane = gt + ps * nfy * nfx;
+            const std::int64_t iy0 = pk.i0[1];
+            if (iy0 >= 0 && iy0 + W <= nfy) {
+              std::complex<T>* row = plane + iy0 * nfx;
+              for (int ky = 0; ky < W; ++ky, row += nfx) add_row<T, W>(row, nfx, pk.i0[0], xin, cx, ws * pk.yz[0][ky]);
+            } else {
+              for (int ky = 0; ky < W; ++ky)
+                add_row<T, W>(plane + detail::wrap_index(iy0 + ky, nfy) * nfx, nfx, pk.i0[0], xin, cx, ws * pk.yz[0][ky]);
+            }
+          }
+        }
+      }
+    }
+  }
 }
 
 template <class T, int W, int D>
 void spread_w(const SpreadArgs<T>& a, const std::complex<T>* c, std::complex<T>* grid) {
+  using SP = SortedPoints<T>;
   const Grid& g = *a.grid;
-  const SortedPoints<T>& p = *a.pts;
-  const std::int64_t nfx = g.nf[0], nfy = g.nf[1], nft = g.size();
-  const std::int64_t nfs = g.nf[D - 1];
+  const SP& p = *a.pts;
+  const std::int64_t nft = g.size(), nfs = g.nf[D - 1], plane = nft / nfs;
   const int nslab = p.num_slabs();
 #pragma omp parallel num_threads(a.nthreads)
   {
@@ -83,57 +156,29 @@ void spread_w(const SpreadArgs<T>& a, const std::complex<T>* c, std::complex<T>*
 #pragma omp for schedule(dynamic, 1)
     for (int s = 0; s < nslab; ++s) {
       const std::int64_t lo = p.slab_lo[s], hi = p.slab_lo[s + 1];
-      // This slab's planes start zeroed; only this thread touches them.
-      const std::int64_t plane = nft / nfs;
+      // Only this thread touches this slab's planes: zero them, then add every point that reaches them.
       for (std::int64_t t = 0; t < a.nbatch; ++t)
         std::memset(static_cast<void*>(grid + t * nft + lo * plane), 0, sizeof(std::complex<T>) * (hi - lo) * plane);
-      int nbrs[3] = {(s + nslab - 1) % nslab, s, (s + 1) % nslab};
-      const int nn = nslab >= 3 ? 3 : nslab;  // fewer slabs than 3: each one is a neighbour once
-      if (nslab < 3) {
-        nbrs[0] = 0;
-        nbrs[1] = 1;
+      // (slab, first class, last class) to scan: all of this slab, the high edge of the slab below
+      // and the low edge of the slab above (with one or two slabs these coincide or vanish).
+      int scan[3][3];
+      int nscan = 0;
+      scan[nscan][0] = s, scan[nscan][1] = SP::kLowEdge, scan[nscan++][2] = SP::kHighEdge;
+      const int below = (s + nslab - 1) % nslab, above = (s + 1) % nslab;
+      if (below != s) scan[nscan][0] = below, scan[nscan][1] = SP::kHighEdge, scan[nscan++][2] = SP::kHighEdge;
+      if (above != s) {
+        if (above == below) scan[nscan - 1][1] = SP::kLowEdge;  // two slabs: the other one's both edges
+        else scan[nscan][0] = above, scan[nscan][1] = SP::kLowEdge, scan[nscan++][2] = SP::kLowEdge;
       }
-      for (int q = 0; q < nn; ++q) {
-        const int ns = nbrs[q];
-        for (std::int64_t j = p.slab_begin[ns]; j < p.slab_begin[ns + 1]; ++j) {
+      for (int q = 0; q < nscan; ++q) {
+        const std::int64_t j0 = p.class_begin[3 * scan[q][0] + scan[q][1]];
+        const std::int64_t j1 = p.class_begin[3 * scan[q][0] + scan[q][2] + 1];
+        for (std::int64_t j = j0; j < j1; ++j) {
           const std::int64_t i0s = p.i0[D - 1][j];
-          // The footprint [i0s, i0s+W) may wrap: intersect it with this slab shifted by -nf, 0, +nf.
-          std::int64_t ka[3], kb[3];
-          int nint = 0;
-          for (std::int64_t sh : {-nfs, std::int64_t(0), nfs}) {
-            const std::int64_t a0 = std::max(i0s, lo + sh) - i0s, b0 = std::min(i0s + W, hi + sh) - i0s;
-            if (a0 < b0) {
-              ka[nint] = a0;
-              kb[nint] = b0;
-              ++nint;
-            }
-          }
-          if (nint == 0) continue;
+          const SlabOverlap ov = slab_overlap<W>(i0s, lo, hi, nfs);
+          if (ov.n == 0) continue;
           load_point(a, j, pk);
-          const std::int64_t src = p.perm[j];
-          for (std::int64_t t = 0; t < a.nbatch; ++t) {
-            const std::complex<T> cv = c[t * a.c_stride + src];
-            std::complex<T>* gt = grid + t * nft;
-            for (int r = 0; r < nint; ++r) {
-              for (std::int64_t k = ka[r]; k < kb[r]; ++k) {
-                const std::int64_t ps = detail::wrap_index(i0s + k, nfs);
-                const T ws = pk.k[D - 1][k];
-                if constexpr (D == 1) {
-                  T* gg = reinterpret_cast<T*>(gt + ps);
-                  gg[0] += cv.real() * ws;
-                  gg[1] += cv.imag() * ws;
-                } else if constexpr (D == 2) {
-                  add_row<T, W>(gt + ps * nfx, nfx, pk.i0[0], pk.k[0], cv.real() * ws, cv.imag() * ws);
-                } else {
-                  for (int ky = 0; ky < W; ++ky) {
-                    const std::int64_t iy = detail::wrap_index(pk.i0[1] + ky, nfy);
-                    const T wy = ws * pk.k[1][ky];
-                    add_row<T, W>(gt + (ps * nfy + iy) * nfx, nfx, pk.i0[0], pk.k[0], cv.real() * wy, cv.imag() * wy);
-                  }
-                }
-              }
-            }
-          }
+          spread_point(a, pk, ov, i0s, c, p.perm[j], grid);
         }
       }
     }
@@ -145,6 +190,7 @@ void interp_w(const SpreadArgs<T>& a, const std::complex<T>* grid, std::complex<
   const Grid& g = *a.grid;
   const SortedPoints<T>& p = *a.pts;
   const std::int64_t nfx = g.nf[0], nfy = g.nf[1], nft = g.size();
+  constexpr int kX = x_lanes(W);
 #pragma omp parallel num_threads(a.nthreads)
   {
     PointKernel<T, W, D> pk;
@@ -152,32 +198,29 @@ void interp_w(const SpreadArgs<T>& a, const std::complex<T>* grid, std::complex<
     for (std::int64_t j = 0; j < p.m; ++j) {
       load_point(a, j, pk);
       const std::int64_t dst = p.perm[j];
+      const bool xin = x_inside<W>(pk.i0[0], nfx);
       for (std::int64_t t = 0; t < a.nbatch; ++t) {
         const std::complex<T>* gt = grid + t * nft;
-        T re = 0, im = 0;
+        alignas(64) T acc[kX] = {};
         if constexpr (D == 1) {
-          dot_row<T, W>(gt, nfx, pk.i0[0], pk.k[0], re, im);
+          accumulate_row<T, W>(gt, nfx, pk.i0[0], xin, T(1), acc);
         } else if constexpr (D == 2) {
-          for (int ky = 0; ky < W; ++ky) {
-            T rr = 0, ri = 0;
-            dot_row<T, W>(gt + detail::wrap_index(pk.i0[1] + ky, nfy) * nfx, nfx, pk.i0[0], pk.k[0], rr, ri);
-            re += rr * pk.k[1][ky];
-            im += ri * pk.k[1][ky];
-          }
+          for (int ky = 0; ky < W; ++ky)
+            accumulate_row<T, W>(gt + detail::wrap_index(pk.i0[1] + ky, nfy) * nfx, nfx, pk.i0[0], xin, pk.yz[0][ky], acc);
         } else {
           const std::int64_t nfz = g.nf[2];
           for (int kz = 0; kz < W; ++kz) {
-            const std::int64_t iz = detail::wrap_index(pk.i0[2] + kz, nfz);
-            T pr = 0, pi = 0;
-            for (int ky = 0; ky < W; ++ky) {
-              T rr = 0, ri = 0;
-              dot_row<T, W>(gt + (iz * nfy + detail::wrap_index(pk.i0[1] + ky, nfy)) * nfx, nfx, pk.i0[0], pk.k[0], rr, ri);
-              pr += rr * pk.k[1][ky];
-              pi += ri * pk.k[1][ky];
-            }
-            re += pr * pk.k[2][kz];
-            im += pi * pk.k[2][kz];
+            const std::complex<T>* pl = gt + detail::wrap_index(pk.i0[2] + kz, nfz) * nfy * nfx;
+            for (int ky = 0; ky < W; ++ky)
+              accumulate_row<T, W>(pl + detail::wrap_index(pk.i0[1] + ky, nfy) * nfx, nfx, pk.i0[0], xin,
+                                   pk.yz[1][kz] * pk.yz[0][ky], acc);
           }
+        }
+        T re = 0, im = 0;
+#pragma omp simd reduction(+ : re, im)
+        for (int i = 0; i < kX / 2; ++i) {
+          re += acc[2 * i] * pk.x[2 * i];
+          im += acc[2 * i + 1] * pk.x[2 * i + 1];
         }
         c[t * a.c_stride + dst] = {re, im};
       }
@@ -185,7 +228,7 @@ void interp_w(const SpreadArgs<T>& a, const std::complex<T>* grid, std::complex<
   }
 }
 
-// Calls F<W>() for the runtime width w.
+// Calls f.template operator()<W>() for the runtime width w.
 template <class F>
 void dispatch_width(int w, F&& f) {
   switch (w) {

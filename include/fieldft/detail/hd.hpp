@@ -6,3 +6,10 @@
 #else
 #define FIELDFT_HD inline
 #endif
+
+// Asks the host compiler to vectorise the next loop (OpenMP SIMD); nothing on the device.
+#if defined(_OPENMP) && !defined(__CUDACC__)
+#define FIELDFT_SIMD _Pragma("omp simd")
+#else
+#define FIELDFT_SIMD
+#endif

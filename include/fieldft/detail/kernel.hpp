@@ -11,7 +11,7 @@
 // φ(2(x + k)/w). Each cell gets its own polynomial P_k(t) of degree `degree` in the local variable
 // t = 2(x + w/2) − 1 ∈ [−1, 1). Coefficients are stored highest degree first, w_pad per degree,
 // so that the w values of one point are a vector operation:
-//   coef[(degree − p) * w_pad + k] = coefficient of t^p in P_k.
+//   coef[(degree − p) * w_pad + k] = coefficient of t^p in P_k  (w_pad >= w, extra columns 0).
 #pragma once
 
 #include <cmath>
@@ -32,14 +32,19 @@ FIELDFT_HD T horner_arg(T x, int w) {
   return T(2) * x + T(w - 1);
 }
 
-// Evaluates the w kernel weights of one point into out[0 .. W) (W = compile-time width).
-template <int W, class T>
+// Evaluates N polynomials stored with stride N (the table above with w_pad = N) at t into
+// out[0 .. N). N = w on the GPU; the CPU pads N to whole SIMD vectors (zero columns give zeros)
+// and may store columns twice so that the result is already interleaved for complex data.
+template <int N, class T>
 FIELDFT_HD void eval_kernel_horner(const T* __restrict__ coef, int degree, T t, T* __restrict__ out) {
-  for (int k = 0; k < W; ++k) out[k] = coef[k];
+  T acc[N];  // a local array stays in registers; accumulating in `out` would go through memory
+  for (int k = 0; k < N; ++k) acc[k] = coef[k];
   for (int p = 1; p <= degree; ++p) {
-    const T* c = coef + p * W;
-    for (int k = 0; k < W; ++k) out[k] = out[k] * t + c[k];
+    const T* c = coef + p * N;
+    FIELDFT_SIMD
+    for (int k = 0; k < N; ++k) acc[k] = acc[k] * t + c[k];
   }
+  for (int k = 0; k < N; ++k) out[k] = acc[k];
 }
 
 }  // namespace fieldft::detail
