@@ -1,0 +1,90 @@
+// The kernel design: quadrature, polynomial fit, Fourier series, width choice.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numbers>
+
+#include "core/kernel_design.hpp"
+#include "fieldft/detail/kernel.hpp"
+
+using namespace fieldft;
+
+TEST(GaussLegendre, IntegratesPolynomialsExactly) {
+  // An n-point rule is exact for degree 2n-1: check ∫ x^k over [-1, 1] for k < 2n.
+  for (int n : {1, 2, 5, 12, 40}) {
+    std::vector<double> x, w;
+    core::gauss_legendre(n, x, w);
+    for (int k = 0; k < 2 * n; ++k) {
+      double s = 0;
+      for (int i = 0; i < n; ++i) s += w[i] * std::pow(x[i], k);
+      const double exact = k % 2 ? 0.0 : 2.0 / (k + 1);
+      EXPECT_NEAR(s, exact, 1e-13) << "n=" << n << " k=" << k;  // round-off of a sum of n terms
+    }
+  }
+}
+
+TEST(KernelDesign, HornerTableMatchesKernelBelowEpsOverTen) {
+  for (double sigma : {2.0, 1.25})
+    for (double eps : {1e-1, 1e-3, 1e-6, 1e-9, 1e-12}) {
+      if (sigma < 2 && eps < 1e-9) continue;  // beyond the widest kernel at sigma 1.25
+      const auto kd = core::design_kernel(eps, sigma, 1);
+      // The degree is chosen for eps/10; a sampling of the kernel independent of the fit's
+      // own check, at points between the Chebyshev nodes, must agree.
+      double worst = 0;
+      for (int k = 0; k < kd.width; ++k)
+        for (int s = 0; s < 997; ++s) {
+          const double t = -1.0 + 2.0 * (s + 0.37) / 997;
+          double v = 0;
+          for (int p = 0; p <= kd.degree; ++p) v = v * t + kd.horner[p * kd.width + k];
+          const double x = 0.5 * (t + 1.0) - 0.5 * kd.width;
+          worst = std::max(worst, std::abs(v - detail::es_kernel(2.0 * (x + k) / kd.width, kd.beta)));
+        }
+      EXPECT_LT(worst, 0.1 * eps) << "sigma=" << sigma << " eps=" << eps << " w=" << kd.width;
+    }
+}
+
+TEST(KernelDesign, DeviceEvaluatorAgreesWithTable) {
+  const auto kd = core::design_kernel(1e-6, 2.0, 2);
+  ASSERT_EQ(kd.width, 8);
+  float table[64 * 8];
+  for (std::size_t i = 0; i < kd.horner.size(); ++i) table[i] = static_cast<float>(kd.horner[i]);
+  const double u = 37.3;  // a point in fine-grid cells
+  const auto ks_i0 = std::ceil(u - 0.5 * kd.width);
+  const float t = detail::horner_arg(static_cast<float>(ks_i0 - u), kd.width);
+  float out[8];
+  detail::eval_kernel_horner<8>(table, kd.degree, t, out);
+  for (int k = 0; k < 8; ++k) {
+    const double exact = detail::es_kernel(2.0 * (ks_i0 + k - u) / kd.width, kd.beta);
+    EXPECT_NEAR(out[k], exact, 1e-6) << k;  // eps/10 fit plus float rounding of ~1e-7
+  }
+}
+
+TEST(KernelDesign, FourierSeriesMatchesDirectIntegration) {
+  const auto kd = core::design_kernel(1e-6, 2.0, 1);
+  const std::int64_t nf = 200;
+  const auto fs = core::kernel_fourier_series(kd, nf, 50);
+  // Midpoint rule with many points on the compact support as an independent check.
+  for (std::int64_t k : {0, 1, 17, 50}) {
+    const int n = 200000;
+    double s = 0;
+    for (int i = 0; i < n; ++i) {
+      const double u = -0.5 * kd.width + kd.width * (i + 0.5) / n;
+      s += detail::es_kernel(2.0 * u / kd.width, kd.beta) * std::cos(2 * std::numbers::pi * k * u / nf);
+    }
+    s *= static_cast<double>(kd.width) / n;
+    EXPECT_NEAR(fs[k], s, 1e-8 * std::abs(fs[0])) << k;  // midpoint error ~ (w/n)^2 times curvature
+  }
+}
+
+TEST(KernelDesign, WidthGrowsAsEpsShrinksAndIsCapped) {
+  int last = 0;
+  for (double eps : {1e-1, 1e-2, 1e-4, 1e-8, 1e-12, 1e-15}) {
+    const auto kd = core::design_kernel(eps, 2.0, 3);
+    EXPECT_GE(kd.width, last);
+    EXPECT_LE(kd.width, core::kMaxKernelWidth);
+    last = kd.width;
+  }
+  // sigma = 1.25 needs wider kernels than sigma = 2 for the same eps.
+  EXPECT_GT(core::design_kernel(1e-6, 1.25, 2).width, core::design_kernel(1e-6, 2.0, 2).width);
+  EXPECT_GT(core::design_kernel(1e-12, 1.25, 1).width_needed, core::kMaxKernelWidth);
+}
