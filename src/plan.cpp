@@ -1,9 +1,14 @@
 // fieldft::nufft::Plan: validates, designs (core), and hands the work to a backend.
+#include <limits>
 #include <string>
 
+#include "fieldft/config.hpp"  // first: FIELDFT_HAVE_CUDA selects the includes below
 #include "core/plan_impl.hpp"
 #include "core/plan_setup.hpp"
 #include "cpu/cpu_plan.hpp"
+#if FIELDFT_HAVE_CUDA
+#include "cuda/cuda_plan.hpp"
+#endif
 #include "fieldft/config.hpp"
 #include "fieldft/nufft.hpp"
 #include "fieldft/runtime.hpp"
@@ -13,14 +18,19 @@ namespace fieldft::nufft {
 template <class T>
 Plan<T>::Plan(int type, std::span<const std::int64_t> modes, int isign, std::int64_t ntransf, double eps,
               const Options& options) {
-  core::PlanSetup setup = core::make_plan_setup(type, modes, isign, ntransf, eps, options, min_eps<T>());
+  core::PlanSetup setup = core::make_plan_setup(type, modes, isign, ntransf, eps, options, min_eps<T>(),
+                                                std::numeric_limits<T>::epsilon() / 2);
   Backend backend = options.backend;
+#if FIELDFT_HAVE_CUDA
+  if (backend == Backend::kAuto) backend = cuda::device_count() > 0 ? Backend::kCuda : Backend::kCpu;
   if (backend == Backend::kCuda) {
-    throw Error(ErrorCode::kBackendUnavailable,
-                FIELDFT_HAVE_CUDA
-                    ? "the CUDA NUFFT backend is not available in this version of fieldft yet; use backend cpu"
-                    : "this fieldft was built without CUDA (FIELDFT_CUDA=OFF or no nvcc); use backend cpu");
+    impl_ = cuda::make_cuda_plan<T>(std::move(setup));
+    return;
   }
+#else
+  require(backend != Backend::kCuda, ErrorCode::kBackendUnavailable,
+          "this fieldft was built without CUDA (FIELDFT_CUDA=OFF or no nvcc); use backend cpu");
+#endif
   impl_ = cpu::make_cpu_plan<T>(std::move(setup));
 }
 
@@ -33,8 +43,7 @@ Plan<T>& Plan<T>::operator=(Plan&&) noexcept = default;
 
 template <class T>
 void Plan<T>::set_points(std::int64_t m, const T* x, const T* y, const T* z) {
-  core::check_points(impl_->info(), m, x, y, z);
-  impl_->set_points(m, x, y, z);
+  impl_->set_points(m, x, y, z);  // validates (on the device where the points are)
 }
 
 template <class T>

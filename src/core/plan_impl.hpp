@@ -14,7 +14,7 @@ class PlanImpl {
  public:
   explicit PlanImpl(core::PlanSetup setup) : setup_(std::move(setup)) {}
   virtual ~PlanImpl() = default;
-  // Points are validated (finite, present) by the caller before this is called.
+  // Validates the points (present, finite: kNonFinite naming the first bad index) and sorts them.
   virtual void set_points(std::int64_t m, const T* x, const T* y, const T* z) = 0;
   // adjoint = false: the plan's own type; true: its adjoint (the other type, -isign).
   virtual void execute(const std::complex<T>* in, std::complex<T>* out, bool adjoint) = 0;

@@ -39,7 +39,7 @@ void check_host_memory(double bytes, const std::string& what) {
 
 PlanSetup make_plan_setup(int type, std::span<const std::int64_t> modes, int isign,
                           std::int64_t ntransf, double eps, const nufft::Options& options,
-                          double min_eps) {
+                          double min_eps, double unit_roundoff) {
   PlanSetup s;
   s.options = options;
   nufft::PlanInfo& info = s.info;
@@ -84,7 +84,8 @@ PlanSetup make_plan_setup(int type, std::span<const std::int64_t> modes, int isi
   if (s.kernel.width_needed > kMaxKernelWidth) {
     std::ostringstream os;
     os << "eps = " << eps << " cannot be reached with upsampfac " << sigma << " (it would need a kernel width of "
-       << s.kernel.width_needed << " > " << kMaxKernelWidth << "); use upsampfac 2 or a larger eps";
+       << s.kernel.width_needed << " > " << kMaxKernelWidth << "); use "
+       << (sigma < 2.0 ? "upsampfac 2 or " : "") << "a larger eps";
     throw Error(ErrorCode::kEpsTooSmall, os.str());
   }
   info.kernel_width = s.kernel.width;
@@ -98,7 +99,10 @@ PlanSetup make_plan_setup(int type, std::span<const std::int64_t> modes, int isi
     info.fine_grid[d] = next_smooth(static_cast<std::int64_t>(std::ceil(want)));
     fine_total = checked_mul(fine_total, info.fine_grid[d], "fine grid size");
   }
-  (void)fine_total;
+  // Before any allocation: the per-mode tables below and one fine grid of the smallest complex
+  // type must fit in memory, or the request is hopeless whatever the backend.
+  check_host_memory(16.0 * (info.modes[0] + info.modes[1] + info.modes[2]), "the mode tables");
+  check_host_memory(8.0 * static_cast<double>(fine_total), "one fine grid");
 
   for (int d = 0; d < 3; ++d) {
     const std::int64_t n = info.modes[d], nf = info.fine_grid[d];
@@ -115,6 +119,23 @@ PlanSetup make_plan_setup(int type, std::span<const std::int64_t> modes, int isi
       s.fine_index[d][p] = k >= 0 ? k : k + nf;
       s.deconv[d][p] = 1.0 / phihat[static_cast<std::size_t>(k >= 0 ? k : -k)];
     }
+  }
+  // Rounding on the fine grid is amplified by the deconvolution, by G = Π_d rms_k ψ̂(0)/ψ̂(k)
+  // (large at small upsampling factors). A tolerance below u·G cannot be met in this precision.
+  double gain = 1;
+  for (int d = 0; d < info.dim; ++d) {
+    const std::int64_t n = info.modes[d];
+    const double d0 = s.deconv[d][info.modeord == 0 ? n / 2 : 0];  // the k = 0 entry
+    double sum = 0;
+    for (double v : s.deconv[d]) sum += (v / d0) * (v / d0);
+    gain *= std::sqrt(sum / static_cast<double>(n));
+  }
+  if (unit_roundoff * gain > eps) {
+    std::ostringstream os;
+    os << "eps = " << eps << " is below the rounding floor of this precision at upsampfac " << sigma << " (about "
+       << unit_roundoff * gain << ": the deconvolution amplifies rounding " << gain << "-fold); use "
+       << (sigma < 2.0 ? "upsampfac 2, " : "") << "a larger eps or double precision";
+    throw Error(ErrorCode::kEpsTooSmall, os.str());
   }
   info.method = options.method;
   return s;

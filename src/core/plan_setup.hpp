@@ -29,10 +29,11 @@ struct PlanSetup {
 };
 
 // Validates the arguments of a plan and designs it. Throws fieldft::Error with a message naming
-// the bad argument. min_eps is the smallest tolerance the precision supports.
+// the bad argument. min_eps is the smallest tolerance the precision supports, unit_roundoff its
+// unit roundoff (2^-24 for float, 2^-53 for double).
 PlanSetup make_plan_setup(int type, std::span<const std::int64_t> modes, int isign,
                           std::int64_t ntransf, double eps, const nufft::Options& options,
-                          double min_eps);
+                          double min_eps, double unit_roundoff);
 
 // Smallest even n' >= n whose only prime factors are 2, 3 and 5 (fast FFT sizes).
 std::int64_t next_smooth(std::int64_t n);

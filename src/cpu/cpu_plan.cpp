@@ -85,6 +85,7 @@ class CpuPlan final : public PlanImpl<T> {
   }
 
   void set_points(std::int64_t m, const T* x, const T* y, const T* z) override {
+    core::check_points(this->setup_.info, m, x, y, z);
     const T* coords[3] = {x, y, z};
     sort_points<T>(grid_, this->setup_.info.bin_size, m, coords, nthreads_, pts_);
     this->setup_.info.num_points = m;

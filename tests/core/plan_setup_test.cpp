@@ -38,7 +38,7 @@ TEST(PlanSetup, FineGridAndModeOrder) {
   const std::int64_t modes[2] = {10, 7};
   nufft::Options o;
   o.modeord = 1;
-  const auto s = core::make_plan_setup(1, modes, 1, 1, 1e-6, o, 1e-7);
+  const auto s = core::make_plan_setup(1, modes, 1, 1, 1e-6, o, 1e-7, 0x1.0p-24);
   EXPECT_EQ(s.info.fine_grid[0], core::next_smooth(20));
   EXPECT_GE(s.info.fine_grid[1], 2 * s.info.kernel_width);
   // FFT order for N = 10: 0..4, -5..-1; fine index of k is k mod nf.
@@ -51,4 +51,22 @@ TEST(PlanSetup, FineGridAndModeOrder) {
   EXPECT_DOUBLE_EQ(s.deconv[0][1], s.deconv[0][9]);
   // and grows towards the band edge (the kernel's transform decays).
   EXPECT_GT(s.deconv[0][5], s.deconv[0][0]);
+}
+
+TEST(PlanSetup, RefusesEpsBelowTheRoundingFloor) {
+  // Float at upsampfac 1.25 and eps 1e-6 in 2D measured 3.2e-5 (the deconvolution amplifies
+  // rounding); it must be refused, while upsampfac 2 reaches it and double reaches it at 1.25.
+  const std::int64_t modes[2] = {64, 64};
+  nufft::Options o;
+  o.upsampfac = 1.25;
+  try {
+    core::make_plan_setup(1, modes, 1, 1, 1e-6, o, 1e-7, 0x1.0p-24);
+    FAIL() << "float eps 1e-6 at upsampfac 1.25 accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kEpsTooSmall);
+    EXPECT_NE(std::string(e.what()).find("rounding floor"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(core::make_plan_setup(1, modes, 1, 1, 1e-6, o, 1e-14, 0x1.0p-53));
+  o.upsampfac = 2.0;
+  EXPECT_NO_THROW(core::make_plan_setup(1, modes, 1, 1, 1e-6, o, 1e-7, 0x1.0p-24));
 }

@@ -1,0 +1,203 @@
+#include "common.hpp"
+
+#include <algorithm>
+#include <iostream>
+#include <sstream>
+#include <unordered_set>
+
+namespace fieldft::cli {
+
+namespace {
+
+// The names the library parses, so that the choices in --help cannot drift from it.
+std::vector<std::string> backend_names() {
+  std::vector<std::string> names;
+  for (auto b : {Backend::kAuto, Backend::kCpu, Backend::kCuda})
+    names.emplace_back(backend_name(b));
+  return names;
+}
+
+std::vector<std::string> method_names() {
+  using nufft::Method;
+  std::vector<std::string> names;
+  for (auto m : {Method::kAuto, Method::kNuptsDriven, Method::kSubproblem, Method::kOutputDriven})
+    names.emplace_back(nufft::method_name(m));
+  return names;
+}
+
+}  // namespace
+
+CLI::Validator at_least(std::int64_t lo) {
+  const std::string bound = std::to_string(lo);
+  return CLI::Validator(
+      [lo, bound](std::string& text) -> std::string {
+        std::int64_t v = 0;
+        if (!CLI::detail::lexical_cast(text, v)) return "expected an integer, got '" + text + "'";
+        return v >= lo ? std::string() : "must be >= " + bound + ", got " + text;
+      },
+      ">=" + bound);
+}
+
+void add_transform_options(CLI::App& app, TransformArgs& args) {
+  app.add_option("--prec", args.prec,
+                 "Floating-point precision of the plan: f (float) or d (double)")
+      ->check(CLI::IsMember({"f", "d"}))
+      ->capture_default_str();
+  std::ostringstream eps_help;
+  eps_help << "Requested relative l2 accuracy of each transform (dimensionless); at least "
+           << nufft::min_eps<float>() << " for f, " << nufft::min_eps<double>() << " for d";
+  app.add_option("--eps", args.eps, eps_help.str())->capture_default_str();
+  app.add_option("--backend", args.backend,
+                 "Where the transform runs; auto = CUDA when compiled in and a GPU is present, "
+                 "else CPU")
+      ->check(CLI::IsMember(backend_names()))
+      ->capture_default_str();
+  app.add_option("--method", args.method,
+                 "Spreading method: auto lets the planner choose; the CPU backend accepts auto "
+                 "and nupts")
+      ->check(CLI::IsMember(method_names()))
+      ->capture_default_str();
+  app.add_option("--upsampfac", args.upsampfac,
+                 "Upsampling factor sigma = fine grid / modes, in [1.25, 2]; 0 = chosen by the "
+                 "planner")
+      ->capture_default_str();
+  app.add_option("--threads", args.threads,
+                 "CPU backend: OpenMP threads; 0 = all available (OMP_NUM_THREADS)")
+      ->check(at_least(0))
+      ->capture_default_str();
+  app.add_option("--device", args.device, "CUDA backend: device ordinal")
+      ->check(at_least(0))
+      ->capture_default_str();
+  app.add_option("--repeat", args.repeat,
+                 "Times set_points and execute are run; reported times are the minimum (ms)")
+      ->check(at_least(1))
+      ->capture_default_str();
+  app.add_option("--seed", args.seed, "Seed of the random number generator (test data, subsets)")
+      ->capture_default_str();
+  app.add_option("--check-count", args.check_count,
+                 "Outputs per transform compared with the exact double-precision oracle "
+                 "(chosen at random; the oracle costs check-count x inputs operations)")
+      ->check(at_least(1))
+      ->capture_default_str();
+  app.add_flag("--json", args.json, "Print one JSON object (one line) instead of text");
+}
+
+nufft::Options plan_options(const TransformArgs& args) {
+  nufft::Options opts;
+  opts.backend = parse_backend(args.backend);
+  opts.method = nufft::parse_method(args.method);
+  opts.upsampfac = args.upsampfac;
+  opts.nthreads = args.threads;
+  opts.device = args.device;
+  return opts;
+}
+
+template <class T>
+std::vector<T> Random::uniform(std::int64_t n, double lo, double hi) {
+  std::uniform_real_distribution<double> dist(lo, hi);
+  std::vector<T> v(static_cast<std::size_t>(n));
+  for (auto& x : v) x = static_cast<T>(dist(engine_));
+  return v;
+}
+
+template <class T>
+std::vector<std::complex<T>> Random::strengths(std::int64_t n) {
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  std::vector<std::complex<T>> v(static_cast<std::size_t>(n));
+  for (auto& c : v) {
+    const double re = dist(engine_);
+    c = {static_cast<T>(re), static_cast<T>(dist(engine_))};
+  }
+  return v;
+}
+
+std::vector<std::int64_t> Random::subset(std::int64_t n, std::int64_t k) {
+  std::vector<std::int64_t> out;
+  if (k >= n) {
+    out.resize(static_cast<std::size_t>(std::max<std::int64_t>(n, 0)));
+    for (std::int64_t i = 0; i < n; ++i) out[static_cast<std::size_t>(i)] = i;
+    return out;
+  }
+  // Floyd's sampling: k distinct values with O(k) work and memory, whatever n is.
+  std::unordered_set<std::int64_t> chosen;
+  for (std::int64_t j = n - k; j < n; ++j) {
+    const auto t = std::uniform_int_distribution<std::int64_t>(0, j)(engine_);
+    if (!chosen.insert(t).second) chosen.insert(j);
+  }
+  out.assign(chosen.begin(), chosen.end());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+template std::vector<float> Random::uniform<float>(std::int64_t, double, double);
+template std::vector<double> Random::uniform<double>(std::int64_t, double, double);
+template std::vector<std::complex<float>> Random::strengths<float>(std::int64_t);
+template std::vector<std::complex<double>> Random::strengths<double>(std::int64_t);
+
+template <class T>
+double subset_error(int type, const reference::Points& pts, std::span<const std::complex<T>> in,
+                    std::span<const std::complex<T>> out, std::span<const std::int64_t> modes,
+                    int isign, int modeord, std::span<const std::int64_t> which) {
+  const auto in_d = to_cdouble(in);
+  const auto exact = type == 1 ? reference::nufft_type1_at(pts, in_d, modes, isign, modeord, which)
+                               : reference::nufft_type2_at(pts, in_d, modes, isign, modeord, which);
+  const auto got = gather(out, which);
+  return reference::rel_l2_error<std::complex<double>>(got, exact);
+}
+
+template double subset_error<float>(int, const reference::Points&,
+                                    std::span<const std::complex<float>>,
+                                    std::span<const std::complex<float>>,
+                                    std::span<const std::int64_t>, int, int,
+                                    std::span<const std::int64_t>);
+template double subset_error<double>(int, const reference::Points&,
+                                     std::span<const std::complex<double>>,
+                                     std::span<const std::complex<double>>,
+                                     std::span<const std::int64_t>, int, int,
+                                     std::span<const std::int64_t>);
+
+std::string format_sizes(const std::array<std::int64_t, 3>& sizes, int dim) {
+  std::string s;
+  for (int d = 0; d < dim; ++d)
+    s += (d ? "x" : "") + std::to_string(sizes[static_cast<std::size_t>(d)]);
+  return s;
+}
+
+void add_plan_info(nlohmann::json& j, const nufft::PlanInfo& info) {
+  const auto first = [&](const auto& a) {
+    return std::vector<std::int64_t>(a.begin(), a.begin() + info.dim);
+  };
+  j["type"] = info.type;
+  j["dim"] = info.dim;
+  j["modes"] = first(info.modes);
+  j["M"] = info.num_points;
+  j["ntransf"] = info.ntransf;
+  j["isign"] = info.isign;
+  j["modeord"] = info.modeord;
+  j["eps"] = info.eps;
+  j["backend"] = backend_name(info.backend);
+  j["method"] = nufft::method_name(info.method);
+  j["upsampfac"] = info.upsampfac;
+  j["kernel_width"] = info.kernel_width;
+  j["kernel_beta"] = info.kernel_beta;
+  j["horner_degree"] = info.horner_degree;
+  j["fine_grid"] = first(info.fine_grid);
+  j["max_batch"] = info.max_batch;
+  j["bin_size"] = std::vector<int>(info.bin_size.begin(), info.bin_size.begin() + info.dim);
+}
+
+std::string describe_plan(const nufft::PlanInfo& info) {
+  std::ostringstream s;
+  s << "backend " << backend_name(info.backend) << ", method " << nufft::method_name(info.method)
+    << ", upsampfac " << info.upsampfac << ", kernel width " << info.kernel_width << " (beta "
+    << info.kernel_beta << "), fine grid " << format_sizes(info.fine_grid, info.dim) << ", batch "
+    << info.max_batch;
+  return s.str();
+}
+
+void print_json(const nlohmann::json& j) {
+  // replace: a device name or path with invalid UTF-8 must not turn a result into an exception.
+  std::cout << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
+}
+
+}  // namespace fieldft::cli

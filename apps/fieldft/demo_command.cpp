@@ -1,0 +1,278 @@
+// `fieldft demo`: non-Cartesian MRI on synthetic data. A head phantom is sampled on a radial or
+// spiral k-space trajectory with a type-2 NUFFT (forward model) and reconstructed by gridding:
+// the adjoint (type 1) applied to density-compensated samples. Reports the NUFFT accuracy
+// against the exact sums, the reconstruction error against the phantom, and the times.
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <memory>
+#include <numbers>
+#include <optional>
+
+#include "common.hpp"
+
+namespace fieldft::cli {
+
+namespace {
+
+constexpr double kPi = std::numbers::pi;
+
+struct DemoArgs {
+  int size = 256;
+  std::string trajectory = "radial";
+  std::string out;
+  TransformArgs common;
+};
+
+// An ellipse of constant intensity added to the image; centre and semi-axes in units of half the
+// field of view (the image spans [-1, 1) in x and y, y up), rotation counter-clockwise.
+struct Ellipse {
+  double value, cx, cy, a, b, angle_deg;
+};
+
+// A head: bright scalp, brain with a darker outer band, two ventricles, and lesions from large
+// to 2-3 pixels across (at 256^2) so that resolution loss is visible in the preview.
+constexpr Ellipse kHead[] = {
+    {1.00, 0.00, 0.00, 0.72, 0.95, 0},      // scalp
+    {-0.75, 0.00, -0.02, 0.67, 0.89, 0},    // brain
+    {0.10, 0.00, -0.02, 0.60, 0.82, 0},     // inner brain
+    {-0.25, -0.21, 0.08, 0.09, 0.30, -18},  // left ventricle
+    {-0.25, 0.21, 0.08, 0.11, 0.32, 18},    // right ventricle
+    {0.15, 0.00, 0.40, 0.20, 0.24, 0},      // frontal lesion
+    {-0.10, 0.35, -0.30, 0.07, 0.14, 35},   // dark lesion
+    {0.20, 0.00, 0.15, 0.045, 0.045, 0},    // small central lesion
+    {0.20, 0.00, -0.15, 0.05, 0.05, 0},     // small central lesion
+    {0.20, -0.09, -0.62, 0.05, 0.025, 0},   // posterior group, 2-6 pixels at 256^2
+    {0.20, 0.00, -0.63, 0.025, 0.025, 0},   // posterior group
+    {0.20, 0.08, -0.62, 0.025, 0.05, 90},   // posterior group
+};
+
+double head_value(double u, double v) {
+  double s = 0;
+  for (const auto& e : kHead) {
+    const double t = e.angle_deg * kPi / 180;
+    const double du = u - e.cx, dv = v - e.cy;
+    const double p = (du * std::cos(t) + dv * std::sin(t)) / e.a;
+    const double q = (-du * std::sin(t) + dv * std::cos(t)) / e.b;
+    if (p * p + q * q <= 1) s += e.value;
+  }
+  return s;
+}
+
+// n x n phantom, x fastest, pixel i at u = (i - n/2) / (n/2): the grid of the NUFFT modes
+// k = i - n/2. Each pixel averages 4x4 sub-samples so edges have partial-volume values.
+std::vector<double> make_phantom(int n) {
+  constexpr int kSub = 4;
+  std::vector<double> img(static_cast<std::size_t>(n) * n);
+  const double h = 2.0 / n;
+  for (int iy = 0; iy < n; ++iy)
+    for (int ix = 0; ix < n; ++ix) {
+      double s = 0;
+      for (int sy = 0; sy < kSub; ++sy)
+        for (int sx = 0; sx < kSub; ++sx)
+          s += head_value((ix - n / 2 + (sx + 0.5) / kSub - 0.5) * h,
+                          (iy - n / 2 + (sy + 0.5) / kSub - 0.5) * h);
+      img[static_cast<std::size_t>(iy) * n + ix] = s / (kSub * kSub);
+    }
+  return img;
+}
+
+// L interleaves k(tau) = pi tau (cos theta, sin theta), theta = 2 pi (l / L + turns tau),
+// tau = s / S (s = 0 .. S-1): Archimedean spirals, or centre-out radial spokes when turns = 0.
+// k is in radians per pixel (the NUFFT's x; pi is the edge of k-space, 2 pi / n one cycle per
+// field of view). Sampling: between spokes at the edge and along the spiral arms at the Nyquist
+// spacing 2 pi / n; along the spokes and between the arms at pi / n, twice the Nyquist rate, as
+// MRI readouts are oversampled: at exactly the Nyquist rate the replicas of the point-spread
+// function (rings of radius n pixels around every object point) cross the field of view, and
+// the reconstruction error (NRMSE) grows from ~0.05 to 0.2-0.5 at 256^2.
+//
+// Density compensation: each sample owns the k-space area |dk/dtau x dk/dl| dtau dl. Rotating
+// the whole curve by 2 pi / L moves k perpendicular to itself by (2 pi / L)|k|, so only the
+// radial speed d|k|/dtau = pi counts: area = (1/S)(2 pi / L) pi |k|, the "|k|" weight; the L
+// samples at k = 0 share the disc of radius pi / (2 S) (measured: NRMSE 0.045 at 256^2 radial,
+// against 0.055 with samples at tau = (s + 1/2) / S and pure |k| weights, whose missing k = 0
+// biases the whole image). Divided by (2 pi)^2, the area of k-space, the weights make the
+// adjoint an approximate inverse of the forward model (on a full Cartesian grid they would be
+// 1 / n^2, the inverse DFT).
+struct Trajectory {
+  int interleaves = 0, samples = 0;
+  double turns = 0;
+  std::vector<double> x, y, w;
+};
+
+Trajectory make_trajectory(const std::string& kind, int n) {
+  Trajectory t;
+  if (kind == "radial") {
+    t.interleaves =
+        2 * static_cast<int>(std::ceil(kPi * n / 2));  // spoke spacing 2 pi^2 / L <= 2pi/n
+    t.samples = n;                                     // radial spacing pi / S = pi/n
+  } else {
+    t.interleaves = std::max(1, n / 8);
+    t.turns = static_cast<double>(n) / t.interleaves;  // arm spacing pi / (turns L) = pi/n
+    t.samples = static_cast<int>(std::ceil(kPi * t.turns * n / 2));  // arm length ~ pi^2 turns
+  }
+  const std::size_t m = static_cast<std::size_t>(t.interleaves) * t.samples;
+  t.x.resize(m);
+  t.y.resize(m);
+  t.w.resize(m);
+  std::size_t j = 0;
+  for (int l = 0; l < t.interleaves; ++l)
+    for (int s = 0; s < t.samples; ++s, ++j) {
+      const double tau = static_cast<double>(s) / t.samples;
+      const double r = kPi * tau;
+      const double theta = 2 * kPi * (static_cast<double>(l) / t.interleaves + t.turns * tau);
+      t.x[j] = r * std::cos(theta);
+      t.y[j] = r * std::sin(theta);
+      const double r0 = kPi / (2.0 * t.samples);
+      const double area =
+          s == 0 ? kPi * r0 * r0 / t.interleaves : (2 * kPi / t.interleaves) * kPi * r / t.samples;
+      t.w[j] = area / (4 * kPi * kPi);
+    }
+  return t;
+}
+
+// Binary PGM of panels side by side, each n x n (x fastest, y up), grey = value / vmax.
+void write_pgm(const std::string& path, int n, const std::vector<std::vector<double>>& panels,
+               double vmax) {
+  std::ofstream f(path, std::ios::binary);
+  if (!f) throw Error(ErrorCode::kInvalidArgument, "cannot open '" + path + "' for writing");
+  f << "P5\n" << n * panels.size() << " " << n << "\n255\n";
+  for (int iy = n - 1; iy >= 0; --iy)
+    for (const auto& p : panels)
+      for (int ix = 0; ix < n; ++ix) {
+        const double g = p[static_cast<std::size_t>(iy) * n + ix] / vmax;
+        f.put(static_cast<char>(static_cast<unsigned char>(std::clamp(g, 0.0, 1.0) * 255 + 0.5)));
+      }
+  if (!f) throw Error(ErrorCode::kInvalidArgument, "failed writing '" + path + "'");
+}
+
+template <class T>
+int run_demo(const DemoArgs& a) {
+  using Complex = std::complex<T>;
+  constexpr int kIsign = -1;  // MRI signal model s(k) = sum_r m(r) exp(-i k.r)
+  const int n = a.size;
+  const std::vector<std::int64_t> modes{n, n};
+
+  std::optional<nufft::Plan<T>> plan;
+  const double plan_ms = time_ms([&] {
+    plan.emplace(2, std::span<const std::int64_t>(modes), kIsign, 1, a.common.eps,
+                 plan_options(a.common));
+  });
+
+  const Trajectory traj = make_trajectory(a.trajectory, n);
+  const auto m = static_cast<std::int64_t>(traj.x.size());
+  const std::vector<T> kx(traj.x.begin(), traj.x.end()), ky(traj.y.begin(), traj.y.end());
+  const std::vector<double> phantom = make_phantom(n);
+  const std::vector<Complex> image(phantom.begin(), phantom.end());
+  std::vector<Complex> kspace(static_cast<std::size_t>(m)), weighted(kspace.size());
+  std::vector<Complex> recon(image.size());
+
+  Timing setpts, forward, adjoint;
+  for (int r = 0; r < a.common.repeat; ++r) {
+    setpts.add(time_ms([&] { plan->set_points(m, kx.data(), ky.data()); }));
+    forward.add(time_ms([&] { plan->execute(image.data(), kspace.data()); }));
+    for (std::int64_t j = 0; j < m; ++j) weighted[j] = kspace[j] * static_cast<T>(traj.w[j]);
+    adjoint.add(time_ms([&] { plan->execute_adjoint(weighted.data(), recon.data()); }));
+  }
+
+  Random rng(a.common.seed);
+  const auto pts = oracle_points<T>(2, kx, ky, {});
+  const auto which_k = rng.subset(m, a.common.check_count);
+  const auto which_px = rng.subset(static_cast<std::int64_t>(image.size()), a.common.check_count);
+  const double forward_error = subset_error<T>(2, pts, image, kspace, modes, kIsign, 0, which_k);
+  const double adjoint_error =
+      subset_error<T>(1, pts, weighted, recon, modes, -kIsign, 0, which_px);
+
+  double err2 = 0, ref2 = 0, vmax = 0;
+  for (std::size_t i = 0; i < phantom.size(); ++i) {
+    err2 += std::norm(std::complex<double>(recon[i]) - phantom[i]);
+    ref2 += phantom[i] * phantom[i];
+    vmax = std::max(vmax, phantom[i]);
+  }
+  const double nrmse = std::sqrt(err2 / ref2);
+
+  if (!a.out.empty()) {
+    std::vector<std::vector<double>> panels(3, std::vector<double>(phantom.size()));
+    for (std::size_t i = 0; i < phantom.size(); ++i) {
+      panels[0][i] = phantom[i];
+      panels[1][i] = std::abs(recon[i]);
+      panels[2][i] = 10 * std::abs(std::complex<double>(recon[i]) - phantom[i]);
+    }
+    write_pgm(a.out, n, panels, vmax);
+  }
+
+  const nufft::PlanInfo& info = plan->info();
+  if (a.common.json) {
+    nlohmann::json j;
+    j["command"] = "demo";
+    j["prec"] = a.common.prec;
+    j["size"] = n;
+    j["trajectory"] = a.trajectory;
+    j["interleaves"] = traj.interleaves;
+    j["samples_per_interleave"] = traj.samples;
+    add_plan_info(j, info);
+    j["plan_ms"] = plan_ms;
+    j["setpts_ms"] = setpts.min_ms;
+    j["forward_ms"] = forward.min_ms;
+    j["adjoint_ms"] = adjoint.min_ms;
+    j["repeat"] = a.common.repeat;
+    j["forward_rel_error"] = forward_error;
+    j["adjoint_rel_error"] = adjoint_error;
+    j["checked_outputs"] = which_k.size();
+    j["nrmse"] = nrmse;
+    if (!a.out.empty()) j["out"] = a.out;
+    print_json(j);
+    return kExitOk;
+  }
+
+  std::cout << std::setprecision(4);
+  std::cout << "MRI demo: " << n << "x" << n << " head phantom, " << a.trajectory << " trajectory, "
+            << traj.interleaves << (a.trajectory == "radial" ? " spokes" : " interleaves") << " x "
+            << traj.samples << " samples = " << m << " k-space samples\n"
+            << "NUFFT:     " << (a.common.prec == "f" ? "float" : "double") << ", eps " << info.eps
+            << ", " << describe_plan(info) << "\n"
+            << "simulate:  k-space = type-2 NUFFT of the phantom   " << forward.min_ms
+            << " ms, rel l2 error " << forward_error << " vs exact sum on " << which_k.size()
+            << " samples\n"
+            << "recon:     gridding = adjoint of |k|-weighted data  " << adjoint.min_ms
+            << " ms, rel l2 error " << adjoint_error << " vs exact sum on " << which_px.size()
+            << " pixels\n"
+            << "           set_points " << setpts.min_ms << " ms, plan " << plan_ms
+            << " ms (times: min of " << a.common.repeat << " runs)\n"
+            << "quality:   reconstruction NRMSE vs phantom " << nrmse
+            << " (single-pass gridding: limited by edge ringing and the unsampled corners of "
+               "k-space)\n";
+  if (!a.out.empty())
+    std::cout << "preview:   " << a.out << " (phantom | reconstruction | 10 x |error|)\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+Subcommand add_demo_command(CLI::App& parent) {
+  auto a = std::make_shared<DemoArgs>();
+  a->common.check_count = 300;  // keeps the exact sums to a fraction of a second at 256^2
+  CLI::App* app = parent.add_subcommand(
+      "demo",
+      "MRI demonstration on synthetic data: simulate non-Cartesian k-space of a head phantom "
+      "with a type-2 NUFFT, reconstruct it by gridding (adjoint NUFFT with |k| density "
+      "compensation), report accuracy and time");
+  app->add_option("--size", a->size, "Image size n (pixels per side, n x n image)")
+      ->check(CLI::Range(8, 16384))
+      ->capture_default_str();
+  app->add_option("--trajectory", a->trajectory,
+                  "k-space trajectory: radial (centre-out spokes) or spiral (Archimedean "
+                  "interleaves), sampled at twice the Nyquist rate along spokes and between arms")
+      ->check(CLI::IsMember({"radial", "spiral"}))
+      ->capture_default_str();
+  app->add_option("--out", a->out,
+                  "Write a preview image (binary PGM): phantom | reconstruction | 10 x |error|");
+  add_transform_options(*app, a->common);
+  return {app, [a] {
+            return with_precision(a->common.prec, [&]<class T>() { return run_demo<T>(*a); });
+          }};
+}
+
+}  // namespace fieldft::cli

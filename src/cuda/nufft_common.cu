@@ -1,0 +1,28 @@
+// Dimension-independent launchers of the NUFFT kernels.
+#include "cuda/nufft_launch_impl.cuh"
+
+namespace fieldft::cuda {
+
+template <class T>
+void launch_find_non_finite(cudaStream_t s, std::int64_t m, const T* x, unsigned long long* bad) {
+  if (m == 0) return;
+  find_non_finite<T><<<grid_for(m), kThreads, 0, s>>>(m, x, bad);
+  FIELDFT_CUDA_CHECK_LAUNCH();
+}
+
+template <class T>
+void launch_copy_modes(cudaStream_t s, const ModeMap& mm, const T* const* deconv, const DevGrid& g, Cplx<T>* fine,
+                       Cplx<T>* f, int nbatch, bool to_modes) {
+  const std::int64_t n = mm.n[0] * mm.n[1] * mm.n[2] * nbatch;
+  copy_modes<T><<<grid_for(n), kThreads, 0, s>>>(mm, deconv[0], deconv[1], deconv[2], g, fine, f, nbatch, to_modes);
+  FIELDFT_CUDA_CHECK_LAUNCH();
+}
+
+template void launch_find_non_finite<float>(cudaStream_t, std::int64_t, const float*, unsigned long long*);
+template void launch_find_non_finite<double>(cudaStream_t, std::int64_t, const double*, unsigned long long*);
+template void launch_copy_modes<float>(cudaStream_t, const ModeMap&, const float* const*, const DevGrid&, Cplx<float>*,
+                                       Cplx<float>*, int, bool);
+template void launch_copy_modes<double>(cudaStream_t, const ModeMap&, const double* const*, const DevGrid&,
+                                        Cplx<double>*, Cplx<double>*, int, bool);
+
+}  // namespace fieldft::cuda

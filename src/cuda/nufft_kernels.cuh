@@ -1,0 +1,412 @@
+// CUDA kernels of the NUFFT: point preparation and bin sort, spreading (nonuniform-point driven
+// with global atomics; shared-memory subproblems), interpolation, and the mode copies with
+// deconvolution. The per-point math (fold, kernel start, Horner evaluation) is the same header
+// code the CPU backend uses.
+#pragma once
+
+#include <cstdint>
+
+#include "fieldft/detail/complex.hpp"
+#include "fieldft/detail/fold.hpp"
+#include "fieldft/detail/kernel.hpp"
+
+namespace fieldft::cuda {
+
+using detail::Cplx;
+
+struct DevGrid {
+  std::int64_t nf[3];
+  std::int64_t size;   // nf[0] * nf[1] * nf[2]
+  int bin[3];          // bin sizes (cells)
+  int nbins[3];        // bins per dimension
+};
+
+// Sorted points: first cell and Horner variable per dimension, and the caller's index.
+template <class T>
+struct DevPoints {
+  const std::int32_t* i0[3];
+  const T* t[3];
+  const std::int64_t* perm;
+  std::int64_t m;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Validation and sort
+
+// First index (atomicMin) whose coordinate is not finite; *bad starts at INT64_MAX.
+template <class T>
+__global__ void find_non_finite(std::int64_t m, const T* __restrict__ x, unsigned long long* bad) {
+  for (std::int64_t j = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; j < m;
+       j += std::int64_t(gridDim.x) * blockDim.x)
+    if (!isfinite(x[j])) atomicMin(bad, static_cast<unsigned long long>(j));
+}
+
+template <class T, int D>
+__device__ inline int point_bin(const T* const* x, std::int64_t j, const DevGrid& g) {
+  int b = 0;
+  for (int d = D - 1; d >= 0; --d) {
+    const double u = detail::fold_rescale(static_cast<double>(x[d][j]), g.nf[d]);
+    b = b * g.nbins[d] + static_cast<int>(static_cast<std::int64_t>(u) / g.bin[d]);
+  }
+  return b;
+}
+
+// Bin of every point and its rank inside the bin.
+template <class T, int D>
+__global__ void count_bins(std::int64_t m, const T* x0, const T* x1, const T* x2, DevGrid g,
+                           int* __restrict__ bin_count, int* __restrict__ rank, int* __restrict__ bin_of) {
+  const T* x[3] = {x0, x1, x2};
+  for (std::int64_t j = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; j < m;
+       j += std::int64_t(gridDim.x) * blockDim.x) {
+    const int b = point_bin<T, D>(x, j, g);
+    bin_of[j] = b;
+    rank[j] = atomicAdd(&bin_count[b], 1);
+  }
+}
+
+// Writes each point's first cells and Horner variables at its sorted position.
+template <class T, int D>
+__global__ void scatter_sorted(std::int64_t m, const T* x0, const T* x1, const T* x2, DevGrid g, int width,
+                               const std::int64_t* __restrict__ bin_start, const int* __restrict__ rank,
+                               const int* __restrict__ bin_of, std::int32_t* i00, std::int32_t* i01,
+                               std::int32_t* i02, T* t0, T* t1, T* t2, std::int64_t* __restrict__ perm) {
+  const T* x[3] = {x0, x1, x2};
+  std::int32_t* i0[3] = {i00, i01, i02};
+  T* tt[3] = {t0, t1, t2};
+  for (std::int64_t j = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; j < m;
+       j += std::int64_t(gridDim.x) * blockDim.x) {
+    const std::int64_t p = bin_start[bin_of[j]] + rank[j];
+    perm[p] = j;
+    for (int d = 0; d < D; ++d) {
+      const double u = detail::fold_rescale(static_cast<double>(x[d][j]), g.nf[d]);
+      const detail::KernelStart ks = detail::kernel_start(u, width);
+      i0[d][p] = static_cast<std::int32_t>(ks.i0);
+      tt[d][p] = static_cast<T>(detail::horner_arg(ks.offset, width));
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Spreading and interpolation
+
+// Largest Horner table: degree <= 26 (core/kernel_design.cpp) times width <= 16.
+constexpr int kMaxHornerCoefs = 27 * 16;
+
+// Copies the Horner table into shared memory once per block (every thread reads all of it).
+template <class T>
+__device__ inline const T* stage_horner(const T* __restrict__ horner, int n, T* smem) {
+  for (int i = threadIdx.x; i < n; i += blockDim.x) smem[i] = horner[i];
+  __syncthreads();
+  return smem;
+}
+
+// A point's kernel weights and its wrapped cell indices per dimension. In-grid offsets are
+// 32-bit: the plan refuses fine grids of 2^31 cells or more per transform.
+template <class T, int D, int W>
+struct PointFootprint {
+  T k[D][W];
+  int idx[D][W];
+};
+
+template <class T, int D, int W>
+__device__ inline void point_footprint(const DevPoints<T>& p, std::int64_t j, const DevGrid& g, const T* horner,
+                                       int degree, PointFootprint<T, D, W>& f) {
+  for (int d = 0; d < D; ++d) {
+    const int i0 = p.i0[d][j], nf = static_cast<int>(g.nf[d]);
+    detail::eval_kernel_horner<W>(horner, degree, p.t[d][j], f.k[d]);
+    for (int k = 0; k < W; ++k) {
+      const int i = i0 + k;
+      f.idx[d][k] = i < 0 ? i + nf : (i >= nf ? i - nf : i);
+    }
+  }
+}
+
+// Offset of row (ky, kz) of a footprint: cells idx[0][kx] follow at + idx[0][kx].
+template <class T, int D, int W>
+__device__ inline int row_offset(const PointFootprint<T, D, W>& f, const DevGrid& g, int ky, int kz) {
+  int r = 0;
+  if constexpr (D > 2) r = f.idx[2][kz] * static_cast<int>(g.nf[1]);
+  if constexpr (D > 1) r = (r + f.idx[1][ky]) * static_cast<int>(g.nf[0]);
+  return r;
+}
+
+template <class T, int D, int W>
+__device__ inline T row_weight(const PointFootprint<T, D, W>& f, int ky, int kz) {
+  T w = T(1);
+  if constexpr (D > 2) w = f.k[2][kz];
+  if constexpr (D > 1) w *= f.k[1][ky];
+  return w;
+}
+
+// One thread per sorted point, atomic adds into the fine grid in global memory.
+template <class T, int D, int W>
+__global__ void spread_nupts(DevPoints<T> p, DevGrid g, const T* __restrict__ horner, int degree,
+                             const Cplx<T>* __restrict__ c, std::int64_t c_stride, Cplx<T>* __restrict__ grid,
+                             int nbatch) {
+  __shared__ T sh[kMaxHornerCoefs];
+  const T* hz = stage_horner(horner, (degree + 1) * W, sh);
+  const std::int64_t j = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
+  if (j >= p.m) return;
+  PointFootprint<T, D, W> f;
+  point_footprint<T, D, W>(p, j, g, hz, degree, f);
+  const std::int64_t src = p.perm[j];
+  for (int b = 0; b < nbatch; ++b) {
+    const Cplx<T> cv = c[b * c_stride + src];
+    T* gb = reinterpret_cast<T*>(grid + b * g.size);
+    for (int kz = 0; kz < (D > 2 ? W : 1); ++kz)
+      for (int ky = 0; ky < (D > 1 ? W : 1); ++ky) {
+        const int row = row_offset(f, g, ky, kz);
+        const T wyz = row_weight(f, ky, kz);
+        for (int kx = 0; kx < W; ++kx) {
+          const T wgt = wyz * f.k[0][kx];
+          const int gi = row + f.idx[0][kx];
+          atomicAdd(gb + 2 * gi, cv.re * wgt);
+          atomicAdd(gb + 2 * gi + 1, cv.im * wgt);
+        }
+      }
+  }
+}
+
+// Subproblems: a block spreads the points of (part of) one bin into a shared-memory tile of
+// (bin + W) cells per dimension, then adds the tile to the grid. Tile origin: bin start - W/2.
+struct Subproblems {
+  const int* bin;             // bin of each subproblem
+  const std::int64_t* begin;  // first sorted point
+  const std::int64_t* end;    // one past the last
+};
+
+template <class T, int D, int W>
+__global__ void spread_subproblem(DevPoints<T> p, DevGrid g, const T* __restrict__ horner, int degree,
+                                  const Cplx<T>* __restrict__ c, std::int64_t c_stride, Cplx<T>* __restrict__ grid,
+                                  int nbatch, Subproblems sp) {
+  extern __shared__ unsigned char smem_raw[];
+  T* tile = reinterpret_cast<T*>(smem_raw);
+  __shared__ T sh[kMaxHornerCoefs];
+  const T* hz = stage_horner(horner, (degree + 1) * W, sh);
+  const int s = blockIdx.x;
+  int bin = sp.bin[s];
+  int len[3] = {1, 1, 1}, origin[3] = {0, 0, 0};
+  for (int d = 0; d < D; ++d) {
+    const int bd = bin % g.nbins[d];
+    bin /= g.nbins[d];
+    len[d] = g.bin[d] + W;
+    origin[d] = bd * g.bin[d] - W / 2;
+  }
+  const int ncell = len[0] * len[1] * len[2];
+  for (int b = 0; b < nbatch; ++b) {
+    for (int i = threadIdx.x; i < 2 * ncell; i += blockDim.x) tile[i] = T(0);
+    __syncthreads();
+    for (std::int64_t j = sp.begin[s] + threadIdx.x; j < sp.end[s]; j += blockDim.x) {
+      T k[D][W];
+      int l[3] = {0, 0, 0};
+      for (int d = 0; d < D; ++d) {
+        detail::eval_kernel_horner<W>(hz, degree, p.t[d][j], k[d]);
+        l[d] = p.i0[d][j] - origin[d];
+      }
+      const Cplx<T> cv = c[b * c_stride + p.perm[j]];
+      for (int kz = 0; kz < (D > 2 ? W : 1); ++kz) {
+        const T wz = D > 2 ? k[D > 2 ? 2 : 0][kz] : T(1);
+        for (int ky = 0; ky < (D > 1 ? W : 1); ++ky) {
+          const T wyz = wz * (D > 1 ? k[D > 1 ? 1 : 0][ky] : T(1));
+          const int row = ((l[2] + kz) * len[1] + (l[1] + ky)) * len[0] + l[0];
+          for (int kx = 0; kx < W; ++kx) {
+            const T wgt = wyz * k[0][kx];
+            atomicAdd(tile + 2 * (row + kx), cv.re * wgt);
+            atomicAdd(tile + 2 * (row + kx) + 1, cv.im * wgt);
+          }
+        }
+      }
+    }
+    __syncthreads();
+    T* gb = reinterpret_cast<T*>(grid + b * g.size);
+    const int nfx = static_cast<int>(g.nf[0]), nfy = static_cast<int>(g.nf[1]), nfz = static_cast<int>(g.nf[2]);
+    for (int i = threadIdx.x; i < ncell; i += blockDim.x) {
+      const int lx = i % len[0], ly = (i / len[0]) % len[1], lz = i / (len[0] * len[1]);
+      int ix = origin[0] + lx, iy = origin[1] + ly, iz = origin[2] + lz;
+      ix = ix < 0 ? ix + nfx : (ix >= nfx ? ix - nfx : ix);
+      iy = iy < 0 ? iy + nfy : (iy >= nfy ? iy - nfy : iy);
+      iz = iz < 0 ? iz + nfz : (iz >= nfz ? iz - nfz : iz);
+      const int gi = (iz * nfy + iy) * nfx + ix;
+      const T re = tile[2 * i], im = tile[2 * i + 1];
+      if (re != T(0)) atomicAdd(gb + 2 * gi, re);
+      if (im != T(0)) atomicAdd(gb + 2 * gi + 1, im);
+    }
+    __syncthreads();
+  }
+}
+
+// One thread per sorted point gathers W^D cells.
+template <class T, int D, int W>
+__global__ void interp_nupts(DevPoints<T> p, DevGrid g, const T* __restrict__ horner, int degree,
+                             const Cplx<T>* __restrict__ grid, Cplx<T>* __restrict__ c, std::int64_t c_stride,
+                             int nbatch) {
+  __shared__ T sh[kMaxHornerCoefs];
+  const T* hz = stage_horner(horner, (degree + 1) * W, sh);
+  const std::int64_t j = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
+  if (j >= p.m) return;
+  PointFootprint<T, D, W> f;
+  point_footprint<T, D, W>(p, j, g, hz, degree, f);
+  const std::int64_t dst = p.perm[j];
+  for (int b = 0; b < nbatch; ++b) {
+    const Cplx<T>* gb = grid + b * g.size;
+    T re = 0, im = 0;
+    for (int kz = 0; kz < (D > 2 ? W : 1); ++kz)
+      for (int ky = 0; ky < (D > 1 ? W : 1); ++ky) {
+        const Cplx<T>* row = gb + row_offset(f, g, ky, kz);
+        T rr = 0, ri = 0;
+        for (int kx = 0; kx < W; ++kx) {
+          const Cplx<T> v = row[f.idx[0][kx]];
+          rr += v.re * f.k[0][kx];
+          ri += v.im * f.k[0][kx];
+        }
+        const T wyz = row_weight(f, ky, kz);
+        re += wyz * rr;
+        im += wyz * ri;
+      }
+    c[b * c_stride + dst] = {re, im};
+  }
+}
+
+// Output-driven spreading: a block owns one bin of the fine grid (at most blockDim cells, one per
+// thread) and writes each of its cells exactly once with a plain store: no atomics, no zeroing of
+// the grid, deterministic results. Candidate points come from the bins within `radius` bins; a
+// batch of them is tested against the tile, the touching ones are staged in shared memory with
+// their kernel weights, and every thread accumulates its own cell in registers.
+template <class T>
+struct OutputDriven {
+  const std::int64_t* bin_start;  // nbins + 1 offsets into the sorted points
+  int radius[3];                  // neighbour bins scanned on each side, per dimension
+  int batch;                      // points staged per round (shared-memory capacity)
+};
+
+template <int D, int W>
+__device__ inline int mod_offset(int cell, int i0, int nf) {
+  int d = cell - i0;  // in (-nf, nf + W/2)
+  d += d < 0 ? nf : 0;
+  d -= d >= nf ? nf : 0;
+  return d;
+}
+
+template <class T, int D, int W>
+__global__ void spread_output(DevPoints<T> p, DevGrid g, const T* __restrict__ horner, int degree,
+                              const Cplx<T>* __restrict__ c, std::int64_t c_stride, Cplx<T>* __restrict__ grid,
+                              int nbatch, OutputDriven<T> od) {
+  __shared__ T sh[kMaxHornerCoefs];
+  __shared__ int count;
+  const T* hz = stage_horner(horner, (degree + 1) * W, sh);
+  extern __shared__ unsigned char smem_raw[];
+  const int P = od.batch;
+  T* sk = reinterpret_cast<T*>(smem_raw);                          // [D][W][P] kernel weights
+  Cplx<T>* sc = reinterpret_cast<Cplx<T>*>(sk + D * W * P);        // [P] strengths
+  int* si0 = reinterpret_cast<int*>(sc + P);                        // [D][P] first cells
+
+  int bin = blockIdx.x, bcoord[3] = {0, 0, 0}, origin[3] = {0, 0, 0}, len[3] = {1, 1, 1}, nf[3] = {1, 1, 1};
+  for (int d = 0; d < D; ++d) {
+    bcoord[d] = bin % g.nbins[d];
+    bin /= g.nbins[d];
+    nf[d] = static_cast<int>(g.nf[d]);
+    origin[d] = bcoord[d] * g.bin[d];
+    len[d] = min(g.bin[d], nf[d] - origin[d]);
+  }
+  const int ncell = len[0] * len[1] * len[2];
+  const bool owner = threadIdx.x < ncell;
+  int cell[3] = {0, 0, 0};
+  {
+    int r = threadIdx.x;
+    for (int d = 0; d < D; ++d) {
+      cell[d] = origin[d] + r % len[d];
+      r /= len[d];
+    }
+  }
+  // Neighbour bins: 2*radius+1 consecutive bins per dimension, but never more than exist.
+  int span[3] = {1, 1, 1};
+  for (int d = 0; d < D; ++d) span[d] = min(2 * od.radius[d] + 1, g.nbins[d]);
+  const int nneigh = span[0] * span[1] * span[2];
+
+  for (int b = 0; b < nbatch; ++b) {
+    T acc_re = 0, acc_im = 0;
+    for (int q = 0; q < nneigh; ++q) {
+      int nb = 0, mul = 1, rest = q;
+      for (int d = 0; d < D; ++d) {
+        int k = bcoord[d] - od.radius[d] + rest % span[d];
+        rest /= span[d];
+        k = ((k % g.nbins[d]) + g.nbins[d]) % g.nbins[d];
+        nb += k * mul;
+        mul *= g.nbins[d];
+      }
+      const std::int64_t s0 = od.bin_start[nb], s1 = od.bin_start[nb + 1];
+      for (std::int64_t chunk = s0; chunk < s1; chunk += P) {
+        if (threadIdx.x == 0) count = 0;
+        __syncthreads();
+        const std::int64_t j = chunk + threadIdx.x;
+        if (threadIdx.x < P && j < s1) {
+          bool touches = true;
+          int i0[D];
+          for (int d = 0; d < D; ++d) {
+            i0[d] = p.i0[d][j];
+            // Touches the tile iff the footprint [i0, i0+W) meets [origin, origin+len) modulo nf.
+            touches = touches && (mod_offset<D, W>(origin[d], i0[d], nf[d]) < W ||
+                                  mod_offset<D, W>(i0[d], origin[d], nf[d]) < len[d]);
+          }
+          if (touches) {
+            const int slot = atomicAdd(&count, 1);
+            for (int d = 0; d < D; ++d) {
+              T k[W];
+              detail::eval_kernel_horner<W>(hz, degree, p.t[d][j], k);
+              for (int w = 0; w < W; ++w) sk[(d * W + w) * P + slot] = k[w];
+              si0[d * P + slot] = i0[d];
+            }
+            sc[slot] = c[b * c_stride + p.perm[j]];
+          }
+        }
+        __syncthreads();
+        if (owner) {
+          const int n = count;
+          for (int s = 0; s < n; ++s) {
+            int off[D];
+            bool in = true;
+            for (int d = 0; d < D; ++d) {
+              off[d] = mod_offset<D, W>(cell[d], si0[d * P + s], nf[d]);
+              in = in && off[d] < W;
+            }
+            if (in) {
+              T wgt = sk[off[0] * P + s];
+              for (int d = 1; d < D; ++d) wgt *= sk[(d * W + off[d]) * P + s];
+              const Cplx<T> v = sc[s];
+              acc_re += v.re * wgt;
+              acc_im += v.im * wgt;
+            }
+          }
+        }
+        __syncthreads();
+      }
+    }
+    if (owner) grid[b * g.size + (cell[2] * g.nf[1] + cell[1]) * g.nf[0] + cell[0]] = {acc_re, acc_im};
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Modes <-> fine grid with deconvolution (the same tables as the CPU backend).
+
+struct ModeMap {
+  std::int64_t n[3];
+  const std::int64_t* fine_index[3];
+};
+
+// to_modes: f = fine * d1 d2 d3 (type 1). Otherwise fine = f * d1 d2 d3 (type 2; fine pre-zeroed).
+template <class T>
+__global__ void copy_modes(ModeMap mm, const T* __restrict__ d0, const T* __restrict__ d1, const T* __restrict__ d2,
+                           DevGrid g, Cplx<T>* fine, Cplx<T>* f, int nbatch, bool to_modes) {
+  const std::int64_t n = mm.n[0] * mm.n[1] * mm.n[2];
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n * nbatch;
+       i += std::int64_t(gridDim.x) * blockDim.x) {
+    const std::int64_t b = i / n, q = i % n;
+    const std::int64_t p1 = q % mm.n[0], p2 = (q / mm.n[0]) % mm.n[1], p3 = q / (mm.n[0] * mm.n[1]);
+    const std::int64_t gi = (mm.fine_index[2][p3] * g.nf[1] + mm.fine_index[1][p2]) * g.nf[0] + mm.fine_index[0][p1];
+    const T s = d0[p1] * d1[p2] * d2[p3];
+    if (to_modes) f[i] = fine[b * g.size + gi] * s;
+    else fine[b * g.size + gi] = f[i] * s;
+  }
+}
+
+}  // namespace fieldft::cuda

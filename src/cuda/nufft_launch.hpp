@@ -1,0 +1,52 @@
+// Host-callable launchers of the NUFFT kernels, one instantiation per precision and dimension
+// (nufft_launch_inst.cu.in), each dispatching on the kernel width.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "cuda/nufft_kernels.cuh"
+
+namespace fieldft::cuda {
+
+template <class T, int D>
+struct Launch {
+  static void count_bins(cudaStream_t s, std::int64_t m, const T* const* x, const DevGrid& g, int* bin_count,
+                         int* rank, int* bin_of);
+  static void scatter_sorted(cudaStream_t s, std::int64_t m, const T* const* x, const DevGrid& g, int width,
+                             const std::int64_t* bin_start, const int* rank, const int* bin_of,
+                             std::int32_t* const* i0, T* const* t, std::int64_t* perm);
+  static void spread_nupts(cudaStream_t s, const DevPoints<T>& p, const DevGrid& g, int width, const T* horner,
+                           int degree, const Cplx<T>* c, std::int64_t c_stride, Cplx<T>* grid, int nbatch);
+  static void spread_subproblem(cudaStream_t s, const DevPoints<T>& p, const DevGrid& g, int width, const T* horner,
+                                int degree, const Cplx<T>* c, std::int64_t c_stride, Cplx<T>* grid, int nbatch,
+                                const Subproblems& sp, int nsub);
+  static void spread_output(cudaStream_t s, const DevPoints<T>& p, const DevGrid& g, int width, const T* horner,
+                            int degree, const Cplx<T>* c, std::int64_t c_stride, Cplx<T>* grid, int nbatch,
+                            const OutputDriven<T>& od);
+  static void interp_nupts(cudaStream_t s, const DevPoints<T>& p, const DevGrid& g, int width, const T* horner,
+                           int degree, const Cplx<T>* grid, Cplx<T>* c, std::int64_t c_stride, int nbatch);
+};
+
+// Shared memory of one subproblem tile (bytes).
+template <class T>
+std::size_t subproblem_tile_bytes(int dim, const int* bin, int width) {
+  std::size_t n = 1;
+  for (int d = 0; d < dim; ++d) n *= static_cast<std::size_t>(bin[d] + width);
+  return n * 2 * sizeof(T);
+}
+
+// Shared memory of one output-driven batch of `batch` points (bytes).
+template <class T>
+std::size_t output_batch_bytes(int dim, int width, int batch) {
+  return static_cast<std::size_t>(batch) * (dim * width * sizeof(T) + 2 * sizeof(T) + dim * sizeof(int));
+}
+
+template <class T>
+void launch_find_non_finite(cudaStream_t s, std::int64_t m, const T* x, unsigned long long* bad);
+template <class T>
+void launch_copy_modes(cudaStream_t s, const ModeMap& mm, const T* const* deconv, const DevGrid& g, Cplx<T>* fine,
+                       Cplx<T>* f, int nbatch, bool to_modes);
+
+}  // namespace fieldft::cuda

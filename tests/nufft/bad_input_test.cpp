@@ -1,0 +1,227 @@
+// Bad input: every misuse fails with the documented ErrorCode and a message that names what was
+// wrong, before anything is computed; the valid edge cases around it are accepted.
+#include <cmath>
+#include <limits>
+
+#include "fieldft/config.hpp"
+#include "fieldft/runtime.hpp"
+#include "nufft_test_common.hpp"
+
+namespace fieldft::test {
+namespace {
+
+using nufft::Method;
+using nufft::Plan;
+
+template <class T>
+class NufftBadInput : public NufftTypedTest<T> {};
+TYPED_TEST_SUITE(NufftBadInput, Precisions);
+
+template <class T>
+auto make(int type, std::vector<std::int64_t> modes, int isign = 1, std::int64_t ntransf = 1,
+          double eps = working_eps<T>(), nufft::Options opt = options_for()) {
+  return [=] { Plan<T> p(type, modes, isign, ntransf, eps, opt); };
+}
+
+// The message must name the offending point: the index, and which coordinate array.
+TYPED_TEST(NufftBadInput, NonFiniteCoordinateNamesItsIndex) {
+  using T = TypeParam;
+  const T nan = std::numeric_limits<T>::quiet_NaN(), inf = std::numeric_limits<T>::infinity();
+  struct Case { int dim; int axis; std::int64_t index; T value; const char* name; };
+  const Case cases[] = {{1, 0, 1234, nan, "x[1234]"}, {1, 0, 0, -inf, "x[0]"},
+                        {2, 1, 77, inf, "y[77]"},     {3, 2, 1999, nan, "z[1999]"},
+                        {3, 0, 5, inf, "x[5]"}};
+  for (const auto& c : cases)
+    for (int type : {1, 2}) {
+      auto pts = random_points<T>(c.dim, 2000, 200);
+      std::vector<T>* axes[3] = {&pts.x, &pts.y, &pts.z};
+      (*axes[c.axis])[c.index] = c.value;
+      Plan<T> plan(type, test_modes(c.dim), 1, 1, working_eps<T>(), options_for());
+      EXPECT_TRUE(throws_error([&] { set_points(plan, pts); }, ErrorCode::kNonFinite, {c.name}))
+          << "dim " << c.dim << ", type " << type << ", bad " << c.name;
+    }
+}
+
+TYPED_TEST(NufftBadInput, ZeroOrNegativeModeCount) {
+  using T = TypeParam;
+  EXPECT_TRUE(throws_error(make<T>(1, {0}), ErrorCode::kInvalidArgument, {"mode", "0"}));
+  EXPECT_TRUE(throws_error(make<T>(2, {8, 0}), ErrorCode::kInvalidArgument, {"mode", "N2"}));
+  EXPECT_TRUE(throws_error(make<T>(1, {8, 8, 0}), ErrorCode::kInvalidArgument, {"mode", "N3"}));
+  EXPECT_TRUE(throws_error(make<T>(1, {-4}), ErrorCode::kInvalidArgument, {"mode", "-4"}));
+}
+
+// Sizes that must agree: a plan of dimension d needs d coordinate arrays (M > 0), a point count
+// cannot be negative. (Array lengths themselves are implied by M and N in this API.)
+TYPED_TEST(NufftBadInput, MissingCoordinatesOrNegativePointCount) {
+  using T = TypeParam;
+  const auto pts = random_points<T>(3, 100, 210);
+  Plan<T> p2(1, test_modes(2), 1, 1, working_eps<T>(), options_for());
+  EXPECT_TRUE(throws_error([&] { p2.set_points(100, pts.x.data(), nullptr); },
+                           ErrorCode::kInvalidArgument, {"y"}));
+  Plan<T> p3(2, test_modes(3), 1, 1, working_eps<T>(), options_for());
+  EXPECT_TRUE(throws_error([&] { p3.set_points(100, pts.x.data(), pts.y.data(), nullptr); },
+                           ErrorCode::kInvalidArgument, {"z"}));
+  EXPECT_TRUE(throws_error([&] { p3.set_points(100, nullptr, pts.y.data(), pts.z.data()); },
+                           ErrorCode::kInvalidArgument, {"x"}));
+  EXPECT_TRUE(throws_error([&] { p3.set_points(-1, pts.x.data(), pts.y.data(), pts.z.data()); },
+                           ErrorCode::kInvalidArgument, {"-1"}));
+}
+
+// eps below min_eps<T>() cannot be delivered by T's rounding: kEpsTooSmall, and the message
+// says what the smallest accepted value is.
+// Non-positive or non-finite eps is not a tolerance at all: kInvalidArgument.
+TYPED_TEST(NufftBadInput, EpsOutOfRange) {
+  using T = TypeParam;
+  const double lo = nufft::min_eps<T>();
+  const auto two = options_for(Method::kAuto, 2.0);
+  EXPECT_TRUE(throws_error(make<T>(1, {16}, 1, 1, lo / 10, two), ErrorCode::kEpsTooSmall, {"eps"}));
+  EXPECT_TRUE(throws_error(make<T>(2, {16, 16}, 1, 1, lo * 0.5, two), ErrorCode::kEpsTooSmall,
+                           {"eps"}));
+  // min_eps is accepted where rounding allows it: double always; float's rounding floor u·G
+  // (about 1.5e-7 at upsampfac 2) is above its min_eps, so float is held to 1e-6 here.
+  EXPECT_NO_THROW(make<T>(1, {16}, 1, 1, sizeof(T) == 8 ? lo : 1e-6, two)());
+  for (double bad : {0.0, -1e-3, std::nan(""), std::numeric_limits<double>::infinity()})
+    EXPECT_TRUE(throws_error(make<T>(1, {16}, 1, 1, bad), ErrorCode::kInvalidArgument, {"eps"}))
+        << "eps = " << bad;
+}
+
+// Products of sizes beyond 32 bits must be computed in 64 bits: a 3D plan of 2^14 modes per
+// dimension has 2^42 modes and a fine grid of ≥ 2^45 cells (2^48 bytes in float), beyond any
+// machine; it must fail with kTooLarge at construction — not wrap around, crash or bad_alloc.
+// A product beyond 64 bits (2^90 modes) must be caught as overflow, also kTooLarge.
+TYPED_TEST(NufftBadInput, SizesBeyondMemoryOrIndexing) {
+  using T = TypeParam;
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  const std::vector<std::vector<std::int64_t>> too_large = {
+      {1 << 14, 1 << 14, 1 << 14},     // 2^42 modes, fine grid >= 2^45 cells
+      {1 << 20, 1 << 20},              // 2^40 modes
+      {1ll << 40},                     // one huge dimension: 2^40 modes, fine grid 2^41 cells
+      {1ll << 30, 1ll << 30, 1ll << 30},  // 2^90 modes: overflows int64
+      {kMax},                          // sigma·N overflows int64
+      {3, kMax / 2}};
+  for (const auto& modes : too_large)
+    for (int type : {1, 2})
+      EXPECT_TRUE(throws_error(make<T>(type, modes), ErrorCode::kTooLarge))
+          << "type " << type << ", modes " << ::testing::PrintToString(modes);
+}
+
+TYPED_TEST(NufftBadInput, ExecuteBeforeSetPoints) {
+  using T = TypeParam;
+  for (int type : {1, 2}) {
+    Plan<T> plan(type, test_modes(2), 1, 1, working_eps<T>(), options_for());
+    std::vector<std::complex<T>> buf(plan.info().num_modes());
+    EXPECT_TRUE(throws_error([&] { plan.execute(buf.data(), buf.data()); },
+                             ErrorCode::kInvalidState, {"set_points"}));
+    EXPECT_TRUE(throws_error([&] { plan.execute_adjoint(buf.data(), buf.data()); },
+                             ErrorCode::kInvalidState, {"set_points"}));
+  }
+}
+
+TYPED_TEST(NufftBadInput, InvalidType) {
+  using T = TypeParam;
+  for (int type : {0, 4, -1})
+    EXPECT_TRUE(throws_error(make<T>(type, {16}), ErrorCode::kInvalidArgument, {"type"}))
+        << "type " << type;
+  // Type 3 is not a Plan type in this API ("type: 1 or 2").
+  EXPECT_THROW(make<T>(3, {16})(), Error);
+}
+
+// FINUFFT's convention: isign >= 0 means +1, isign < 0 means -1. Checked on the numbers too.
+TYPED_TEST(NufftBadInput, AnyIsignIsAccepted) {
+  using T = TypeParam;
+  const auto modes = test_modes(1);
+  const auto pts = random_points<T>(1, 300, 220);
+  const auto c = random_complex<T>(pts.size(), 221);
+  for (int isign : {0, 1, 7, -1, -5}) {
+    Plan<T> plan(1, modes, isign, 1, working_eps<T>(), options_for());
+    const int want_sign = isign >= 0 ? 1 : -1;
+    EXPECT_EQ(plan.info().isign, want_sign) << "isign " << isign;
+    set_points(plan, pts);
+    EXPECT_LE(rel_error(apply(plan, c), oracle(1, pts.exact, widen(c), modes, want_sign, 0)),
+              property_bound(plan))
+        << "isign " << isign;
+  }
+}
+
+TYPED_TEST(NufftBadInput, InvalidDimension) {
+  using T = TypeParam;
+  EXPECT_TRUE(throws_error(make<T>(1, {}), ErrorCode::kInvalidArgument, {"dimension"}));
+  EXPECT_TRUE(throws_error(make<T>(1, {4, 4, 4, 4}), ErrorCode::kInvalidArgument, {"dimension"}));
+}
+
+TYPED_TEST(NufftBadInput, UpsampfacOutOfRange) {
+  using T = TypeParam;
+  for (double s : {1.0, 1.2, 2.01, 3.0, -1.0, std::nan(""), std::numeric_limits<double>::infinity()})
+    EXPECT_TRUE(throws_error(make<T>(1, {16}, 1, 1, working_eps<T>(), options_for(Method::kAuto, s)),
+                             ErrorCode::kInvalidArgument, {"upsampfac"}))
+        << "upsampfac " << s;
+  for (double s : {0.0, 1.25, 1.5, 2.0})
+    EXPECT_NO_THROW(make<T>(1, {16}, 1, 1, working_eps<T>(), options_for(Method::kAuto, s))())
+        << "upsampfac " << s;
+}
+
+TYPED_TEST(NufftBadInput, InvalidNtransf) {
+  using T = TypeParam;
+  for (std::int64_t n : {0, -1, -100})
+    EXPECT_TRUE(throws_error(make<T>(1, {16}, 1, n), ErrorCode::kInvalidArgument, {"ntransf"}))
+        << "ntransf " << n;
+}
+
+TYPED_TEST(NufftBadInput, InvalidModeord) {
+  using T = TypeParam;
+  for (int m : {-1, 2})
+    EXPECT_TRUE(throws_error(make<T>(1, {16}, 1, 1, working_eps<T>(), options_for(Method::kAuto, 0, m)),
+                             ErrorCode::kInvalidArgument, {"modeord"}))
+        << "modeord " << m;
+}
+
+TYPED_TEST(NufftBadInput, OtherOptionsOutOfRange) {
+  using T = TypeParam;
+  auto opt = options_for();
+  opt.max_batch = -1;
+  EXPECT_TRUE(throws_error(make<T>(1, {16}, 1, 2, working_eps<T>(), opt), ErrorCode::kInvalidArgument,
+                           {"max_batch"}));
+  opt = options_for();
+  opt.bin_size = {8, -2, 0};
+  EXPECT_TRUE(throws_error(make<T>(1, {16, 16}, 1, 1, working_eps<T>(), opt),
+                           ErrorCode::kInvalidArgument, {"bin"}));
+  // The CPU backend has one spreading method (nufft.hpp); the CUDA-only ones are refused by name.
+  if (kBackend == Backend::kCpu) {
+    for (Method m : {Method::kSubproblem, Method::kOutputDriven}) {
+      EXPECT_TRUE(throws_error(make<T>(1, {16}, 1, 1, working_eps<T>(), options_for(m)),
+                               ErrorCode::kInvalidArgument, {nufft::method_name(m)}))
+          << nufft::method_name(m);
+    }
+  }
+}
+
+// Null data pointers where data is needed are refused, not dereferenced.
+TYPED_TEST(NufftBadInput, NullDataPointers) {
+  using T = TypeParam;
+  const auto pts = random_points<T>(2, 50, 230);
+  for (int type : {1, 2}) {
+    Plan<T> plan(type, test_modes(2), 1, 1, working_eps<T>(), options_for());
+    set_points(plan, pts);
+    std::vector<std::complex<T>> buf(plan.info().num_modes() + pts.size());
+    EXPECT_TRUE(throws_error([&] { plan.execute(nullptr, buf.data()); }, ErrorCode::kInvalidArgument,
+                             {"null"}));
+    EXPECT_TRUE(throws_error([&] { plan.execute(buf.data(), nullptr); }, ErrorCode::kInvalidArgument,
+                             {"null"}));
+    EXPECT_TRUE(throws_error([&] { plan.execute_adjoint(nullptr, buf.data()); },
+                             ErrorCode::kInvalidArgument, {"null"}));
+  }
+}
+
+// A backend that is not compiled in, or has no device, is refused by name.
+TYPED_TEST(NufftBadInput, UnavailableCudaBackendIsRefused) {
+  using T = TypeParam;
+  if (backend_unavailable_reason(Backend::kCuda).empty())
+    GTEST_SKIP() << "CUDA is available here; nothing to refuse";
+  nufft::Options opt;
+  opt.backend = Backend::kCuda;
+  EXPECT_TRUE(throws_error(make<T>(1, {16}, 1, 1, working_eps<T>(), opt),
+                           ErrorCode::kBackendUnavailable, {"cuda"}));
+}
+
+}  // namespace
+}  // namespace fieldft::test
