@@ -1,13 +1,15 @@
 // Times fieldft's CUDA NUFFT with inputs and outputs already on the device, as
 // ../shared/BENCHMARKS.md asks: set_points once, then execute timed with CUDA events, minimum
 // over repeats after a warm-up. Points uniform in [-π, π)^d, strengths uniform in [-1, 1]^2.
-// Usage: fieldft_bench_gpu TYPE DIM N M EPS PREC(f|d) [NTRANSF] [METHOD] [REPEAT] [POINTS_FILE]
+// Usage: fieldft_bench_gpu TYPE DIM N M EPS PREC(f|d) [NTRANSF] [METHOD] [REPEAT] [POINTS_FILE|-] [BINS]
+// BINS (optional): bin sizes in fine-grid cells, e.g. 8,8,8 (0 = automatic).
 // POINTS_FILE (optional): raw little-endian float64 coordinates, dim arrays of M values, so that
 // another program (bench/gpu_nufft/run.py with cuFINUFFT) can time the same points.
 // Prints one JSON object per run.
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -29,7 +31,7 @@ void check(cudaError_t e, const char* what) {
 
 template <class T>
 int run(int type, int dim, std::int64_t n, std::int64_t m, double eps, std::int64_t ntransf, const std::string& method,
-        int repeat, const char* points_file) {
+        int repeat, const char* points_file, std::array<int, 3> bins) {
   std::vector<std::vector<T>> x(dim, std::vector<T>(m));
   if (points_file) {
     std::ifstream f(points_file, std::ios::binary);
@@ -52,6 +54,7 @@ int run(int type, int dim, std::int64_t n, std::int64_t m, double eps, std::int6
   fieldft::nufft::Options opt;
   opt.backend = fieldft::Backend::kCuda;
   opt.method = fieldft::nufft::parse_method(method);
+  opt.bin_size = bins;
   auto t0 = std::chrono::steady_clock::now();
   fieldft::nufft::Plan<T> plan(type, modes, 1, ntransf, eps, opt);
   auto t1 = std::chrono::steady_clock::now();
@@ -92,10 +95,11 @@ int run(int type, int dim, std::int64_t n, std::int64_t m, double eps, std::int6
   auto ms = [](auto p, auto q) { return std::chrono::duration<double, std::milli>(q - p).count(); };
   std::printf(
       "{\"type\": %d, \"dim\": %d, \"n\": %lld, \"m\": %lld, \"ntransf\": %lld, \"eps\": %g, \"prec\": \"%s\", "
-      "\"method\": \"%s\", \"kernel_width\": %d, \"upsampfac\": %g, \"plan_ms\": %.3f, \"setpts_ms\": %.3f, "
+      "\"method\": \"%s\", \"bins\": \"%d,%d,%d\", \"kernel_width\": %d, \"upsampfac\": %g, \"plan_ms\": %.3f, \"setpts_ms\": %.3f, "
       "\"exec_ms\": %.4f}\n",
       type, dim, (long long)n, (long long)m, (long long)ntransf, eps, sizeof(T) == 4 ? "f" : "d",
-      fieldft::nufft::method_name(plan.info().method), plan.info().kernel_width, plan.info().upsampfac, ms(t0, t1),
+      fieldft::nufft::method_name(plan.info().method), plan.info().bin_size[0], plan.info().bin_size[1],
+      plan.info().bin_size[2], plan.info().kernel_width, plan.info().upsampfac, ms(t0, t1),
       ms(t2, t3), best);
   for (int d = 0; d < dim; ++d) cudaFree(dx[d]);
   cudaFree(din);
@@ -117,10 +121,12 @@ int main(int argc, char** argv) {
   const std::int64_t ntransf = argc > 7 ? std::atoll(argv[7]) : 1;
   const std::string method = argc > 8 ? argv[8] : "auto";
   const int repeat = argc > 9 ? std::atoi(argv[9]) : 5;
-  const char* pf = argc > 10 ? argv[10] : nullptr;
+  const char* pf = argc > 10 && std::string(argv[10]) != "-" ? argv[10] : nullptr;
+  std::array<int, 3> bins{0, 0, 0};
+  if (argc > 11) std::sscanf(argv[11], "%d,%d,%d", &bins[0], &bins[1], &bins[2]);
   try {
-    return prec == "d" ? run<double>(type, dim, n, m, eps, ntransf, method, repeat, pf)
-                       : run<float>(type, dim, n, m, eps, ntransf, method, repeat, pf);
+    return prec == "d" ? run<double>(type, dim, n, m, eps, ntransf, method, repeat, pf, bins)
+                       : run<float>(type, dim, n, m, eps, ntransf, method, repeat, pf, bins);
   } catch (const fieldft::Error& e) {
     std::fprintf(stderr, "fieldft: error: %s\n", e.what());
     return 1;
