@@ -1,0 +1,172 @@
+// The CUDA backend as a citizen of a GPU program: plans on separate streams, failure without
+// leaks when a problem does not fit, no leak over many plan lifetimes, and agreement with the
+// CPU backend on the same points.
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <vector>
+
+#include "support/backends.hpp"
+#include "fieldft/fieldft.hpp"
+#include "support/random_data.hpp"
+
+using namespace fieldft;
+using fieldft::test::random_complex;
+using fieldft::test::random_points;
+
+namespace {
+
+#define SKIP_WITHOUT_GPU()                                                          \
+  do {                                                                              \
+    const std::string why = fieldft::test::backend_unavailable_reason(Backend::kCuda); \
+    if (!why.empty()) GTEST_SKIP() << why;                                          \
+  } while (0)
+
+void ok(cudaError_t e) { ASSERT_EQ(e, cudaSuccess) << cudaGetErrorString(e); }
+
+std::size_t free_device_memory() {
+  std::size_t f = 0, t = 0;
+  cudaDeviceSynchronize();
+  cudaMemGetInfo(&f, &t);
+  return f;
+}
+
+template <class T>
+struct DeviceArray {
+  T* p = nullptr;
+  std::size_t n = 0;
+  explicit DeviceArray(const std::vector<T>& h) : n(h.size()) {
+    cudaMalloc(&p, n * sizeof(T));
+    cudaMemcpy(p, h.data(), n * sizeof(T), cudaMemcpyHostToDevice);
+  }
+  explicit DeviceArray(std::size_t m) : n(m) { cudaMalloc(&p, n * sizeof(T)); }
+  ~DeviceArray() { cudaFree(p); }
+  std::vector<T> host() const {
+    std::vector<T> h(n);
+    cudaMemcpy(h.data(), p, n * sizeof(T), cudaMemcpyDeviceToHost);
+    return h;
+  }
+};
+
+template <class T>
+double rel_diff(const std::vector<std::complex<T>>& a, const std::vector<std::complex<T>>& b) {
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    num += std::norm(std::complex<double>(a[i]) - std::complex<double>(b[i]));
+    den += std::norm(std::complex<double>(b[i]));
+  }
+  return std::sqrt(num / den);
+}
+
+nufft::Options cuda_options(nufft::Method m = nufft::Method::kAuto, void* stream = nullptr) {
+  nufft::Options o;
+  o.backend = Backend::kCuda;
+  o.method = m;
+  o.stream = stream;
+  return o;
+}
+
+}  // namespace
+
+// Two plans queued on two streams at once give what they give one after the other on the
+// default stream. Spreading adds with atomics, whose order varies between runs, so results agree
+// to rounding (1e-5 float, 1e-12 double), not bit for bit.
+TEST(GpuRuntime, TwoPlansOnTwoStreamsMatchSequentialRuns) {
+  SKIP_WITHOUT_GPU();
+  cudaStream_t s1, s2;
+  ok(cudaStreamCreate(&s1));
+  ok(cudaStreamCreate(&s2));
+  const std::vector<std::int64_t> modes_a{96, 80}, modes_b{24, 20, 16};
+  const auto pa = random_points<float>(2, 40000, 1);
+  const auto pb = random_points<double>(3, 30000, 2);
+  const auto ca = random_complex<float>(pa.size(), 3);
+  const auto fb = random_complex<double>(24 * 20 * 16, 4);
+  DeviceArray<float> xa(pa.x), ya(pa.y);
+  DeviceArray<double> xb(pb.x), yb(pb.y), zb(pb.z);
+  DeviceArray<std::complex<float>> dca(ca), outa(96 * 80);
+  DeviceArray<std::complex<double>> dfb(fb), outb(pb.size());
+
+  auto run_pair = [&](void* sa, void* sb) {
+    nufft::Plan<float> a(1, modes_a, 1, 1, 1e-5, cuda_options(nufft::Method::kAuto, sa));
+    nufft::Plan<double> b(2, modes_b, -1, 1, 1e-10, cuda_options(nufft::Method::kAuto, sb));
+    a.set_points(pa.size(), xa.p, ya.p);
+    b.set_points(pb.size(), xb.p, yb.p, zb.p);
+    a.execute(dca.p, outa.p);  // device pointers: queued, not waited for
+    b.execute(dfb.p, outb.p);
+    cudaDeviceSynchronize();
+    return std::make_pair(outa.host(), outb.host());
+  };
+  const auto together = run_pair(s1, s2);
+  const auto alone = run_pair(nullptr, nullptr);
+  EXPECT_LE(rel_diff(together.first, alone.first), 1e-5);
+  EXPECT_LE(rel_diff(together.second, alone.second), 1e-12);
+  cudaStreamDestroy(s1);
+  cudaStreamDestroy(s2);
+}
+
+// A fine grid larger than the free device memory: kTooLarge at construction, with the sizes in
+// the message, and device memory exactly as before.
+TEST(GpuRuntime, ProblemLargerThanDeviceMemoryFailsCleanly) {
+  SKIP_WITHOUT_GPU();
+  { nufft::Plan<float> warm(1, std::vector<std::int64_t>{16}, 1, 1, 1e-3, cuda_options()); }  // context, cuFFT
+  const std::size_t before = free_device_memory();
+  nufft::Options o = cuda_options();
+  o.max_batch = 32;  // 32 fine grids of 1024^3 cells: 275 GB
+  try {
+    nufft::Plan<float> plan(1, std::vector<std::int64_t>{512, 512, 512}, 1, 32, 1e-3, o);
+    FAIL() << "a 275 GB fine grid was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kTooLarge) << e.what();
+    EXPECT_NE(std::string(e.what()).find("free"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(free_device_memory(), before);
+}
+
+// Device memory after 1000 create / set_points / execute / destroy cycles is where it started
+// (after one warm-up cycle, which creates the CUDA context and cuFFT's own state).
+TEST(GpuRuntime, ThousandPlanLifetimesDoNotLeak) {
+  SKIP_WITHOUT_GPU();
+  const auto pts = random_points<float>(2, 2000, 7);
+  const auto c = random_complex<float>(pts.size(), 8);
+  std::vector<std::complex<float>> f(32 * 24);
+  auto cycle = [&](nufft::Method m) {
+    nufft::Plan<float> plan(1, std::vector<std::int64_t>{32, 24}, 1, 1, 1e-4, cuda_options(m));
+    plan.set_points(pts.size(), pts.x.data(), pts.y.data());
+    plan.execute(c.data(), f.data());
+  };
+  for (auto m : {nufft::Method::kNuptsDriven, nufft::Method::kSubproblem, nufft::Method::kOutputDriven}) cycle(m);
+  const std::size_t before = free_device_memory();
+  for (int i = 0; i < 1000; ++i)
+    cycle(i % 3 == 0 ? nufft::Method::kNuptsDriven : (i % 3 == 1 ? nufft::Method::kSubproblem : nufft::Method::kOutputDriven));
+  EXPECT_EQ(free_device_memory(), before);
+}
+
+// The same points and options on the CPU and the GPU agree within the accuracy both promise:
+// each is within eps of the exact sum, so they are within 2·eps of each other.
+TEST(GpuRuntime, CpuAndGpuAgreeOnTheSamePoints) {
+  SKIP_WITHOUT_GPU();
+  for (int dim : {1, 2, 3})
+    for (int type : {1, 2})
+      for (auto m : {nufft::Method::kNuptsDriven, nufft::Method::kSubproblem, nufft::Method::kOutputDriven}) {
+        const std::vector<std::int64_t> modes(dim, dim == 1 ? 200 : (dim == 2 ? 40 : 14));
+        std::int64_t n = 1;
+        for (auto v : modes) n *= v;
+        const auto pts = random_points<double>(dim, 5000, 10 + dim);
+        const auto in = random_complex<double>(type == 1 ? pts.size() : n, 20 + type);
+        std::vector<std::complex<double>> cpu_out(type == 1 ? n : pts.size()), gpu_out(cpu_out.size());
+        const double eps = 1e-9;
+        nufft::Options oc;
+        oc.backend = Backend::kCpu;
+        nufft::Plan<double> pc(type, modes, 1, 1, eps, oc);
+        nufft::Plan<double> pg(type, modes, 1, 1, eps, cuda_options(m));
+        pc.set_points(pts.size(), pts.x.data(), dim > 1 ? pts.y.data() : nullptr, dim > 2 ? pts.z.data() : nullptr);
+        pg.set_points(pts.size(), pts.x.data(), dim > 1 ? pts.y.data() : nullptr, dim > 2 ? pts.z.data() : nullptr);
+        pc.execute(in.data(), cpu_out.data());
+        pg.execute(in.data(), gpu_out.data());
+        EXPECT_LE(rel_diff(gpu_out, cpu_out), 2 * eps)
+            << "dim " << dim << " type " << type << " method " << nufft::method_name(m);
+      }
+}
