@@ -31,7 +31,7 @@ int run(int argc, char** argv) {
   app.footer(exit_codes_text());
 
   const Subcommand commands[] = {add_info_command(app), add_nufft_command(app),
-                                 add_demo_command(app)};
+                                 add_demo_command(app), add_dft_command(app)};
   const auto usage_error = [&](const char* what) {
     std::cerr << "fieldft: error: " << what << "\nRun 'fieldft"
               << (app.get_subcommands().empty() ? "" : " " + app.get_subcommands()[0]->get_name())

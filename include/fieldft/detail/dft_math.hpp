@@ -34,6 +34,14 @@
 
 #include "fieldft/detail/hd.hpp"
 
+// Host compilers must inline these into the vectorised loops (an out-of-line call blocks
+// vectorisation), hence always_inline; under nvcc FIELDFT_HD already forces inlining.
+#if defined(__CUDACC__) || !defined(__GNUC__)
+#define FIELDFT_DFT_HD FIELDFT_HD
+#else
+#define FIELDFT_DFT_HD inline __attribute__((always_inline))
+#endif
+
 namespace fieldft::detail::dft {
 
 // Voxels of one tile: kTileX × kTileY × kTileZ, x fastest. A tile is made of runs of kRun
@@ -42,7 +50,7 @@ struct TileShape {
   int x, y, z;
 };
 inline constexpr int kRun = 8;
-FIELDFT_HD constexpr TileShape tile_shape(int dim) {
+FIELDFT_DFT_HD constexpr TileShape tile_shape(int dim) {
   // 3D: offsets |Δx| ≤ 4, |Δy| ≤ 2, |Δz| ≤ 4 voxels, so |Σ u·Δ| ≤ 5 cycles for |u| ≤ ½.
   // 2D: |Δx|, |Δy| ≤ 8, |Σ u·Δ| ≤ 8 cycles. Both tiles hold 256 voxels = 32 runs.
   return dim == 3 ? TileShape{8, 4, 8} : TileShape{16, 16, 1};
@@ -51,23 +59,17 @@ FIELDFT_HD constexpr TileShape tile_shape(int dim) {
 inline constexpr double kPi = 3.14159265358979323846264338327950288;
 inline constexpr double kTwoPi = 6.28318530717958647692528676655900577;
 
-// Round to nearest (ties to even). On the host the magic-number form keeps loops vectorisable
-// without SSE4.1; it is exact for |x| < 2^22 (float) / 2^51 (double), far beyond the phases here.
-FIELDFT_HD float round_nearest(float x) {
-#if defined(__CUDA_ARCH__)
-  return rintf(x);
-#else
+// Round to nearest (ties to even) by the magic-number form (x + 1.5·2^p) − 1.5·2^p, exact for
+// |x| < 2^22 (float) / 2^51 (double), far beyond the phases here. Why not rint: on the host it
+// keeps loops vectorisable without SSE4.1, and on the GPU FRND runs on the same quarter-rate
+// pipe as the SFU sine and cosine, which the float kernels keep saturated; two FADDs do not.
+FIELDFT_DFT_HD float round_nearest(float x) {
   constexpr float kMagic = 12582912.0f;  // 1.5 · 2^23
   return (x + kMagic) - kMagic;
-#endif
 }
-FIELDFT_HD double round_nearest(double x) {
-#if defined(__CUDA_ARCH__)
-  return rint(x);
-#else
+FIELDFT_DFT_HD double round_nearest(double x) {
   constexpr double kMagic = 6755399441055744.0;  // 1.5 · 2^52
   return (x + kMagic) - kMagic;
-#endif
 }
 
 // Minimax polynomials on r ∈ [−½, ½] (Remez, absolute error):
@@ -78,12 +80,12 @@ template <class T>
 struct SinCosPiPoly;
 template <>
 struct SinCosPiPoly<float> {
-  FIELDFT_HD static float s(float r2) {
+  FIELDFT_DFT_HD static float s(float r2) {
     return 3.141592503e+00f +
            r2 * (-5.167704105e+00f +
                  r2 * (2.550000191e+00f + r2 * (-5.979065299e-01f + r2 * 7.700755447e-02f)));
   }
-  FIELDFT_HD static float c(float r2) {
+  FIELDFT_DFT_HD static float c(float r2) {
     return 9.999999535e-01f +
            r2 * (-4.934792859e+00f +
                  r2 * (4.058411914e+00f + r2 * (-1.331880163e+00f + r2 * 2.196968020e-01f)));
@@ -91,7 +93,7 @@ struct SinCosPiPoly<float> {
 };
 template <>
 struct SinCosPiPoly<double> {
-  FIELDFT_HD static double s(double r2) {
+  FIELDFT_DFT_HD static double s(double r2) {
     return 3.14159265358979312e+00 +
            r2 * (-5.16771278004997026e+00 +
                  r2 * (2.55016403987734241e+00 +
@@ -102,7 +104,7 @@ struct SinCosPiPoly<double> {
                                                r2 * (-2.19068633504045883e-05 +
                                                      r2 * 7.73274393802351472e-07)))))));
   }
-  FIELDFT_HD static double c(double r2) {
+  FIELDFT_DFT_HD static double c(double r2) {
     return 1.00000000000000000e+00 +
            r2 * (-4.93480220054467900e+00 +
                  r2 * (4.05871212641675072e+00 +
@@ -115,36 +117,45 @@ struct SinCosPiPoly<double> {
   }
 };
 
-// sin(2πq) and cos(2πq) for any q with |q| < 2^22: q = n + r with |r| ≤ ½, then
-// sin(πr), cos(πr) by polynomial and the double angle: sin 2θ = 2 sin θ cos θ,
-// cos 2θ = 1 − 2 sin²θ. Absolute error ~1e-7 (float), ~3e-16 (double).
+// sin(πr) and cos(πr) for r = q − round(q) ∈ [−½, ½]: the half angle of 2πq. With them,
+// sin 2πq = 2·sh·ch and cos 2πq = 1 − 2·sh² (the double-angle formulas); a caller that only
+// accumulates A·cos and A·sin can fold the 2 and the 1 into its sums (src/cuda/dft_direct.cuh).
 template <class T>
-FIELDFT_HD void sincos_2pi(T q, T* s, T* c) {
+FIELDFT_DFT_HD void half_angle(T q, T* sh, T* ch) {
   const T r = q - round_nearest(q);
   const T r2 = r * r;
-  const T sh = r * SinCosPiPoly<T>::s(r2);
-  const T ch = SinCosPiPoly<T>::c(r2);
+  *sh = r * SinCosPiPoly<T>::s(r2);
+  *ch = SinCosPiPoly<T>::c(r2);
+}
+
+// sin(2πq) and cos(2πq) for |q| < 2^22. Absolute error ~1e-7 (float), ~3e-16 (double).
+template <class T>
+FIELDFT_DFT_HD void sincos_2pi(T q, T* s, T* c) {
+  T sh, ch;
+  half_angle(q, &sh, &ch);
   *s = T(2) * sh * ch;
   *c = T(1) - T(2) * sh * sh;
 }
 
-// Normalised sinc, sin(πa)/(πa), sinc(0) = 1. a = n + r, |r| ≤ ½: sin(πa) = (−1)^n sin(πr).
-// For n = 0 the ratio is S(r²)/π exactly as the polynomial gives it (no division, no 0/0).
+// Normalised sinc, sin(πa)/(πa), sinc(0) = 1. a = n + r, |r| ≤ ½: sin(πa) = (−1)^n sin(πr) =
+// (−1)^n r·S(r²), so sinc(a) = (−1)^n S(r²)·(r/a)/π. Adding a tiny constant to r and a makes
+// r/a exactly 1 for n = 0 (r = a) including a = 0, and changes nothing for |a| ≥ ½. Written
+// without branches or selects so that vector loops stay vectorised.
 template <class T>
-FIELDFT_HD T sinc(T a) {
+FIELDFT_DFT_HD T sinc(T a) {
+  constexpr T kTiny = sizeof(T) == sizeof(float) ? T(1e-30f) : T(1e-300);
   const T n = round_nearest(a);
   const T r = a - n;
-  const T sr = SinCosPiPoly<T>::s(r * r);  // sin(πr) = r·sr
-  if (n == T(0)) return sr * T(1.0 / kPi);
-  const T half = n * T(0.5);
-  const T sign = (half == round_nearest(half)) ? T(1) : T(-1);
-  return sign * r * sr / (T(kPi) * a);
+  const T half = T(0.5) * n;
+  const T p = half - round_nearest(half);  // 0 for even n, ±½ for odd n
+  const T sign = T(1) - T(8) * p * p;     // (−1)^n
+  return sign * SinCosPiPoly<T>::s(r * r) * (r + kTiny) / (T(kPi) * (a + kTiny));
 }
 
 // β = frac(Σ_d u_d·(c_d − ⌊N_d/2⌋) + f_ref·t) in [−½, ½] cycles: the phase of a sample at the
 // centre of a tile. Arguments in double whatever the operator's precision (see the top).
 // cs_d = c_d − ⌊N_d/2⌋ (integer-valued).
-FIELDFT_HD double tile_base(double ux, double uy, double uz, double t, double csx, double csy,
+FIELDFT_DFT_HD double tile_base(double ux, double uy, double uz, double t, double csx, double csy,
                             double csz, double fref) {
   const double b = ux * csx + uy * csy + uz * csz + fref * t;
   return b - round_nearest(b);

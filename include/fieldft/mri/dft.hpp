@@ -1,0 +1,149 @@
+// fieldft::mri::Dft and DftR2 — the exact field-corrected (off-resonance) DFT and its R2*
+// (within-voxel field gradient) variant, on the CPU and on NVIDIA GPUs.
+//
+// Math. Image grid N_x × N_y [× N_z] (2D or 3D), voxel v = (i_x, i_y, i_z), x fastest, at
+//     r_d(v) = (i_d − ⌊N_d/2⌋) / N_d        (field-of-view units, [−½, ½)).
+// Samples j = 0 … M−1 at k_j (cycles per field of view, nominally [−N_d/2, N_d/2); any finite
+// value is accepted) and readout time t_j (seconds). Field map Δω_v (rad/s).
+//   forward:  s_j = Σ_v m_v exp(−i(2π k_j·r_v + Δω_v t_j))
+//   adjoint:  m_v = Σ_j s_j exp(+i(2π k_j·r_v + Δω_v t_j))
+// DftR2 multiplies every term by
+//   B_jv = Π_d sinc(k_dj / N_d + G_dv t_j),   sinc(x) = sin(πx)/(πx), sinc(0) = 1,
+// with G_d the field-map gradient in Hz per voxel along d. Why: model voxel v as a uniform box
+// of side 1/N_d with the field varying linearly inside it, f(r) = f_v + Σ_d G_dv N_d (r_d − r_dv)
+// (Hz). Averaging the forward term over the box gives, per axis,
+//   N_d ∫_{−1/2N_d}^{1/2N_d} exp(−2πi (k_dj + G_dv N_d t_j) δ) dδ = sinc(k_dj/N_d + G_dv t_j):
+// spatial and field phases enter with the same sign, so k and G t add. With G = 0 the factor
+// is the voxel's box shape, sinc(k/N).
+// Gradient maps, when not given, come from central differences of f = Δω/2π along each axis,
+//   G_d(i) = (f(i+1) − f(i−1)) / 2, one-sided at the edges: G_d(0) = f(1) − f(0),
+//   G_d(N−1) = f(N−1) − f(N−2); G_d = 0 along an axis with N_d = 1.
+// (compute_gradient_maps exposes exactly this.)
+//
+// Layout. Image: x fastest, num_voxels() = N_x N_y N_z entries. Samples: M entries. With
+// options.images = C > 1, C images (coils, shots) are stacked: image c at offset c·num_voxels(),
+// sample vector c at c·M; one call transforms all C and evaluates each exponential once for all
+// of them (the CUDA float path multiplies them on tensor cores, see docs/benchmarks.md).
+// LinearOperator shapes: domain {N_x, N_y[, N_z][, C]}, codomain {M[, C]} (C only when > 1).
+//
+// Accuracy (relative l2, measured in tests/mri): float ~2e-6, double ~1e-14, for phases of
+// hundreds of cycles; the phase is reduced in cycles before any sine is taken
+// (fieldft/detail/dft_math.hpp). The multi-image float GPU path splits values into fp16 pairs:
+// its error is ~1e-6 relative to the largest magnitude of each image / sample vector.
+//
+// Backends. CPU: OpenMP over samples (forward) or voxel tiles (adjoint), vectorised over the
+// other index. CUDA: trajectory, times, field and gradient maps are uploaded once at
+// construction and stay on the device; each operator owns one CUDA stream (or uses
+// options.stream) and synchronises it before returning.
+// Entry points: apply/apply_adjoint take pointers in memory() (LinearOperator); forward/adjoint
+// always take host pointers; forward_device/adjoint_device always take device pointers (CUDA
+// backend only, else kBackendUnavailable).
+//
+// Errors (fieldft::Error): grid not 2D/3D or a size < 1 (kInvalidArgument); array lengths that
+// disagree (kShapeMismatch, naming the arrays); NaN/Inf in a trajectory, field, time or gradient
+// array (kNonFinite, naming the array and index); sizes whose products overflow 64 bits
+// (kTooLarge). Every index is 64-bit.
+#pragma once
+
+#include <array>
+#include <complex>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "fieldft/mri/linear_operator.hpp"
+
+namespace fieldft::mri {
+
+struct DftOptions {
+  Backend backend = Backend::kAuto;  // kAuto: CUDA when compiled in and a device is present
+  std::int64_t images = 1;           // C ≥ 1 images per call
+  int nthreads = 0;                  // CPU: OpenMP threads; 0 = omp_get_max_threads()
+  int device = 0;                    // CUDA device ordinal
+  void* stream = nullptr;            // cudaStream_t to use; nullptr = the operator's own stream
+};
+
+// Field-map gradients (Hz per voxel) along x, y, z; gz empty in 2D.
+template <class T>
+struct GradientMaps {
+  std::span<const T> gx, gy, gz;
+};
+
+// Central-difference gradients of f = field/2π, as documented above. Returns {gx, gy, gz}
+// (gz empty in 2D).
+template <class T>
+std::array<std::vector<T>, 3> compute_gradient_maps(std::span<const std::int64_t> grid,
+                                                    std::span<const T> field);
+
+namespace detail {
+template <class T>
+class DftEngine;  // backend implementation (src/mri/dft_engine.hpp)
+struct DftSetup;  // validated, precomputed problem data (src/mri/dft_engine.hpp)
+}
+
+template <class T>
+class Dft : public LinearOperator<T> {
+ public:
+  using Complex = std::complex<T>;
+
+  // grid: {N_x, N_y} or {N_x, N_y, N_z}. kx, ky[, kz]: M values each (kz empty in 2D).
+  // field: num_voxels values (rad/s) or empty (no field). times: M values (s) or empty
+  // (all zero). The arrays are copied; they may be freed after construction.
+  Dft(std::span<const std::int64_t> grid, std::span<const T> kx, std::span<const T> ky,
+      std::span<const T> kz, std::span<const T> field, std::span<const T> times,
+      const DftOptions& options = {});
+  ~Dft() override;
+
+  Backend backend() const noexcept override;
+  void apply(const Complex* x, Complex* y) override;
+  void apply_adjoint(const Complex* y, Complex* x) override;
+
+  void forward(const Complex* image, Complex* samples);           // host pointers
+  void adjoint(const Complex* samples, Complex* image);           // host pointers
+  void forward_device(const Complex* image, Complex* samples);    // device pointers
+  void adjoint_device(const Complex* samples, Complex* image);    // device pointers
+
+  int dim() const noexcept { return dim_; }
+  const std::array<std::int64_t, 3>& grid() const noexcept { return grid_; }  // 1 if unused
+  std::int64_t num_voxels() const noexcept { return grid_[0] * grid_[1] * grid_[2]; }
+  std::int64_t num_samples() const noexcept { return num_samples_; }
+  std::int64_t images() const noexcept { return images_; }
+  bool r2() const noexcept { return r2_; }
+
+ protected:
+  // DftR2's constructor: gradients == nullptr derives them from the field map.
+  Dft(std::span<const std::int64_t> grid, std::span<const T> kx, std::span<const T> ky,
+      std::span<const T> kz, std::span<const T> field, std::span<const T> times,
+      const GradientMaps<T>* gradients, bool r2, const DftOptions& options);
+
+ private:
+  Dft(std::shared_ptr<detail::DftSetup> setup, const DftOptions& options);
+
+  int dim_ = 0;
+  std::array<std::int64_t, 3> grid_{1, 1, 1};
+  std::int64_t num_samples_ = 0;
+  std::int64_t images_ = 1;
+  bool r2_ = false;
+  std::unique_ptr<detail::DftEngine<T>> engine_;
+};
+
+template <class T>
+class DftR2 final : public Dft<T> {
+ public:
+  // Gradient maps from central differences of the field map (see the top of this file).
+  DftR2(std::span<const std::int64_t> grid, std::span<const T> kx, std::span<const T> ky,
+        std::span<const T> kz, std::span<const T> field, std::span<const T> times,
+        const DftOptions& options = {});
+  // Given gradient maps (Hz per voxel), num_voxels values each (gz empty in 2D).
+  DftR2(std::span<const std::int64_t> grid, std::span<const T> kx, std::span<const T> ky,
+        std::span<const T> kz, std::span<const T> field, std::span<const T> times,
+        const GradientMaps<T>& gradients, const DftOptions& options = {});
+};
+
+extern template class Dft<float>;
+extern template class Dft<double>;
+extern template class DftR2<float>;
+extern template class DftR2<double>;
+
+}  // namespace fieldft::mri

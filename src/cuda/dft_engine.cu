@@ -1,0 +1,399 @@
+// CUDA backend of the field-corrected DFT: device-resident problem data, the choice of kernel
+// family (CUDA cores or tensor cores), work splitting, and the host-pointer entry points.
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "cuda/cuda_check.cuh"
+#include "cuda/device_buffer.cuh"
+#include "cuda/dft_launch.cuh"
+#include "mri/dft_engine.hpp"
+
+namespace fieldft::mri::detail {
+
+namespace {
+
+namespace cd = fieldft::cuda::dft;
+using fieldft::cuda::DeviceBuffer;
+
+// Makes `device` current for the lifetime of the guard.
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(int device) {
+    FIELDFT_CUDA_CHECK(cudaGetDevice(&previous_));
+    if (previous_ != device) FIELDFT_CUDA_CHECK(cudaSetDevice(device));
+  }
+  ~DeviceGuard() { cudaSetDevice(previous_); }
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+ private:
+  int previous_ = 0;
+};
+
+// Tuning knobs read once per operator, for benchmarks and diagnosis (docs/benchmarks.md):
+// FIELDFT_DFT_POLY (0–3) voxels per run of 8 on the FMA-pipe polynomial in the float CUDA-core
+// kernels; FIELDFT_DFT_TC_MIN_IMAGES: smallest image count that uses the tensor cores (0: never).
+int env_int(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return fallback;
+  return std::atoi(v);
+}
+
+constexpr int kDefaultPoly = 2;
+constexpr int kDefaultTcMinImages = 3;
+constexpr std::int64_t kSamplePad = 2048;  // multiple of every kernel's samples per block
+constexpr std::size_t kMaxPartialBytes = std::size_t(1) << 30;
+
+template <class T>
+class CudaDft final : public DftEngine<T> {
+ public:
+  using Complex = std::complex<T>;
+  using C = cd::Cplx<T>;
+
+  CudaDft(std::shared_ptr<const DftSetup> setup, int device, void* stream)
+      : s_(std::move(setup)), device_(device) {
+    DeviceGuard guard(device_);
+    const DftSetup& s = *s_;
+    FIELDFT_CUDA_CHECK(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, device_));
+    if (stream != nullptr) {
+      stream_ = static_cast<cudaStream_t>(stream);
+    } else {
+      FIELDFT_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+      own_stream_ = true;
+    }
+    poly_ = env_int("FIELDFT_DFT_POLY", kDefaultPoly);
+    tc_min_images_ = env_int("FIELDFT_DFT_TC_MIN_IMAGES", kDefaultTcMinImages);
+
+    const std::int64_t m = s.num_samples;
+    const std::int64_t mpad = std::max<std::int64_t>(1, (m + kSamplePad - 1) / kSamplePad) * kSamplePad;
+    std::vector<cd::Sample4<T>> st(static_cast<std::size_t>(mpad), cd::Sample4<T>{T(0), T(0), T(0), T(0)});
+    std::vector<cd::SampleD> sd(static_cast<std::size_t>(mpad), cd::SampleD{0, 0, 0, 0});
+    for (std::int64_t j = 0; j < m; ++j) {
+      st[j] = cd::Sample4<T>{static_cast<T>(s.u[0][j]), static_cast<T>(s.u[1][j]),
+                             static_cast<T>(s.u[2][j]), static_cast<T>(s.t[j])};
+      sd[j] = cd::SampleD{s.u[0][j], s.u[1][j], s.u[2][j], s.t[j]};
+    }
+    st_ = upload(st, "DFT trajectory");
+    sd_ = upload(sd, "DFT trajectory (double)");
+    fref_ = upload(s.fref, "DFT tile frequencies");
+    fp_ = upload(convert(s.fprime), "DFT field map");
+    if (s.r2) {
+      gx_ = upload(convert(s.g[0]), "DFT gradient map x");
+      gy_ = upload(convert(s.g[1]), "DFT gradient map y");
+      gz_ = upload(convert(s.g[2]), "DFT gradient map z");
+    }
+    FIELDFT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+
+    p_.dim = s.dim;
+    p_.n0 = s.n[0];
+    p_.n1 = s.n[1];
+    p_.n2 = s.n[2];
+    p_.ntx = static_cast<int>(s.ntiles[0]);
+    p_.nty = static_cast<int>(s.ntiles[1]);
+    p_.ntz = static_cast<int>(s.ntiles[2]);
+    p_.num_tiles = s.num_tiles;
+    p_.num_voxels = s.num_voxels;
+    p_.num_samples = m;
+    p_.st = st_.get();
+    p_.sd = sd_.get();
+    p_.fref = fref_.get();
+    p_.fp = fp_.get();
+    p_.gx = gx_.get();
+    p_.gy = gy_.get();
+    p_.gz = gz_.get();
+  }
+
+  ~CudaDft() override {
+    if (own_stream_) {
+      cudaSetDevice(device_);
+      cudaStreamDestroy(stream_);
+    }
+  }
+
+  Backend backend() const noexcept override { return Backend::kCuda; }
+
+  void forward(const Complex* image, Complex* samples, bool device_pointers) override {
+    DeviceGuard guard(device_);
+    const DftSetup& s = *s_;
+    const std::int64_t nin = s.num_voxels * s.images, nout = s.num_samples * s.images;
+    if (device_pointers) {
+      if (nin > 0) require_device(image, "image");
+      if (nout > 0) require_device(samples, "samples");
+      run_forward(reinterpret_cast<const C*>(image), reinterpret_cast<C*>(samples));
+    } else {
+      C* din = grow(in_, nin, "DFT input");
+      C* dout = grow(out_, nout, "DFT output");
+      if (nin > 0)
+        FIELDFT_CUDA_CHECK(cudaMemcpyAsync(din, image, nin * sizeof(C), cudaMemcpyHostToDevice, stream_));
+      run_forward(din, dout);
+      if (nout > 0)
+        FIELDFT_CUDA_CHECK(cudaMemcpyAsync(samples, dout, nout * sizeof(C), cudaMemcpyDeviceToHost, stream_));
+    }
+    FIELDFT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
+  void adjoint(const Complex* samples, Complex* image, bool device_pointers) override {
+    DeviceGuard guard(device_);
+    const DftSetup& s = *s_;
+    const std::int64_t nin = s.num_samples * s.images, nout = s.num_voxels * s.images;
+    if (device_pointers) {
+      if (nin > 0) require_device(samples, "samples");
+      if (nout > 0) require_device(image, "image");
+      run_adjoint(reinterpret_cast<const C*>(samples), reinterpret_cast<C*>(image));
+    } else {
+      C* din = grow(in_, nin, "DFT input");
+      C* dout = grow(out_, nout, "DFT output");
+      if (nin > 0)
+        FIELDFT_CUDA_CHECK(cudaMemcpyAsync(din, samples, nin * sizeof(C), cudaMemcpyHostToDevice, stream_));
+      run_adjoint(din, dout);
+      if (nout > 0)
+        FIELDFT_CUDA_CHECK(cudaMemcpyAsync(image, dout, nout * sizeof(C), cudaMemcpyDeviceToHost, stream_));
+    }
+    FIELDFT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
+ private:
+  static std::vector<T> convert(const std::vector<double>& v) { return std::vector<T>(v.begin(), v.end()); }
+
+  template <class U>
+  DeviceBuffer<U> upload(const std::vector<U>& v, const char* what) {
+    DeviceBuffer<U> b(v.size(), what);
+    if (!v.empty())
+      FIELDFT_CUDA_CHECK(cudaMemcpyAsync(b.get(), v.data(), v.size() * sizeof(U), cudaMemcpyHostToDevice, stream_));
+    return b;
+  }
+
+  template <class U>
+  U* grow(DeviceBuffer<U>& b, std::int64_t n, const char* what) {
+    if (b.size() < static_cast<std::size_t>(n)) {
+      FIELDFT_CUDA_CHECK(cudaStreamSynchronize(stream_));  // the old buffer may still be in use
+      b = DeviceBuffer<U>(static_cast<std::size_t>(std::max<std::int64_t>(n, 1)), what);
+    }
+    return b.get();
+  }
+
+  static void require_device(const void* ptr, const char* what) {
+    cudaPointerAttributes attr{};
+    const cudaError_t e = cudaPointerGetAttributes(&attr, ptr);
+    if (e != cudaSuccess) cudaGetLastError();
+    require(e == cudaSuccess && (attr.type == cudaMemoryTypeDevice || attr.type == cudaMemoryTypeManaged),
+            ErrorCode::kInvalidArgument,
+            std::string("Dft (CUDA backend): the ") + what +
+                " pointer is not device memory; use forward/adjoint for host pointers");
+  }
+
+  // Splits of the inner sum across blocks so that the grid fills the GPU in whole waves.
+  std::int64_t choose_splits(std::int64_t base_blocks, int occupancy, std::int64_t max_splits,
+                             std::int64_t bytes_per_split) const {
+    const std::int64_t capacity = static_cast<std::int64_t>(occupancy) * sms_;
+    if (base_blocks <= 0 || max_splits <= 1 || base_blocks >= 4 * capacity) return 1;
+    const std::int64_t by_memory =
+        std::max<std::int64_t>(1, static_cast<std::int64_t>(kMaxPartialBytes) / std::max<std::int64_t>(bytes_per_split, 1));
+    const std::int64_t limit = std::min({max_splits, by_memory, std::int64_t(256)});
+    std::int64_t best = 1;
+    double best_eff = 0;
+    for (std::int64_t sp = 1; sp <= limit; ++sp) {
+      const std::int64_t total = base_blocks * sp;
+      const std::int64_t waves = (total + capacity - 1) / capacity;
+      const double eff = static_cast<double>(total) / static_cast<double>(waves * capacity);
+      if (total >= capacity && eff >= 0.9) return sp;
+      if (eff > best_eff + 1e-9) {
+        best_eff = eff;
+        best = sp;
+      }
+    }
+    return best;
+  }
+
+  bool use_tc(std::int64_t images) const {
+    if constexpr (std::is_same_v<T, float>)
+      return tc_min_images_ > 0 && images >= tc_min_images_;
+    else
+      return false;
+  }
+
+  void run_forward(const C* x, C* y) {
+    const DftSetup& s = *s_;
+    const std::int64_t m = s.num_samples, n = s.num_voxels, nimg = s.images;
+    if (m == 0) return;
+    if constexpr (std::is_same_v<T, float>) {
+      if (use_tc(nimg)) return run_forward_tc(x, y);
+    }
+    for (std::int64_t c0 = 0; c0 < nimg;) {
+      cd::DirectArgs a;
+      a.ct = nimg - c0 >= 2 ? 2 : 1;
+      a.poly = poly_;
+      a.r2 = s.r2;
+      a.stream = stream_;
+      const std::int64_t fbs = cd::direct_forward_block_samples<T>(a.ct);
+      const std::int64_t base = (m + fbs - 1) / fbs;
+      const int occ = cd::direct_occupancy<T>(true, p_, a);
+      const std::int64_t bytes = a.ct * m * static_cast<std::int64_t>(sizeof(C));
+      a.splits = choose_splits(base, occ, s.num_tiles, bytes);
+      a.per_split = (s.num_tiles + a.splits - 1) / a.splits;
+      a.splits = (s.num_tiles + a.per_split - 1) / a.per_split;
+      if (a.splits == 1) {
+        cd::launch_forward_direct<T>(p_, a, x + c0 * n, y + c0 * m, m);
+      } else {
+        a.split_stride = a.ct * m;
+        C* part = grow(part_, a.splits * a.ct * m, "DFT partial sums");
+        cd::launch_forward_direct<T>(p_, a, x + c0 * n, part, m);
+        cd::launch_reduce_splits<T>(part, a.ct * m, a.splits, y + c0 * m, stream_);
+      }
+      c0 += a.ct;
+    }
+  }
+
+  void run_adjoint(const C* y, C* x) {
+    const DftSetup& s = *s_;
+    const std::int64_t m = s.num_samples, n = s.num_voxels, nimg = s.images;
+    if (m == 0) {
+      FIELDFT_CUDA_CHECK(cudaMemsetAsync(x, 0, n * nimg * sizeof(C), stream_));
+      return;
+    }
+    if constexpr (std::is_same_v<T, float>) {
+      if (use_tc(nimg)) return run_adjoint_tc(y, x);
+    }
+    const std::int64_t stage = cd::direct_adjoint_stage();
+    const std::int64_t stages = (m + stage - 1) / stage;
+    for (std::int64_t c0 = 0; c0 < nimg;) {
+      cd::DirectArgs a;
+      a.ct = nimg - c0 >= 2 ? 2 : 1;
+      a.poly = poly_;
+      a.r2 = s.r2;
+      a.stream = stream_;
+      const std::int64_t tpb = cd::direct_adjoint_block_tiles();
+      const std::int64_t base = (s.num_tiles + tpb - 1) / tpb;
+      const int occ = cd::direct_occupancy<T>(false, p_, a);
+      const std::int64_t bytes = a.ct * n * static_cast<std::int64_t>(sizeof(C));
+      a.splits = choose_splits(base, occ, stages, bytes);
+      a.per_split = (stages + a.splits - 1) / a.splits * stage;
+      a.splits = (m + a.per_split - 1) / a.per_split;
+      if (a.splits == 1) {
+        cd::launch_adjoint_direct<T>(p_, a, y + c0 * m, x + c0 * n, n);
+      } else {
+        a.split_stride = a.ct * n;
+        C* part = grow(part_, a.splits * a.ct * n, "DFT partial sums");
+        cd::launch_adjoint_direct<T>(p_, a, y + c0 * m, part, n);
+        cd::launch_reduce_splits<T>(part, a.ct * n, a.splits, x + c0 * n, stream_);
+      }
+      c0 += a.ct;
+    }
+  }
+
+  static int n_tiles_for(std::int64_t images) {
+    return images <= 4 ? 1 : (images <= 8 ? 2 : (images <= 16 ? 4 : 8));
+  }
+
+  void run_forward_tc(const C* x, C* y) {
+    if constexpr (std::is_same_v<T, float>) {
+      const DftSetup& s = *s_;
+      const std::int64_t m = s.num_samples, n = s.num_voxels, nimg = s.images;
+      const int cmax = cd::tc_max_images();
+      for (std::int64_t c0 = 0; c0 < nimg; c0 += cmax) {
+        const int cg = static_cast<int>(std::min<std::int64_t>(cmax, nimg - c0));
+        cd::TcArgs a;
+        a.nt = n_tiles_for(cg);
+        a.images = cg;
+        a.r2 = s.r2;
+        a.stream = stream_;
+        scales(x + c0 * n, n, cg);
+        a.inv_scale = inv_scale_.get();
+        uint4* frag = grow(frag_, cd::forward_frag_count(p_, a.nt), "DFT image fragments");
+        cd::launch_forward_frags(p_, a.nt, x + c0 * n, cg, scale_.get(), frag, stream_);
+        const std::int64_t fbs = cd::tc_forward_block_samples();
+        const std::int64_t base = (m + fbs - 1) / fbs;
+        const int occ = cd::tc_occupancy(true, p_, a);
+        a.splits = choose_splits(base, occ, s.num_tiles, cg * m * static_cast<std::int64_t>(sizeof(C)));
+        a.per_split = (s.num_tiles + a.splits - 1) / a.splits;
+        a.splits = (s.num_tiles + a.per_split - 1) / a.per_split;
+        if (a.splits == 1) {
+          cd::launch_forward_tc(p_, a, frag, y + c0 * m, m);
+        } else {
+          a.split_stride = cg * m;
+          C* part = grow(part_, a.splits * cg * m, "DFT partial sums");
+          cd::launch_forward_tc(p_, a, frag, part, m);
+          cd::launch_reduce_splits<float>(part, cg * m, a.splits, y + c0 * m, stream_);
+        }
+      }
+    }
+  }
+
+  void run_adjoint_tc(const C* y, C* x) {
+    if constexpr (std::is_same_v<T, float>) {
+      const DftSetup& s = *s_;
+      const std::int64_t m = s.num_samples, n = s.num_voxels, nimg = s.images;
+      const int cmax = cd::tc_max_images();
+      const std::int64_t stage = cd::tc_adjoint_stage();
+      const std::int64_t stages = (m + stage - 1) / stage;
+      for (std::int64_t c0 = 0; c0 < nimg; c0 += cmax) {
+        const int cg = static_cast<int>(std::min<std::int64_t>(cmax, nimg - c0));
+        cd::TcArgs a;
+        a.nt = n_tiles_for(cg);
+        a.images = cg;
+        a.r2 = s.r2;
+        a.stream = stream_;
+        scales(y + c0 * m, m, cg);
+        a.inv_scale = inv_scale_.get();
+        uint4* frag = grow(frag_, cd::adjoint_frag_count(m, a.nt), "DFT sample fragments");
+        cd::launch_adjoint_frags(y + c0 * m, m, a.nt, cg, scale_.get(), frag, stream_);
+        const std::int64_t base = 2 * s.num_tiles;
+        const int occ = cd::tc_occupancy(false, p_, a);
+        a.splits = choose_splits(base, occ, stages, cg * n * static_cast<std::int64_t>(sizeof(C)));
+        a.per_split = (stages + a.splits - 1) / a.splits * stage;
+        a.splits = (m + a.per_split - 1) / a.per_split;
+        if (a.splits == 1) {
+          cd::launch_adjoint_tc(p_, a, frag, x + c0 * n, n);
+        } else {
+          a.split_stride = cg * n;
+          C* part = grow(part_, a.splits * cg * n, "DFT partial sums");
+          cd::launch_adjoint_tc(p_, a, frag, part, n);
+          cd::launch_reduce_splits<float>(part, cg * n, a.splits, x + c0 * n, stream_);
+        }
+      }
+    }
+  }
+
+  // Per-image power-of-two scales of cg vectors of length len (tensor-core path).
+  void scales(const C* v, std::int64_t len, int cg) {
+    if constexpr (std::is_same_v<T, float>) {
+      grow(bits_, cg, "DFT scale scratch");
+      grow(scale_, cg, "DFT scales");
+      grow(inv_scale_, cg, "DFT scales");
+      cd::launch_scales(v, len, cg, bits_.get(), scale_.get(), inv_scale_.get(), stream_);
+    }
+  }
+
+  std::shared_ptr<const DftSetup> s_;
+  int device_ = 0;
+  int sms_ = 1;
+  cudaStream_t stream_ = nullptr;
+  bool own_stream_ = false;
+  int poly_ = kDefaultPoly;
+  int tc_min_images_ = kDefaultTcMinImages;
+  DeviceBuffer<cd::Sample4<T>> st_;
+  DeviceBuffer<cd::SampleD> sd_;
+  DeviceBuffer<double> fref_;
+  DeviceBuffer<T> fp_, gx_, gy_, gz_;
+  cd::Params<T> p_{};
+  DeviceBuffer<C> in_, out_, part_;
+  DeviceBuffer<uint4> frag_;
+  DeviceBuffer<unsigned> bits_;
+  DeviceBuffer<float> scale_, inv_scale_;
+};
+
+}  // namespace
+
+template <class T>
+std::unique_ptr<DftEngine<T>> make_cuda_engine(std::shared_ptr<const DftSetup> setup, int device,
+                                               void* stream) {
+  return std::make_unique<CudaDft<T>>(std::move(setup), device, stream);
+}
+
+template std::unique_ptr<DftEngine<float>> make_cuda_engine(std::shared_ptr<const DftSetup>, int, void*);
+template std::unique_ptr<DftEngine<double>> make_cuda_engine(std::shared_ptr<const DftSetup>, int, void*);
+
+}  // namespace fieldft::mri::detail
