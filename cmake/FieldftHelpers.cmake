@@ -9,3 +9,15 @@ function(fieldft_add_subdirectories)
     endif()
   endforeach()
 endfunction()
+
+# Makes target CLI11::CLI11 available in the calling directory: CLI11's CMake package when
+# installed, else an interface target on the header alone (CLI11 is header-only, and some
+# distributions ship the header without the CMake package).
+function(fieldft_find_cli11)
+  find_package(CLI11 CONFIG QUIET)
+  if(NOT TARGET CLI11::CLI11)
+    find_path(FIELDFT_CLI11_INCLUDE_DIR CLI/CLI.hpp REQUIRED)
+    add_library(CLI11::CLI11 INTERFACE IMPORTED)
+    target_include_directories(CLI11::CLI11 INTERFACE ${FIELDFT_CLI11_INCLUDE_DIR})
+  endif()
+endfunction()

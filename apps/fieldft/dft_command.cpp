@@ -1,8 +1,6 @@
 // `fieldft dft`: the field-corrected DFT (fieldft::mri::Dft / DftR2) on random data, timed,
 // optionally checked against the exact double-precision sum.
 #include <algorithm>
-#include <array>
-#include <cmath>
 #include <iomanip>
 #include <iostream>
 #include <memory>
@@ -35,39 +33,6 @@ struct DftArgs {
   std::uint64_t seed = 42;
   std::int64_t check_count = 256;
 };
-
-// The exact sum (with the R2* factor when g is given) at a few outputs, in double:
-// forward at samples `which`, or adjoint at voxels `which`. Used for --r2, which the oracle
-// library does not cover; without --r2 the library oracle is used.
-std::vector<std::complex<double>> r2_exact(const reference::Points& k, const reference::Points& r,
-                                           const std::vector<double>& dw, const std::vector<double>& t,
-                                           const std::array<std::vector<double>, 3>& g,
-                                           const std::array<std::int64_t, 3>& n, int dim,
-                                           std::span<const std::complex<double>> in,
-                                           std::span<const std::int64_t> which, bool adjoint) {
-  std::vector<std::complex<double>> out(which.size());
-  const std::int64_t nin = static_cast<std::int64_t>(in.size());
-#pragma omp parallel for schedule(dynamic, 4)
-  for (std::int64_t o = 0; o < static_cast<std::int64_t>(which.size()); ++o) {
-    std::complex<double> acc = 0;
-    for (std::int64_t i = 0; i < nin; ++i) {
-      const std::int64_t j = adjoint ? i : which[o], v = adjoint ? which[o] : i;
-      const double kd[3] = {k.x[j], k.y[j], dim == 3 ? k.z[j] : 0.0};
-      const double rd[3] = {r.x[v], r.y[v], dim == 3 ? r.z[v] : 0.0};
-      double cyc = 0, b = 1;
-      for (int d = 0; d < dim; ++d) {
-        cyc += kd[d] * rd[d];
-        const double a = kd[d] / static_cast<double>(n[d]) + g[d][v] * t[j];
-        b *= a == 0 ? 1.0 : std::sin(std::numbers::pi * a) / (std::numbers::pi * a);
-      }
-      cyc -= std::nearbyint(cyc);
-      const double ph = 2 * std::numbers::pi * cyc + dw[v] * t[j];
-      acc += in[i] * b * std::polar(1.0, adjoint ? ph : -ph);
-    }
-    out[o] = acc;
-  }
-  return out;
-}
 
 template <class T>
 int run_dft(const DftArgs& a) {
@@ -130,27 +95,11 @@ int run_dft(const DftArgs& a) {
     std::vector<std::complex<double>> want_f, want_a;
     if (a.r2) {
       const auto g = mri::compute_gradient_maps<double>(grid, dw);
-      const std::array<std::int64_t, 3> n{a.size, a.size, a.dim == 3 ? a.size : 1};
-      want_f = r2_exact(k, r, dw, td, g, n, a.dim, x0, js, false);
-      want_a = r2_exact(k, r, dw, td, g, n, a.dim, y0, vs, true);
+      want_f = reference::field_dft_r2_forward_at(k, r, dw, td, grid, g, x0, js);
+      want_a = reference::field_dft_r2_adjoint_at(k, r, dw, td, grid, g, y0, vs);
     } else {
-      reference::Points ks, rs;
-      ks.dim = rs.dim = a.dim;
-      std::vector<double> ts, ws;
-      for (auto j : js) {
-        ks.x.push_back(k.x[j]);
-        ks.y.push_back(k.y[j]);
-        if (a.dim == 3) ks.z.push_back(k.z[j]);
-        ts.push_back(td[j]);
-      }
-      for (auto v : vs) {
-        rs.x.push_back(r.x[v]);
-        rs.y.push_back(r.y[v]);
-        if (a.dim == 3) rs.z.push_back(r.z[v]);
-        ws.push_back(dw[v]);
-      }
-      want_f = reference::field_dft_forward(ks, r, dw, ts, x0);
-      want_a = reference::field_dft_adjoint(k, rs, ws, td, y0);
+      want_f = reference::field_dft_forward_at(k, r, dw, td, x0, js);
+      want_a = reference::field_dft_adjoint_at(k, r, dw, td, y0, vs);
     }
     const auto got_f = gather<T>(ax, js), got_a = gather<T>(ahy, vs);
     rel_error = std::max(reference::rel_l2_error<std::complex<double>>(got_f, want_f),

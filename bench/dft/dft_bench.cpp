@@ -92,41 +92,28 @@ std::vector<std::int64_t> subset(std::int64_t n, std::int64_t k, std::uint64_t s
   return v;
 }
 
-// Relative l2 error of `got` (full output vectors) against the oracle at the subset.
+// Relative l2 error of `got` (full output vectors) against the oracle at the subset `which`:
+// samples (forward) or voxels (adjoint).
+template <class T>
+double subset_error(const std::vector<std::complex<T>>& got, const std::vector<std::int64_t>& which,
+                    const std::vector<cdouble>& want) {
+  std::vector<cdouble> g;
+  for (auto i : which) g.emplace_back(got[i]);
+  return reference::rel_l2_error<cdouble>(g, want);
+}
+
 template <class T>
 double forward_error(const Problem& p, const std::vector<std::complex<T>>& img,
                      const std::vector<std::complex<T>>& got, const std::vector<std::int64_t>& js) {
-  reference::Points k;
-  k.dim = 3;
-  std::vector<double> t;
-  std::vector<cdouble> g;
-  for (auto j : js) {
-    k.x.push_back(p.ksp.x[j]);
-    k.y.push_back(p.ksp.y[j]);
-    k.z.push_back(p.ksp.z[j]);
-    t.push_back(p.td[j]);
-    g.emplace_back(got[j]);
-  }
   const std::vector<cdouble> x(img.begin(), img.end());
-  return reference::rel_l2_error<cdouble>(g, reference::field_dft_forward(k, p.pos, p.dwd, t, x));
+  return subset_error(got, js, reference::field_dft_forward_at(p.ksp, p.pos, p.dwd, p.td, x, js));
 }
 
 template <class T>
 double adjoint_error(const Problem& p, const std::vector<std::complex<T>>& smp,
                      const std::vector<std::complex<T>>& got, const std::vector<std::int64_t>& vs) {
-  reference::Points r;
-  r.dim = 3;
-  std::vector<double> f;
-  std::vector<cdouble> g;
-  for (auto v : vs) {
-    r.x.push_back(p.pos.x[v]);
-    r.y.push_back(p.pos.y[v]);
-    r.z.push_back(p.pos.z[v]);
-    f.push_back(p.dwd[v]);
-    g.emplace_back(got[v]);
-  }
   const std::vector<cdouble> y(smp.begin(), smp.end());
-  return reference::rel_l2_error<cdouble>(g, reference::field_dft_adjoint(p.ksp, r, f, p.td, y));
+  return subset_error(got, vs, reference::field_dft_adjoint_at(p.ksp, p.pos, p.dwd, p.td, y, vs));
 }
 
 template <class F>

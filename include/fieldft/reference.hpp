@@ -10,7 +10,8 @@
 //   type 2: c_j  = Σ_k f[k] exp(isign·i·k·x_j);
 //   type 3: f_k  = Σ_j c_j exp(isign·i·s_k·x_j), arbitrary real s_k (dimension d vectors);
 //   field-corrected DFT: s_j = Σ_k m_k exp(-i(2π k_j·r_k + Δω_k t_j)), k_j in cycles/FOV,
-//           r_k in FOV units, Δω in rad/s, t in s; adjoint m_k = Σ_j s_j exp(+i(...)).
+//           r_k in FOV units, Δω in rad/s, t in s; adjoint m_k = Σ_j s_j exp(+i(...));
+//           R2* variant (DftR2): each term times Π_d sinc(k_dj/N_d + G_dk t_j), see below.
 #pragma once
 
 #include <array>
@@ -56,6 +57,38 @@ std::vector<cdouble> field_dft_forward(const Points& ksp, const Points& pos,
 std::vector<cdouble> field_dft_adjoint(const Points& ksp, const Points& pos,
                                        std::span<const double> field, std::span<const double> times,
                                        std::span<const cdouble> samples);
+// The same at a subset of outputs: the forward at sample indices `which` (all voxels), the
+// adjoint at voxel indices `which` (all samples).
+std::vector<cdouble> field_dft_forward_at(const Points& ksp, const Points& pos,
+                                          std::span<const double> field, std::span<const double> times,
+                                          std::span<const cdouble> image, std::span<const std::int64_t> which);
+std::vector<cdouble> field_dft_adjoint_at(const Points& ksp, const Points& pos,
+                                          std::span<const double> field, std::span<const double> times,
+                                          std::span<const cdouble> samples, std::span<const std::int64_t> which);
+
+// Field-corrected DFT with the R2* factor (fieldft::mri::DftR2): every term of the sums above
+// is multiplied by
+//   B_jv = Π_d sinc(k_dj / N_d + G_dv t_j),   sinc(x) = sin(πx)/(πx), sinc(0) = 1,
+// grid: N_d per dimension (pos.dim entries); gradients: G_d per voxel in cycles/s (Hz per voxel
+// step along d), gradients[d] for d < pos.dim with one entry per voxel (further entries unused).
+// pos must be the voxel grid's positions for B to mean what DftR2 means, but the sum does not
+// depend on that.
+std::vector<cdouble> field_dft_r2_forward(const Points& ksp, const Points& pos, std::span<const double> field,
+                                          std::span<const double> times, std::span<const std::int64_t> grid,
+                                          const std::array<std::vector<double>, 3>& gradients,
+                                          std::span<const cdouble> image);
+std::vector<cdouble> field_dft_r2_adjoint(const Points& ksp, const Points& pos, std::span<const double> field,
+                                          std::span<const double> times, std::span<const std::int64_t> grid,
+                                          const std::array<std::vector<double>, 3>& gradients,
+                                          std::span<const cdouble> samples);
+std::vector<cdouble> field_dft_r2_forward_at(const Points& ksp, const Points& pos, std::span<const double> field,
+                                             std::span<const double> times, std::span<const std::int64_t> grid,
+                                             const std::array<std::vector<double>, 3>& gradients,
+                                             std::span<const cdouble> image, std::span<const std::int64_t> which);
+std::vector<cdouble> field_dft_r2_adjoint_at(const Points& ksp, const Points& pos, std::span<const double> field,
+                                             std::span<const double> times, std::span<const std::int64_t> grid,
+                                             const std::array<std::vector<double>, 3>& gradients,
+                                             std::span<const cdouble> samples, std::span<const std::int64_t> which);
 
 // Relative l2 error ||a - b|| / ||b|| (b is the reference); 0 when both are zero.
 template <class A>

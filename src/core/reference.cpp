@@ -144,57 +144,141 @@ std::vector<cdouble> nufft_type3(const Points& pts, std::span<const cdouble> c, 
 
 namespace {
 
-// exp(sign·i·(2π k_j·r_v + Δω_v t_j)) with the spatial phase reduced in cycles.
+// The R2* factor's inputs; null for the plain field-corrected DFT.
+struct R2Factor {
+  std::span<const std::int64_t> grid;
+  const std::array<std::vector<double>, 3>* gradients;
+};
+
+// exp(sign·i·(2π k_j·r_v + Δω_v t_j)) with the spatial phase reduced in cycles, times the R2*
+// factor Π_d sinc(k_dj/N_d + G_dv t_j) when r2 is given.
 cdouble field_term(const Points& ksp, const Points& pos, std::span<const double> field,
-                   std::span<const double> times, std::int64_t j, std::int64_t v, double sign) {
+                   std::span<const double> times, const R2Factor* r2, std::int64_t j, std::int64_t v,
+                   double sign) {
   double cyc = ksp.x[j] * pos.x[v];
   if (ksp.dim >= 2) cyc += ksp.y[j] * pos.y[v];
   if (ksp.dim >= 3) cyc += ksp.z[j] * pos.z[v];
   cyc -= std::nearbyint(cyc);
   const double ph = kTwoPi * cyc + std::remainder(field[v] * times[j], kTwoPi);
-  return expi(sign * ph);
+  const cdouble e = expi(sign * ph);
+  if (!r2) return e;
+  const std::vector<double>* k[3] = {&ksp.x, &ksp.y, &ksp.z};
+  double b = 1;
+  for (int d = 0; d < ksp.dim; ++d) {
+    const double a = (*k[d])[j] / static_cast<double>(r2->grid[d]) + (*r2->gradients)[d][v] * times[j];
+    b *= a == 0 ? 1.0 : std::sin(std::numbers::pi * a) / (std::numbers::pi * a);
+  }
+  return b * e;
 }
 
+// All argument checks of the field-corrected sums; `in` has one entry per voxel (forward) or
+// per sample (adjoint), `which` indexes outputs. Run before the parallel loop.
 void check_field_args(const Points& ksp, const Points& pos, std::span<const double> field,
-                      std::span<const double> times) {
+                      std::span<const double> times, const R2Factor* r2, std::size_t in_size,
+                      std::span<const std::int64_t> which, bool adjoint) {
   require(ksp.dim == pos.dim && (ksp.dim == 2 || ksp.dim == 3), ErrorCode::kShapeMismatch,
           "reference: trajectory and positions must both be 2D or both 3D");
+  const std::vector<double>* kc[3] = {&ksp.x, &ksp.y, &ksp.z};
+  const std::vector<double>* pc[3] = {&pos.x, &pos.y, &pos.z};
+  for (int d = 1; d < ksp.dim; ++d) {
+    require(kc[d]->size() == ksp.x.size(), ErrorCode::kShapeMismatch, "reference: trajectory coordinate arrays differ in length");
+    require(pc[d]->size() == pos.x.size(), ErrorCode::kShapeMismatch, "reference: position coordinate arrays differ in length");
+  }
   require(static_cast<std::int64_t>(field.size()) == pos.size(), ErrorCode::kShapeMismatch,
           "reference: field map length differs from the number of voxels");
   require(static_cast<std::int64_t>(times.size()) == ksp.size(), ErrorCode::kShapeMismatch,
           "reference: readout times length differs from the number of samples");
+  if (adjoint)
+    require(static_cast<std::int64_t>(in_size) == ksp.size(), ErrorCode::kShapeMismatch,
+            "reference: sample vector length differs from the number of samples");
+  else
+    require(static_cast<std::int64_t>(in_size) == pos.size(), ErrorCode::kShapeMismatch,
+            "reference: image length differs from the number of voxels");
+  if (r2) {
+    require(static_cast<int>(r2->grid.size()) == pos.dim, ErrorCode::kShapeMismatch,
+            "reference: R2* grid has " + std::to_string(r2->grid.size()) + " sizes for dimension " + std::to_string(pos.dim));
+    for (int d = 0; d < pos.dim; ++d) {
+      require(r2->grid[d] > 0, ErrorCode::kInvalidArgument, "reference: R2* grid sizes must be positive");
+      require(static_cast<std::int64_t>((*r2->gradients)[d].size()) == pos.size(), ErrorCode::kShapeMismatch,
+              "reference: gradient map " + std::to_string(d) + " length differs from the number of voxels");
+    }
+  }
+  check_indices(which, adjoint ? pos.size() : ksp.size(), adjoint ? "voxel" : "sample");
+}
+
+// Forward (outputs: samples `which`, sum over voxels, sign −) or adjoint (outputs: voxels
+// `which`, sum over samples, sign +).
+std::vector<cdouble> field_sum_at(const Points& ksp, const Points& pos, std::span<const double> field,
+                                  std::span<const double> times, const R2Factor* r2, std::span<const cdouble> in,
+                                  std::span<const std::int64_t> which, bool adjoint) {
+  check_field_args(ksp, pos, field, times, r2, in.size(), which, adjoint);
+  const std::int64_t nin = static_cast<std::int64_t>(in.size());
+  const double sign = adjoint ? 1.0 : -1.0;
+  std::vector<cdouble> out(which.size());
+#pragma omp parallel for schedule(dynamic, 64)
+  for (std::int64_t o = 0; o < static_cast<std::int64_t>(which.size()); ++o) {
+    cdouble acc = 0;
+    for (std::int64_t i = 0; i < nin; ++i) {
+      const std::int64_t j = adjoint ? i : which[o], v = adjoint ? which[o] : i;
+      acc += in[i] * field_term(ksp, pos, field, times, r2, j, v, sign);
+    }
+    out[o] = acc;
+  }
+  return out;
 }
 
 }  // namespace
 
+std::vector<cdouble> field_dft_forward_at(const Points& ksp, const Points& pos, std::span<const double> field,
+                                          std::span<const double> times, std::span<const cdouble> image,
+                                          std::span<const std::int64_t> which) {
+  return field_sum_at(ksp, pos, field, times, nullptr, image, which, false);
+}
+
+std::vector<cdouble> field_dft_adjoint_at(const Points& ksp, const Points& pos, std::span<const double> field,
+                                          std::span<const double> times, std::span<const cdouble> samples,
+                                          std::span<const std::int64_t> which) {
+  return field_sum_at(ksp, pos, field, times, nullptr, samples, which, true);
+}
+
 std::vector<cdouble> field_dft_forward(const Points& ksp, const Points& pos, std::span<const double> field,
                                        std::span<const double> times, std::span<const cdouble> image) {
-  check_field_args(ksp, pos, field, times);
-  require(static_cast<std::int64_t>(image.size()) == pos.size(), ErrorCode::kShapeMismatch,
-          "reference: image length differs from the number of voxels");
-  std::vector<cdouble> out(ksp.size());
-#pragma omp parallel for schedule(dynamic, 64)
-  for (std::int64_t j = 0; j < ksp.size(); ++j) {
-    cdouble acc = 0;
-    for (std::int64_t v = 0; v < pos.size(); ++v) acc += image[v] * field_term(ksp, pos, field, times, j, v, -1.0);
-    out[j] = acc;
-  }
-  return out;
+  return field_dft_forward_at(ksp, pos, field, times, image, all_indices(ksp.size()));
 }
 
 std::vector<cdouble> field_dft_adjoint(const Points& ksp, const Points& pos, std::span<const double> field,
                                        std::span<const double> times, std::span<const cdouble> samples) {
-  check_field_args(ksp, pos, field, times);
-  require(static_cast<std::int64_t>(samples.size()) == ksp.size(), ErrorCode::kShapeMismatch,
-          "reference: sample vector length differs from the number of samples");
-  std::vector<cdouble> out(pos.size());
-#pragma omp parallel for schedule(dynamic, 64)
-  for (std::int64_t v = 0; v < pos.size(); ++v) {
-    cdouble acc = 0;
-    for (std::int64_t j = 0; j < ksp.size(); ++j) acc += samples[j] * field_term(ksp, pos, field, times, j, v, 1.0);
-    out[v] = acc;
-  }
-  return out;
+  return field_dft_adjoint_at(ksp, pos, field, times, samples, all_indices(pos.size()));
+}
+
+std::vector<cdouble> field_dft_r2_forward_at(const Points& ksp, const Points& pos, std::span<const double> field,
+                                             std::span<const double> times, std::span<const std::int64_t> grid,
+                                             const std::array<std::vector<double>, 3>& gradients,
+                                             std::span<const cdouble> image, std::span<const std::int64_t> which) {
+  const R2Factor r2{grid, &gradients};
+  return field_sum_at(ksp, pos, field, times, &r2, image, which, false);
+}
+
+std::vector<cdouble> field_dft_r2_adjoint_at(const Points& ksp, const Points& pos, std::span<const double> field,
+                                             std::span<const double> times, std::span<const std::int64_t> grid,
+                                             const std::array<std::vector<double>, 3>& gradients,
+                                             std::span<const cdouble> samples, std::span<const std::int64_t> which) {
+  const R2Factor r2{grid, &gradients};
+  return field_sum_at(ksp, pos, field, times, &r2, samples, which, true);
+}
+
+std::vector<cdouble> field_dft_r2_forward(const Points& ksp, const Points& pos, std::span<const double> field,
+                                          std::span<const double> times, std::span<const std::int64_t> grid,
+                                          const std::array<std::vector<double>, 3>& gradients,
+                                          std::span<const cdouble> image) {
+  return field_dft_r2_forward_at(ksp, pos, field, times, grid, gradients, image, all_indices(ksp.size()));
+}
+
+std::vector<cdouble> field_dft_r2_adjoint(const Points& ksp, const Points& pos, std::span<const double> field,
+                                          std::span<const double> times, std::span<const std::int64_t> grid,
+                                          const std::array<std::vector<double>, 3>& gradients,
+                                          std::span<const cdouble> samples) {
+  return field_dft_r2_adjoint_at(ksp, pos, field, times, grid, gradients, samples, all_indices(pos.size()));
 }
 
 template <class A>

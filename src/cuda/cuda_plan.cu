@@ -14,6 +14,7 @@
 
 #include "cuda/cuda_check.cuh"
 #include "cuda/device_buffer.cuh"
+#include "cuda/device_utils.cuh"
 #include "cuda/nufft_launch.hpp"
 
 namespace fieldft::cuda {
@@ -30,30 +31,6 @@ int device_count() noexcept {
 namespace {
 
 using nufft::detail::PlanImpl;
-
-class DeviceGuard {
- public:
-  explicit DeviceGuard(int device) {
-    FIELDFT_CUDA_CHECK(cudaGetDevice(&prev_));
-    if (prev_ != device) FIELDFT_CUDA_CHECK(cudaSetDevice(device));
-  }
-  ~DeviceGuard() { cudaSetDevice(prev_); }
-  DeviceGuard(const DeviceGuard&) = delete;
-  DeviceGuard& operator=(const DeviceGuard&) = delete;
-
- private:
-  int prev_ = 0;
-};
-
-bool is_device_pointer(const void* p) {
-  if (!p) return false;
-  cudaPointerAttributes a{};
-  if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
-    cudaGetLastError();
-    return false;
-  }
-  return a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged;
-}
 
 template <class T>
 struct CufftTraits;

@@ -103,6 +103,25 @@ __device__ __forceinline__ void phasor(double q, double* s, double* c) {
 __device__ __forceinline__ void sfu_sincos(float x, float* s, float* c) { __sincosf(x, s, c); }
 __device__ __forceinline__ void sfu_sincos(double x, double* s, double* c) { sincos(x, s, c); }
 
+// sin and cos of a pair's phase q: on the SFU (q in radians) or by the FMA-pipe polynomial (q
+// in cycles). sfu is a compile-time constant at every call (unrolled loops), so this inlines to
+// one of the two.
+template <class T>
+__device__ __forceinline__ void pair_sincos(bool sfu, T q, T* s, T* c) {
+  if (sfu)
+    sfu_sincos(q, s, c);
+  else
+    dm::sincos_2pi(q, s, c);
+}
+
+// The tiles [*b0, *b1) of the inner-sum split blockIdx.y.
+template <class T>
+__device__ __forceinline__ void split_tiles(const Params<T>& p, std::int64_t tiles_per_split, std::int64_t* b0,
+                                            std::int64_t* b1) {
+  *b0 = static_cast<std::int64_t>(blockIdx.y) * tiles_per_split;
+  *b1 = *b0 + tiles_per_split < p.num_tiles ? *b0 + tiles_per_split : p.num_tiles;
+}
+
 template <int DIM, class T>
 __device__ __forceinline__ T r2_factor(T ux, T uy, T uz, T gx, T gy, T gz, T t) {
   T w = dm::sinc(ux + gx * t) * dm::sinc(uy + gy * t);

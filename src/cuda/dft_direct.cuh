@@ -106,8 +106,8 @@ __global__ void __launch_bounds__(kDirectBlock)
 #pragma unroll
     for (int r = 0; r < kR; ++r) dre[c][r] = dim[c][r] = 0.0;
 
-  const std::int64_t b0 = static_cast<std::int64_t>(blockIdx.y) * tiles_per_split;
-  const std::int64_t b1 = b0 + tiles_per_split < p.num_tiles ? b0 + tiles_per_split : p.num_tiles;
+  std::int64_t b0, b1;
+  split_tiles(p, tiles_per_split, &b0, &b1);
   for (std::int64_t b = b0; b < b1; ++b) {
     std::int64_t o[3];
     double cs[3];
@@ -204,10 +204,7 @@ __global__ void __launch_bounds__(kDirectBlock)
             continue;
           }
           T sn, cn;
-          if (sfu)
-            sfu_sincos(q, &sn, &cn);
-          else
-            dm::sincos_2pi(q, &sn, &cn);
+          pair_sincos(sfu, q, &sn, &cn);
           if constexpr (kPolar) {
             T a = sl.amp;
             if constexpr (kR2) a *= r2_factor<DIM>(ux[r], uy[r], uz[r], gr.gx, gr.gy, gr.gz, tt[r]);
@@ -376,10 +373,7 @@ __global__ void __launch_bounds__(kDirectBlock)
           continue;
         }
         T sn, cn;
-        if (sfu)
-          sfu_sincos(q, &sn, &cn);
-        else
-          dm::sincos_2pi(q, &sn, &cn);
+        pair_sincos(sfu, q, &sn, &cn);
         T w = T(1);
         if constexpr (kR2) w = r2_factor<DIM>(s.ux, s.uy, s.uz, gx[i], gy[i], gz[i], s.t);
         if constexpr (kPolar) {

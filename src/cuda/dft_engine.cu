@@ -8,6 +8,7 @@
 
 #include "cuda/cuda_check.cuh"
 #include "cuda/device_buffer.cuh"
+#include "cuda/device_utils.cuh"
 #include "cuda/dft_launch.cuh"
 #include "mri/dft_engine.hpp"
 
@@ -17,21 +18,7 @@ namespace {
 
 namespace cd = fieldft::cuda::dft;
 using fieldft::cuda::DeviceBuffer;
-
-// Makes `device` current for the lifetime of the guard.
-class DeviceGuard {
- public:
-  explicit DeviceGuard(int device) {
-    FIELDFT_CUDA_CHECK(cudaGetDevice(&previous_));
-    if (previous_ != device) FIELDFT_CUDA_CHECK(cudaSetDevice(device));
-  }
-  ~DeviceGuard() { cudaSetDevice(previous_); }
-  DeviceGuard(const DeviceGuard&) = delete;
-  DeviceGuard& operator=(const DeviceGuard&) = delete;
-
- private:
-  int previous_ = 0;
-};
+using fieldft::cuda::DeviceGuard;
 
 // Tuning knobs read once per operator, for benchmarks and diagnosis (docs/benchmarks.md):
 // FIELDFT_DFT_POLY (0–3) voxels per run of 8 on the FMA-pipe polynomial in the float CUDA-core
@@ -116,43 +103,15 @@ class CudaDft final : public DftEngine<T> {
   Backend backend() const noexcept override { return Backend::kCuda; }
 
   void forward(const Complex* image, Complex* samples, bool device_pointers) override {
-    DeviceGuard guard(device_);
     const DftSetup& s = *s_;
-    const std::int64_t nin = s.num_voxels * s.images, nout = s.num_samples * s.images;
-    if (device_pointers) {
-      if (nin > 0) require_device(image, "image");
-      if (nout > 0) require_device(samples, "samples");
-      run_forward(reinterpret_cast<const C*>(image), reinterpret_cast<C*>(samples));
-    } else {
-      C* din = grow(in_, nin, "DFT input");
-      C* dout = grow(out_, nout, "DFT output");
-      if (nin > 0)
-        FIELDFT_CUDA_CHECK(cudaMemcpyAsync(din, image, nin * sizeof(C), cudaMemcpyHostToDevice, stream_));
-      run_forward(din, dout);
-      if (nout > 0)
-        FIELDFT_CUDA_CHECK(cudaMemcpyAsync(samples, dout, nout * sizeof(C), cudaMemcpyDeviceToHost, stream_));
-    }
-    FIELDFT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    apply(image, s.num_voxels * s.images, "image", samples, s.num_samples * s.images, "samples", device_pointers,
+          [this](const C* in, C* out) { run_forward(in, out); });
   }
 
   void adjoint(const Complex* samples, Complex* image, bool device_pointers) override {
-    DeviceGuard guard(device_);
     const DftSetup& s = *s_;
-    const std::int64_t nin = s.num_samples * s.images, nout = s.num_voxels * s.images;
-    if (device_pointers) {
-      if (nin > 0) require_device(samples, "samples");
-      if (nout > 0) require_device(image, "image");
-      run_adjoint(reinterpret_cast<const C*>(samples), reinterpret_cast<C*>(image));
-    } else {
-      C* din = grow(in_, nin, "DFT input");
-      C* dout = grow(out_, nout, "DFT output");
-      if (nin > 0)
-        FIELDFT_CUDA_CHECK(cudaMemcpyAsync(din, samples, nin * sizeof(C), cudaMemcpyHostToDevice, stream_));
-      run_adjoint(din, dout);
-      if (nout > 0)
-        FIELDFT_CUDA_CHECK(cudaMemcpyAsync(image, dout, nout * sizeof(C), cudaMemcpyDeviceToHost, stream_));
-    }
-    FIELDFT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    apply(samples, s.num_samples * s.images, "samples", image, s.num_voxels * s.images, "image", device_pointers,
+          [this](const C* in, C* out) { run_adjoint(in, out); });
   }
 
  private:
@@ -175,12 +134,30 @@ class CudaDft final : public DftEngine<T> {
     return b.get();
   }
 
+  // One direction (run: run_forward or run_adjoint) from nin inputs to nout outputs; host
+  // pointers are staged through the engine's device buffers.
+  template <class Run>
+  void apply(const Complex* in, std::int64_t nin, const char* in_name, Complex* out, std::int64_t nout,
+             const char* out_name, bool device_pointers, Run run) {
+    DeviceGuard guard(device_);
+    if (device_pointers) {
+      if (nin > 0) require_device(in, in_name);
+      if (nout > 0) require_device(out, out_name);
+      run(reinterpret_cast<const C*>(in), reinterpret_cast<C*>(out));
+    } else {
+      C* din = grow(in_, nin, "DFT input");
+      C* dout = grow(out_, nout, "DFT output");
+      if (nin > 0)
+        FIELDFT_CUDA_CHECK(cudaMemcpyAsync(din, in, nin * sizeof(C), cudaMemcpyHostToDevice, stream_));
+      run(din, dout);
+      if (nout > 0)
+        FIELDFT_CUDA_CHECK(cudaMemcpyAsync(out, dout, nout * sizeof(C), cudaMemcpyDeviceToHost, stream_));
+    }
+    FIELDFT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
   static void require_device(const void* ptr, const char* what) {
-    cudaPointerAttributes attr{};
-    const cudaError_t e = cudaPointerGetAttributes(&attr, ptr);
-    if (e != cudaSuccess) cudaGetLastError();
-    require(e == cudaSuccess && (attr.type == cudaMemoryTypeDevice || attr.type == cudaMemoryTypeManaged),
-            ErrorCode::kInvalidArgument,
+    require(fieldft::cuda::is_device_pointer(ptr), ErrorCode::kInvalidArgument,
             std::string("Dft (CUDA backend): the ") + what +
                 " pointer is not device memory; use forward/adjoint for host pointers");
   }
@@ -208,6 +185,27 @@ class CudaDft final : public DftEngine<T> {
     return best;
   }
 
+  // Splits the inner sum, `units` chunks of `unit` items (`total` items in all), into a.splits
+  // parts of a.per_split items each: forward over tiles (unit 1), adjoint over sample stages.
+  template <class Args>
+  void set_splits(Args& a, std::int64_t base_blocks, int occupancy, std::int64_t units, std::int64_t unit,
+                  std::int64_t total, std::int64_t bytes_per_split) const {
+    a.splits = choose_splits(base_blocks, occupancy, units, bytes_per_split);
+    a.per_split = (units + a.splits - 1) / a.splits * unit;
+    a.splits = (total + a.per_split - 1) / a.per_split;
+  }
+
+  // launch(dst) writes len outputs per split at dst + split·len: straight into out with one
+  // split, else into partial sums that are then reduced into out.
+  template <class Args, class Launch>
+  void launch_split(Args& a, std::int64_t len, C* out, Launch launch) {
+    if (a.splits == 1) return launch(out);
+    a.split_stride = len;
+    C* part = grow(part_, a.splits * len, "DFT partial sums");
+    launch(part);
+    cd::launch_reduce_splits<T>(part, len, a.splits, out, stream_);
+  }
+
   bool use_tc(std::int64_t images) const {
     if constexpr (std::is_same_v<T, float>)
       return tc_min_images_ > 0 && images >= tc_min_images_;
@@ -223,26 +221,13 @@ class CudaDft final : public DftEngine<T> {
       if (use_tc(nimg)) return run_forward_tc(x, y);
     }
     for (std::int64_t c0 = 0; c0 < nimg;) {
-      cd::DirectArgs a;
-      a.ct = nimg - c0 >= 2 ? 2 : 1;
-      a.poly = poly_;
-      a.r2 = s.r2;
-      a.stream = stream_;
+      cd::DirectArgs a = direct_args(nimg - c0);
       const std::int64_t fbs = cd::direct_forward_block_samples<T>(a.ct);
       const std::int64_t base = (m + fbs - 1) / fbs;
       const int occ = cd::direct_occupancy<T>(true, p_, a);
       const std::int64_t bytes = a.ct * m * static_cast<std::int64_t>(sizeof(C));
-      a.splits = choose_splits(base, occ, s.num_tiles, bytes);
-      a.per_split = (s.num_tiles + a.splits - 1) / a.splits;
-      a.splits = (s.num_tiles + a.per_split - 1) / a.per_split;
-      if (a.splits == 1) {
-        cd::launch_forward_direct<T>(p_, a, x + c0 * n, y + c0 * m, m);
-      } else {
-        a.split_stride = a.ct * m;
-        C* part = grow(part_, a.splits * a.ct * m, "DFT partial sums");
-        cd::launch_forward_direct<T>(p_, a, x + c0 * n, part, m);
-        cd::launch_reduce_splits<T>(part, a.ct * m, a.splits, y + c0 * m, stream_);
-      }
+      set_splits(a, base, occ, s.num_tiles, 1, s.num_tiles, bytes);
+      launch_split(a, a.ct * m, y + c0 * m, [&](C* out) { cd::launch_forward_direct<T>(p_, a, x + c0 * n, out, m); });
       c0 += a.ct;
     }
   }
@@ -260,32 +245,42 @@ class CudaDft final : public DftEngine<T> {
     const std::int64_t stage = cd::direct_adjoint_stage();
     const std::int64_t stages = (m + stage - 1) / stage;
     for (std::int64_t c0 = 0; c0 < nimg;) {
-      cd::DirectArgs a;
-      a.ct = nimg - c0 >= 2 ? 2 : 1;
-      a.poly = poly_;
-      a.r2 = s.r2;
-      a.stream = stream_;
+      cd::DirectArgs a = direct_args(nimg - c0);
       const std::int64_t tpb = cd::direct_adjoint_block_tiles();
       const std::int64_t base = (s.num_tiles + tpb - 1) / tpb;
       const int occ = cd::direct_occupancy<T>(false, p_, a);
       const std::int64_t bytes = a.ct * n * static_cast<std::int64_t>(sizeof(C));
-      a.splits = choose_splits(base, occ, stages, bytes);
-      a.per_split = (stages + a.splits - 1) / a.splits * stage;
-      a.splits = (m + a.per_split - 1) / a.per_split;
-      if (a.splits == 1) {
-        cd::launch_adjoint_direct<T>(p_, a, y + c0 * m, x + c0 * n, n);
-      } else {
-        a.split_stride = a.ct * n;
-        C* part = grow(part_, a.splits * a.ct * n, "DFT partial sums");
-        cd::launch_adjoint_direct<T>(p_, a, y + c0 * m, part, n);
-        cd::launch_reduce_splits<T>(part, a.ct * n, a.splits, x + c0 * n, stream_);
-      }
+      set_splits(a, base, occ, stages, stage, m, bytes);
+      launch_split(a, a.ct * n, x + c0 * n, [&](C* out) { cd::launch_adjoint_direct<T>(p_, a, y + c0 * m, out, n); });
       c0 += a.ct;
     }
   }
 
   static int n_tiles_for(std::int64_t images) {
     return images <= 4 ? 1 : (images <= 8 ? 2 : (images <= 16 ? 4 : 8));
+  }
+
+  // CUDA-core launch arguments for the next pass, `left` images still to do.
+  cd::DirectArgs direct_args(std::int64_t left) const {
+    cd::DirectArgs a;
+    a.ct = left >= 2 ? 2 : 1;
+    a.poly = poly_;
+    a.r2 = s_->r2;
+    a.stream = stream_;
+    return a;
+  }
+
+  // Tensor-core launch arguments for cg images whose input vectors (len values each, at v)
+  // get their per-image scales computed here.
+  cd::TcArgs tc_args(int cg, const C* v, std::int64_t len) {
+    cd::TcArgs a;
+    a.nt = n_tiles_for(cg);
+    a.images = cg;
+    a.r2 = s_->r2;
+    a.stream = stream_;
+    scales(v, len, cg);
+    a.inv_scale = inv_scale_.get();
+    return a;
   }
 
   void run_forward_tc(const C* x, C* y) {
@@ -295,29 +290,14 @@ class CudaDft final : public DftEngine<T> {
       const int cmax = cd::tc_max_images();
       for (std::int64_t c0 = 0; c0 < nimg; c0 += cmax) {
         const int cg = static_cast<int>(std::min<std::int64_t>(cmax, nimg - c0));
-        cd::TcArgs a;
-        a.nt = n_tiles_for(cg);
-        a.images = cg;
-        a.r2 = s.r2;
-        a.stream = stream_;
-        scales(x + c0 * n, n, cg);
-        a.inv_scale = inv_scale_.get();
+        cd::TcArgs a = tc_args(cg, x + c0 * n, n);
         uint4* frag = grow(frag_, cd::forward_frag_count(p_, a.nt), "DFT image fragments");
         cd::launch_forward_frags(p_, a.nt, x + c0 * n, cg, scale_.get(), frag, stream_);
         const std::int64_t fbs = cd::tc_forward_block_samples();
         const std::int64_t base = (m + fbs - 1) / fbs;
         const int occ = cd::tc_occupancy(true, p_, a);
-        a.splits = choose_splits(base, occ, s.num_tiles, cg * m * static_cast<std::int64_t>(sizeof(C)));
-        a.per_split = (s.num_tiles + a.splits - 1) / a.splits;
-        a.splits = (s.num_tiles + a.per_split - 1) / a.per_split;
-        if (a.splits == 1) {
-          cd::launch_forward_tc(p_, a, frag, y + c0 * m, m);
-        } else {
-          a.split_stride = cg * m;
-          C* part = grow(part_, a.splits * cg * m, "DFT partial sums");
-          cd::launch_forward_tc(p_, a, frag, part, m);
-          cd::launch_reduce_splits<float>(part, cg * m, a.splits, y + c0 * m, stream_);
-        }
+        set_splits(a, base, occ, s.num_tiles, 1, s.num_tiles, cg * m * static_cast<std::int64_t>(sizeof(C)));
+        launch_split(a, cg * m, y + c0 * m, [&](C* out) { cd::launch_forward_tc(p_, a, frag, out, m); });
       }
     }
   }
@@ -331,28 +311,13 @@ class CudaDft final : public DftEngine<T> {
       const std::int64_t stages = (m + stage - 1) / stage;
       for (std::int64_t c0 = 0; c0 < nimg; c0 += cmax) {
         const int cg = static_cast<int>(std::min<std::int64_t>(cmax, nimg - c0));
-        cd::TcArgs a;
-        a.nt = n_tiles_for(cg);
-        a.images = cg;
-        a.r2 = s.r2;
-        a.stream = stream_;
-        scales(y + c0 * m, m, cg);
-        a.inv_scale = inv_scale_.get();
+        cd::TcArgs a = tc_args(cg, y + c0 * m, m);
         uint4* frag = grow(frag_, cd::adjoint_frag_count(m, a.nt), "DFT sample fragments");
         cd::launch_adjoint_frags(y + c0 * m, m, a.nt, cg, scale_.get(), frag, stream_);
         const std::int64_t base = 2 * s.num_tiles;
         const int occ = cd::tc_occupancy(false, p_, a);
-        a.splits = choose_splits(base, occ, stages, cg * n * static_cast<std::int64_t>(sizeof(C)));
-        a.per_split = (stages + a.splits - 1) / a.splits * stage;
-        a.splits = (m + a.per_split - 1) / a.per_split;
-        if (a.splits == 1) {
-          cd::launch_adjoint_tc(p_, a, frag, x + c0 * n, n);
-        } else {
-          a.split_stride = cg * n;
-          C* part = grow(part_, a.splits * cg * n, "DFT partial sums");
-          cd::launch_adjoint_tc(p_, a, frag, part, n);
-          cd::launch_reduce_splits<float>(part, cg * n, a.splits, x + c0 * n, stream_);
-        }
+        set_splits(a, base, occ, stages, stage, m, cg * n * static_cast<std::int64_t>(sizeof(C)));
+        launch_split(a, cg * n, x + c0 * n, [&](C* out) { cd::launch_adjoint_tc(p_, a, frag, out, n); });
       }
     }
   }

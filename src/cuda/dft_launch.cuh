@@ -10,18 +10,23 @@
 
 namespace fieldft::cuda::dft {
 
-// CUDA-core kernels. ct: images per pass (1: polar form, 2); poly: how many of the 8 voxels of
-// a run take the polynomial instead of the SFU (float only; 0–3, clamped); splits × per_split
-// covers the tiles (forward) or samples (adjoint); out holds image c at c·out_stride, split s
-// at out + s·split_stride.
-struct DirectArgs {
-  int ct = 1;
-  int poly = 0;
+// What every kernel family's launch takes besides its own knobs: the R2* factor on or off;
+// splits × per_split covers the tiles (forward) or samples (adjoint) of the inner sum, split s
+// writing at out + s·split_stride; the stream.
+struct SplitArgs {
   bool r2 = false;
   std::int64_t splits = 1;
   std::int64_t per_split = 0;
   std::int64_t split_stride = 0;
   cudaStream_t stream = nullptr;
+};
+
+// CUDA-core kernels. ct: images per pass (1: polar form, 2); poly: how many of the 8 voxels of
+// a run take the polynomial instead of the SFU (float only; 0–3, clamped); out holds image c at
+// c·out_stride.
+struct DirectArgs : SplitArgs {
+  int ct = 1;
+  int poly = 0;
 };
 
 template <class T>
@@ -41,15 +46,10 @@ int direct_adjoint_block_tiles();
 int direct_adjoint_stage();
 
 // Tensor-core kernels (float). nt: n-tiles of 4 images (1, 2, 4 or 8).
-struct TcArgs {
+struct TcArgs : SplitArgs {
   int nt = 1;
   int images = 1;
-  bool r2 = false;
-  std::int64_t splits = 1;
-  std::int64_t per_split = 0;
-  std::int64_t split_stride = 0;
   const float* inv_scale = nullptr;
-  cudaStream_t stream = nullptr;
 };
 void launch_forward_tc(const Params<float>& p, const TcArgs& a, const uint4* frag, Cplx<float>* out,
                        std::int64_t out_stride);

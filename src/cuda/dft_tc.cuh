@@ -61,6 +61,22 @@ __device__ __forceinline__ void b_pair(Cplx<float> x, bool odd, float* k0, float
   *k1 = odd ? x.re : -x.im;
 }
 
+// hi/lo halves of lane's B pair for element i of src (image c, scaled by scale[c]); zero where
+// valid is false (past the grid or sample range, or an image slot beyond the last image).
+__device__ __forceinline__ void b_halves(const Cplx<float>* __restrict__ src, std::int64_t i, bool valid,
+                                         const float* __restrict__ scale, int c, int g, std::uint32_t* hi,
+                                         std::uint32_t* lo) {
+  Cplx<float> x{0.f, 0.f};
+  if (valid) {
+    x = src[i];
+    x.re *= scale[c];
+    x.im *= scale[c];
+  }
+  float k0, k1;
+  b_pair(x, g & 1, &k0, &k1);
+  split_half2(k0, k1, hi, lo);
+}
+
 // ---- per-image scaling -------------------------------------------------------------------
 
 // bits[c] = max over the vector of max(|Re|, |Im|), as float bits (order-preserving for ≥ 0).
@@ -110,15 +126,7 @@ __global__ void dft_forward_frags(Params<float> p, const Cplx<float>* __restrict
 #pragma unroll
   for (int k = 0; k < 2; ++k) {
     const std::int64_t v = slot_voxel<DIM>(p, o, run * dm::kRun + t4 + 4 * k);
-    Cplx<float> x{0.f, 0.f};
-    if (v >= 0 && c < images) {
-      x = img[c * p.num_voxels + v];
-      x.re *= scale[c];
-      x.im *= scale[c];
-    }
-    float k0, k1;
-    b_pair(x, g & 1, &k0, &k1);
-    split_half2(k0, k1, &hi[k], &lo[k]);
+    b_halves(img, c * p.num_voxels + v, v >= 0 && c < images, scale, c, g, &hi[k], &lo[k]);
   }
   frag[idx] = make_uint4(hi[0], hi[1], lo[0], lo[1]);
 }
@@ -139,15 +147,7 @@ __global__ void dft_adjoint_frags(const Cplx<float>* __restrict__ smp, std::int6
 #pragma unroll
   for (int k = 0; k < 2; ++k) {
     const std::int64_t j = kappa * 8 + t4 + 4 * k;
-    Cplx<float> x{0.f, 0.f};
-    if (j < num_samples && c < images) {
-      x = smp[c * num_samples + j];
-      x.re *= scale[c];
-      x.im *= scale[c];
-    }
-    float k0, k1;
-    b_pair(x, g & 1, &k0, &k1);
-    split_half2(k0, k1, &hi[k], &lo[k]);
+    b_halves(smp, c * num_samples + j, j < num_samples && c < images, scale, c, g, &hi[k], &lo[k]);
   }
   frag[idx] = make_uint4(hi[0], hi[1], lo[0], lo[1]);
 }
@@ -163,6 +163,18 @@ __device__ __forceinline__ void mma_3pass(float (&d)[2][NT][4], const std::uint3
     mma_16816(d[mt][nt], ahi[mt], bf.z, bf.w);
     mma_16816(d[mt][nt], alo[mt], bf.x, bf.y);
   }
+}
+
+// Clears the MMA accumulators d and this thread's column of the double sums `outer`.
+template <int NT>
+__device__ __forceinline__ void zero_accumulators(float (&d)[2][NT][4], double* outer, int tid) {
+  for (int k = 0; k < 2 * NT * 4; ++k) outer[k * kTcBlock + tid] = 0.0;
+#pragma unroll
+  for (int mt = 0; mt < 2; ++mt)
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+      for (int k = 0; k < 4; ++k) d[mt][nt][k] = 0.f;
 }
 
 template <int NT>
@@ -202,17 +214,11 @@ __global__ void __launch_bounds__(kTcBlock)
     uz[s] = v.uz;
     tt[s] = v.t;
   }
-  for (int k = 0; k < 2 * NT * 4; ++k) outer[k * kTcBlock + tid] = 0.0;
   float d[2][NT][4];
-#pragma unroll
-  for (int mt = 0; mt < 2; ++mt)
-#pragma unroll
-    for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-      for (int k = 0; k < 4; ++k) d[mt][nt][k] = 0.f;
+  zero_accumulators<NT>(d, outer, tid);
 
-  const std::int64_t b0 = static_cast<std::int64_t>(blockIdx.y) * tiles_per_split;
-  const std::int64_t b1 = b0 + tiles_per_split < p.num_tiles ? b0 + tiles_per_split : p.num_tiles;
+  std::int64_t b0, b1;
+  split_tiles(p, tiles_per_split, &b0, &b1);
   for (std::int64_t b = b0; b < b1; ++b) {
     std::int64_t o[3];
     double cs[3];
@@ -331,14 +337,8 @@ __global__ void __launch_bounds__(kTcBlock)
     gyv[rho] = (kR2 && in) ? p.gy[vox[rho]] : 0.f;
     gzv[rho] = (kR2 && in && DIM == 3) ? p.gz[vox[rho]] : 0.f;
   }
-  for (int k = 0; k < 2 * NT * 4; ++k) outer[k * kTcBlock + tid] = 0.0;
   float d[2][NT][4];
-#pragma unroll
-  for (int mt = 0; mt < 2; ++mt)
-#pragma unroll
-    for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-      for (int k = 0; k < 4; ++k) d[mt][nt][k] = 0.f;
+  zero_accumulators<NT>(d, outer, tid);
 
   const std::int64_t j0 = static_cast<std::int64_t>(blockIdx.y) * samples_per_split;
   const std::int64_t j1 =

@@ -32,6 +32,36 @@ FIELDFT_DFT_INLINE T r2_factor(T ux, T uy, T uz, T gx, T gy, T gz, T t) {
   return b;
 }
 
+// Adds v_c·e^{∓iθ} over N lanes for each image c (value v_c = vals[c·stride]) to the image's
+// accumulators are/aim + c·N, given cos θ and sin θ per lane: e^{−iθ} (forward) when kConj,
+// e^{+iθ} (adjoint) otherwise. Images with v_c = 0 are skipped.
+template <bool kConj, int N, class T>
+FIELDFT_DFT_INLINE void accumulate_images(const std::complex<T>* vals, std::int64_t stride, std::int64_t nimg,
+                                          const T* __restrict ec, const T* __restrict es, T* are, T* aim) {
+  for (std::int64_t c = 0; c < nimg; ++c) {
+    const std::complex<T> val = vals[c * stride];
+    const T vr = val.real(), vi = val.imag();
+    if (vr == T(0) && vi == T(0)) continue;
+    T* __restrict ar = are + c * N;
+    T* __restrict ai = aim + c * N;
+    if constexpr (kConj) {
+      // v e^{−iθ} = (vr cos θ + vi sin θ) + i (vi cos θ − vr sin θ)
+#pragma omp simd
+      for (int l = 0; l < N; ++l) {
+        ar[l] += vr * ec[l] + vi * es[l];
+        ai[l] += vi * ec[l] - vr * es[l];
+      }
+    } else {
+      // v e^{iθ} = (vr cos θ − vi sin θ) + i (vi cos θ + vr sin θ)
+#pragma omp simd
+      for (int l = 0; l < N; ++l) {
+        ar[l] += vr * ec[l] - vi * es[l];
+        ai[l] += vi * ec[l] + vr * es[l];
+      }
+    }
+  }
+}
+
 template <class T, bool kR2, bool k3D>
 FIELDFT_DFT_INLINE void forward_lanes(const CpuView<T>& v, const T* amp, const T* arg,
                                       const std::complex<T>* img, std::complex<T>* out,
@@ -103,19 +133,7 @@ FIELDFT_DFT_INLINE void forward_lanes(const CpuView<T>& v, const T* amp, const T
           ec[s] = cs;
           es[s] = sn;
         }
-        // m e^{−iθ} = (mr cos θ + mi sin θ) + i (mi cos θ − mr sin θ)
-        for (std::int64_t c = 0; c < nimg; ++c) {
-          const std::complex<T> m = img[c * v.num_voxels + vi];
-          const T mr = m.real(), mi = m.imag();
-          if (mr == T(0) && mi == T(0)) continue;
-          T* __restrict ar = are + c * S;
-          T* __restrict ai = aim + c * S;
-#pragma omp simd
-          for (int s = 0; s < S; ++s) {
-            ar[s] += mr * ec[s] + mi * es[s];
-            ai[s] += mi * ec[s] - mr * es[s];
-          }
-        }
+        accumulate_images<true, S>(img + vi, v.num_voxels, nimg, ec, es, are, aim);
       }
     }
 #pragma omp simd
@@ -198,19 +216,7 @@ FIELDFT_DFT_INLINE void adjoint_tile(const CpuView<T>& v, const T* amp, const T*
         ec[e] = cs;
         es[e] = sn;
       }
-      // s e^{iθ} = (sr cos θ − si sin θ) + i (si cos θ + sr sin θ)
-      for (std::int64_t c = 0; c < nimg; ++c) {
-        const std::complex<T> sv = smp[c * v.num_samples + j];
-        const T sr = sv.real(), si = sv.imag();
-        if (sr == T(0) && si == T(0)) continue;
-        T* __restrict ar = are + c * V;
-        T* __restrict ai = aim + c * V;
-#pragma omp simd
-        for (int e = 0; e < V; ++e) {
-          ar[e] += sr * ec[e] - si * es[e];
-          ai[e] += si * ec[e] + sr * es[e];
-        }
-      }
+      accumulate_images<false, V>(smp + j, v.num_samples, nimg, ec, es, are, aim);
     }
   }
   flush();

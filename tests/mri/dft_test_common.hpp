@@ -1,33 +1,15 @@
-// Common pieces of the field-corrected DFT battery. Compiled once per backend: the build
-// defines FIELDFT_TEST_BACKEND to the fieldft::Backend value under test (fieldft_test_mri_cpu:
-// kCpu, fieldft_test_mri_gpu: kCuda).
+// Common pieces of the field-corrected DFT battery, compiled once per backend
+// (support/battery.hpp: fieldft_test_mri_cpu runs kCpu, fieldft_test_mri_gpu kCuda).
 #pragma once
 
-#include <gtest/gtest.h>
-
-#include <algorithm>
-#include <cmath>
-#include <complex>
-#include <cstdint>
 #include <memory>
 #include <numbers>
-#include <span>
-#include <vector>
 
 #include "fieldft/config.hpp"
 #include "fieldft/mri/dft.hpp"
-#include "fieldft/reference.hpp"
-#include "support/gtest_helpers.hpp"
-#include "support/measures.hpp"
-#include "support/random_data.hpp"
-
-#ifndef FIELDFT_TEST_BACKEND
-#error "FIELDFT_TEST_BACKEND must be defined to the fieldft::Backend value under test"
-#endif
+#include "support/battery.hpp"
 
 namespace fieldft::test {
-
-inline constexpr Backend kBackend = static_cast<Backend>(FIELDFT_TEST_BACKEND);
 
 inline mri::DftOptions dft_options(std::int64_t images = 1) {
   mri::DftOptions o;
@@ -123,36 +105,17 @@ std::unique_ptr<mri::Dft<T>> make_dft(const DftProblem<T>& p, std::int64_t image
 }
 
 // The oracle at a subset of outputs: the forward at the samples `which` (all voxels), or the
-// adjoint at the voxels `which` (all samples). Each output depends only on its own sample's
-// (k, t) or voxel's (r, Δω), so the oracle runs on the selected coordinates only.
+// adjoint at the voxels `which` (all samples).
 template <class T>
 std::vector<cdouble> oracle_forward_at(const DftProblem<T>& p, std::span<const cdouble> image,
                                        std::span<const std::int64_t> which) {
-  reference::Points k;
-  k.dim = p.dim;
-  std::vector<double> t;
-  for (auto j : which) {
-    k.x.push_back(p.ksp.x[j]);
-    k.y.push_back(p.ksp.y[j]);
-    if (p.dim == 3) k.z.push_back(p.ksp.z[j]);
-    t.push_back(p.times_d[j]);
-  }
-  return reference::field_dft_forward(k, p.pos, p.field_d, t, image);
+  return reference::field_dft_forward_at(p.ksp, p.pos, p.field_d, p.times_d, image, which);
 }
 
 template <class T>
 std::vector<cdouble> oracle_adjoint_at(const DftProblem<T>& p, std::span<const cdouble> samples,
                                        std::span<const std::int64_t> which) {
-  reference::Points r;
-  r.dim = p.dim;
-  std::vector<double> f;
-  for (auto v : which) {
-    r.x.push_back(p.pos.x[v]);
-    r.y.push_back(p.pos.y[v]);
-    if (p.dim == 3) r.z.push_back(p.pos.z[v]);
-    f.push_back(p.field_d[v]);
-  }
-  return reference::field_dft_adjoint(p.ksp, r, f, p.times_d, samples);
+  return reference::field_dft_adjoint_at(p.ksp, p.pos, p.field_d, p.times_d, samples, which);
 }
 
 inline std::vector<std::int64_t> all_indices(std::int64_t n) {

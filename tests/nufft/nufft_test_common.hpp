@@ -1,32 +1,14 @@
-// Common pieces of the NUFFT battery. The battery is compiled once per backend: the build
-// defines FIELDFT_TEST_BACKEND to the value of fieldft::Backend under test (fieldft_test_nufft_cpu:
-// kCpu, fieldft_test_nufft_gpu: kCuda), and every test body reads kBackend.
+// Common pieces of the NUFFT battery, compiled once per backend (support/battery.hpp:
+// fieldft_test_nufft_cpu runs kCpu, fieldft_test_nufft_gpu kCuda).
 #pragma once
 
-#include <gtest/gtest.h>
-
-#include <algorithm>
-#include <cmath>
-#include <complex>
-#include <cstdint>
 #include <limits>
-#include <span>
-#include <vector>
 
 #include "accuracy_sweep.hpp"
 #include "fieldft/nufft.hpp"
-#include "fieldft/reference.hpp"
-#include "support/gtest_helpers.hpp"
-#include "support/measures.hpp"
-#include "support/random_data.hpp"
-
-#ifndef FIELDFT_TEST_BACKEND
-#error "FIELDFT_TEST_BACKEND must be defined to the fieldft::Backend value under test"
-#endif
+#include "support/battery.hpp"
 
 namespace fieldft::test {
-
-inline constexpr Backend kBackend = static_cast<Backend>(FIELDFT_TEST_BACKEND);
 
 // The methods a test loops over: the CPU backend has one strategy; CUDA has three, and the
 // battery must hold for each of them.
