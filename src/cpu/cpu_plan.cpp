@@ -68,7 +68,9 @@ class CpuPlan final : public PlanImpl<T> {
     // dimension is at least 2w so that few points straddle two slabs.
     const int w = info.kernel_width, slow = info.dim - 1;
     std::array<int, 3> bins{info.dim == 3 ? 16 : 32, 4, 1};
-    const int slab_default = info.dim == 1 ? std::max(256, 2 * w) : std::max(16, 2 * w);
+    // 3D: slabs one kernel width thick, so that two threads get enough slabs to balance
+    // (measured 393 -> 270 ms for 3D type 1 at w = 7 going from 16 to 7 planes).
+    const int slab_default = info.dim == 1 ? std::max(256, 2 * w) : (info.dim == 2 ? std::max(16, 2 * w) : w);
     bins[slow] = slab_default;
     for (int d = 0; d < info.dim; ++d)
       if (opt.bin_size[d] > 0) bins[d] = opt.bin_size[d];
@@ -105,19 +107,32 @@ class CpuPlan final : public PlanImpl<T> {
       return;
     }
     SpreadArgs<T> args{&grid_, &pts_, horner_x_.data(), horner_yz_.data(), 0, m, nthreads_};
+    // Strengths travel in sorted order: the random accesses through the permutation happen in
+    // one streaming gather/scatter loop instead of in the middle of the kernel work (measured
+    // 1.06-2x faster execute, bench/cpu_finufft).
+    sorted_.resize(static_cast<std::size_t>(info.max_batch * m));
+    const std::int64_t* perm = pts_.perm.data();
     for (std::int64_t b0 = 0; b0 < info.ntransf; b0 += info.max_batch) {
       const std::int64_t nb = std::min<std::int64_t>(info.max_batch, info.ntransf - b0);
       args.nbatch = nb;
       const FftwPlan<T>& fft = fft_plan(sign, nb);
       if (type == 1) {
-        dispatch_dim([&]<int D>() { spread<T, D>(args, in + b0 * m, fine_.get()); });
+        const Complex* c = in + b0 * m;
+#pragma omp parallel for collapse(2) num_threads(nthreads_) schedule(static)
+        for (std::int64_t t = 0; t < nb; ++t)
+          for (std::int64_t j = 0; j < m; ++j) sorted_[t * m + j] = c[t * m + perm[j]];
+        dispatch_dim([&]<int D>() { spread<T, D>(args, sorted_.data(), fine_.get()); });
         fft.execute();
         copy_modes(nb, out + b0 * n, /*to_modes=*/true);
       } else {
         std::fill(fine_.get(), fine_.get() + nb * nft, Complex(0));
         copy_modes(nb, const_cast<Complex*>(in + b0 * n), /*to_modes=*/false);
         fft.execute();
-        dispatch_dim([&]<int D>() { interp<T, D>(args, fine_.get(), out + b0 * m); });
+        dispatch_dim([&]<int D>() { interp<T, D>(args, fine_.get(), sorted_.data()); });
+        Complex* c = out + b0 * m;
+#pragma omp parallel for collapse(2) num_threads(nthreads_) schedule(static)
+        for (std::int64_t t = 0; t < nb; ++t)
+          for (std::int64_t j = 0; j < m; ++j) c[t * m + perm[j]] = sorted_[t * m + j];
       }
     }
   }
@@ -172,6 +187,7 @@ class CpuPlan final : public PlanImpl<T> {
   FftwBuffer<T> fine_;
   std::array<std::vector<T>, 3> deconv_;
   std::vector<T> horner_x_, horner_yz_;
+  std::vector<Complex> sorted_;  // strengths or results of one batch in sorted point order
   std::map<std::pair<int, std::int64_t>, std::unique_ptr<FftwPlan<T>>> ffts_;
 };
 

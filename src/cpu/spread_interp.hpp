@@ -24,6 +24,8 @@ struct SpreadArgs {
   int nthreads;
 };
 
+// Strengths c and results are in the plan's sorted point order (the caller gathers and scatters
+// with the permutation), so these loops stream through them.
 // grid[t] (nbatch fine grids, each grid->size() values) = Σ_j c[t][j] ψ(l − u_j). Overwrites grid.
 // Race-free: each thread owns whole slabs of the slowest dimension and writes only there.
 template <class T, int D>

@@ -178,7 +178,7 @@ void spread_w(const SpreadArgs<T>& a, const std::complex<T>* c, std::complex<T>*
           const SlabOverlap ov = slab_overlap<W>(i0s, lo, hi, nfs);
           if (ov.n == 0) continue;
           load_point(a, j, pk);
-          spread_point(a, pk, ov, i0s, c, p.perm[j], grid);
+          spread_point(a, pk, ov, i0s, c, j, grid);
         }
       }
     }
@@ -197,7 +197,7 @@ void interp_w(const SpreadArgs<T>& a, const std::complex<T>* grid, std::complex<
 #pragma omp for schedule(static, 1024)
     for (std::int64_t j = 0; j < p.m; ++j) {
       load_point(a, j, pk);
-      const std::int64_t dst = p.perm[j];
+      const std::int64_t dst = j;
       const bool xin = x_inside<W>(pk.i0[0], nfx);
       for (std::int64_t t = 0; t < a.nbatch; ++t) {
         const std::complex<T>* gt = grid + t * nft;
