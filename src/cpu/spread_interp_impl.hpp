@@ -199,6 +199,12 @@ void interp_w(const SpreadArgs<T>& a, const std::complex<T>* grid, std::complex<
       load_point(a, j, pk);
       const std::int64_t dst = j;
       const bool xin = x_inside<W>(pk.i0[0], nfx);
+      // Wrapped row and plane offsets once per point, not once per row of the footprint.
+      std::int64_t row_off[W], plane_off[W];
+      if constexpr (D >= 2)
+        for (int k = 0; k < W; ++k) row_off[k] = detail::wrap_index(pk.i0[1] + k, nfy) * nfx;
+      if constexpr (D == 3)
+        for (int k = 0; k < W; ++k) plane_off[k] = detail::wrap_index(pk.i0[2] + k, g.nf[2]) * nfy * nfx;
       for (std::int64_t t = 0; t < a.nbatch; ++t) {
         const std::complex<T>* gt = grid + t * nft;
         alignas(64) T acc[kX] = {};
@@ -206,14 +212,13 @@ void interp_w(const SpreadArgs<T>& a, const std::complex<T>* grid, std::complex<
           accumulate_row<T, W>(gt, nfx, pk.i0[0], xin, T(1), acc);
         } else if constexpr (D == 2) {
           for (int ky = 0; ky < W; ++ky)
-            accumulate_row<T, W>(gt + detail::wrap_index(pk.i0[1] + ky, nfy) * nfx, nfx, pk.i0[0], xin, pk.yz[0][ky], acc);
+            accumulate_row<T, W>(gt + row_off[ky], nfx, pk.i0[0], xin, pk.yz[0][ky], acc);
         } else {
-          const std::int64_t nfz = g.nf[2];
           for (int kz = 0; kz < W; ++kz) {
-            const std::complex<T>* pl = gt + detail::wrap_index(pk.i0[2] + kz, nfz) * nfy * nfx;
+            const std::complex<T>* pl = gt + plane_off[kz];
+            const T wz = pk.yz[1][kz];
             for (int ky = 0; ky < W; ++ky)
-              accumulate_row<T, W>(pl + detail::wrap_index(pk.i0[1] + ky, nfy) * nfx, nfx, pk.i0[0], xin,
-                                   pk.yz[1][kz] * pk.yz[0][ky], acc);
+              accumulate_row<T, W>(pl + row_off[ky], nfx, pk.i0[0], xin, wz * pk.yz[0][ky], acc);
           }
         }
         T re = 0, im = 0;
