@@ -21,3 +21,15 @@ function(fieldft_find_cli11)
     target_include_directories(CLI11::CLI11 INTERFACE ${FIELDFT_CLI11_INCLUDE_DIR})
   endif()
 endfunction()
+
+# Explicit instantiation in small translation units, one per precision and dimension: generates
+# <stem>_<T>_<D>d.<ext> from `template` (which uses @T@ and @D@) and adds it to `target`.
+function(fieldft_add_instantiations target template stem ext)
+  foreach(T float double)
+    foreach(D 1 2 3)
+      set(_out ${CMAKE_CURRENT_BINARY_DIR}/${stem}_${T}_${D}d.${ext})
+      configure_file(${template} ${_out} @ONLY)
+      target_sources(${target} PRIVATE ${_out})
+    endforeach()
+  endforeach()
+endfunction()

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/dispatch.hpp"
 #include "cpu/spread_interp.hpp"
 #include "fieldft/detail/fold.hpp"
 #include "fieldft/detail/kernel.hpp"
@@ -233,31 +234,16 @@ void interp_w(const SpreadArgs<T>& a, const std::complex<T>* grid, std::complex<
   }
 }
 
-// Calls f.template operator()<W>() for the runtime width w.
-template <class F>
-void dispatch_width(int w, F&& f) {
-  switch (w) {
-#define FIELDFT_WIDTH_CASE(W) \
-  case W: f.template operator()<W>(); break;
-    FIELDFT_WIDTH_CASE(2) FIELDFT_WIDTH_CASE(3) FIELDFT_WIDTH_CASE(4) FIELDFT_WIDTH_CASE(5)
-    FIELDFT_WIDTH_CASE(6) FIELDFT_WIDTH_CASE(7) FIELDFT_WIDTH_CASE(8) FIELDFT_WIDTH_CASE(9)
-    FIELDFT_WIDTH_CASE(10) FIELDFT_WIDTH_CASE(11) FIELDFT_WIDTH_CASE(12) FIELDFT_WIDTH_CASE(13)
-    FIELDFT_WIDTH_CASE(14) FIELDFT_WIDTH_CASE(15) FIELDFT_WIDTH_CASE(16)
-#undef FIELDFT_WIDTH_CASE
-    default: break;
-  }
-}
-
 }  // namespace impl
 
 template <class T, int D>
 void spread(const SpreadArgs<T>& a, const std::complex<T>* c, std::complex<T>* grid) {
-  impl::dispatch_width(a.grid->width, [&]<int W>() { impl::spread_w<T, W, D>(a, c, grid); });
+  core::dispatch_width(a.grid->width, [&]<int W>() { impl::spread_w<T, W, D>(a, c, grid); });
 }
 
 template <class T, int D>
 void interp(const SpreadArgs<T>& a, const std::complex<T>* grid, std::complex<T>* c) {
-  impl::dispatch_width(a.grid->width, [&]<int W>() { impl::interp_w<T, W, D>(a, grid, c); });
+  core::dispatch_width(a.grid->width, [&]<int W>() { impl::interp_w<T, W, D>(a, grid, c); });
 }
 
 }  // namespace fieldft::cpu

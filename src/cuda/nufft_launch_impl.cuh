@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "core/dispatch.hpp"
 #include "cuda/cuda_check.cuh"
 #include "cuda/nufft_launch.hpp"
 
@@ -14,19 +15,6 @@ inline unsigned grid_for(std::int64_t n, int threads = kThreads) {
   return static_cast<unsigned>(std::max<std::int64_t>(1, std::min<std::int64_t>((n + threads - 1) / threads, 1 << 20)));
 }
 
-template <class F>
-void dispatch_width(int w, F&& f) {
-  switch (w) {
-#define FIELDFT_WIDTH_CASE(W) \
-  case W: f.template operator()<W>(); break;
-    FIELDFT_WIDTH_CASE(2) FIELDFT_WIDTH_CASE(3) FIELDFT_WIDTH_CASE(4) FIELDFT_WIDTH_CASE(5)
-    FIELDFT_WIDTH_CASE(6) FIELDFT_WIDTH_CASE(7) FIELDFT_WIDTH_CASE(8) FIELDFT_WIDTH_CASE(9)
-    FIELDFT_WIDTH_CASE(10) FIELDFT_WIDTH_CASE(11) FIELDFT_WIDTH_CASE(12) FIELDFT_WIDTH_CASE(13)
-    FIELDFT_WIDTH_CASE(14) FIELDFT_WIDTH_CASE(15) FIELDFT_WIDTH_CASE(16)
-#undef FIELDFT_WIDTH_CASE
-    default: throw Error(ErrorCode::kInternal, "kernel width outside 2..16");
-  }
-}
 
 template <class T, int D>
 void Launch<T, D>::count_bins(cudaStream_t s, std::int64_t m, const T* const* x, const DevGrid& g, int* bin_count,
@@ -48,7 +36,7 @@ template <class T, int D>
 void Launch<T, D>::spread_nupts(cudaStream_t s, const DevPoints<T>& p, const DevGrid& g, int width, const T* horner,
                                 int degree, const Cplx<T>* c, std::int64_t c_stride, Cplx<T>* grid, int nbatch) {
   if (p.m == 0) return;
-  dispatch_width(width, [&]<int W>() {
+  core::dispatch_width(width, [&]<int W>() {
     fieldft::cuda::spread_nupts<T, D, W>
         <<<grid_for(p.m, 128), 128, 0, s>>>(p, g, horner, degree, c, c_stride, grid, nbatch);
   });
@@ -61,7 +49,7 @@ void Launch<T, D>::spread_subproblem(cudaStream_t s, const DevPoints<T>& p, cons
                                      Cplx<T>* grid, int nbatch, const Subproblems& sp, int nsub) {
   if (nsub == 0) return;
   const std::size_t smem = subproblem_tile_bytes<T>(D, g.bin, width);
-  dispatch_width(width, [&]<int W>() {
+  core::dispatch_width(width, [&]<int W>() {
     auto kernel = fieldft::cuda::spread_subproblem<T, D, W>;
     FIELDFT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
     kernel<<<nsub, kThreads, smem, s>>>(p, g, horner, degree, c, c_stride, grid, nbatch, sp);
@@ -75,7 +63,7 @@ void Launch<T, D>::spread_output(cudaStream_t s, const DevPoints<T>& p, const De
                                  const OutputDriven<T>& od) {
   const std::int64_t nbins = std::int64_t(g.nbins[0]) * g.nbins[1] * g.nbins[2];
   const std::size_t smem = output_batch_bytes<T>(D, width, od.batch);
-  dispatch_width(width, [&]<int W>() {
+  core::dispatch_width(width, [&]<int W>() {
     auto kernel = fieldft::cuda::spread_output<T, D, W>;
     FIELDFT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
     kernel<<<static_cast<unsigned>(nbins), kThreads, smem, s>>>(p, g, horner, degree, c, c_stride, grid, nbatch, od);
@@ -87,7 +75,7 @@ template <class T, int D>
 void Launch<T, D>::interp_nupts(cudaStream_t s, const DevPoints<T>& p, const DevGrid& g, int width, const T* horner,
                                 int degree, const Cplx<T>* grid, Cplx<T>* c, std::int64_t c_stride, int nbatch) {
   if (p.m == 0) return;
-  dispatch_width(width, [&]<int W>() {
+  core::dispatch_width(width, [&]<int W>() {
     fieldft::cuda::interp_nupts<T, D, W>
         <<<grid_for(p.m, 128), 128, 0, s>>>(p, g, horner, degree, grid, c, c_stride, nbatch);
   });
