@@ -9,9 +9,7 @@
 #if FIELDFT_HAVE_CUDA
 #include "cuda/cuda_plan.hpp"
 #endif
-#include "fieldft/config.hpp"
 #include "fieldft/nufft.hpp"
-#include "fieldft/runtime.hpp"
 
 namespace fieldft::nufft {
 
@@ -41,26 +39,35 @@ Plan<T>::Plan(Plan&&) noexcept = default;
 template <class T>
 Plan<T>& Plan<T>::operator=(Plan&&) noexcept = default;
 
+namespace {
+// The backend of a plan, or kInvalidState for a plan that was moved from.
+template <class T>
+detail::PlanImpl<T>& backend_of(const std::unique_ptr<detail::PlanImpl<T>>& impl) {
+  require(impl != nullptr, ErrorCode::kInvalidState, "this plan was moved from and has no backend");
+  return *impl;
+}
+}  // namespace
+
 template <class T>
 void Plan<T>::set_points(std::int64_t m, const T* x, const T* y, const T* z) {
-  impl_->set_points(m, x, y, z);  // validates (on the device where the points are)
+  backend_of(impl_).set_points(m, x, y, z);  // validates (on the device where the points are)
 }
 
 template <class T>
 void Plan<T>::execute(const Complex* in, Complex* out) {
-  require(impl_->has_points(), ErrorCode::kInvalidState, "execute called before set_points");
+  require(backend_of(impl_).has_points(), ErrorCode::kInvalidState, "execute called before set_points");
   impl_->execute(in, out, false);
 }
 
 template <class T>
 void Plan<T>::execute_adjoint(const Complex* in, Complex* out) {
-  require(impl_->has_points(), ErrorCode::kInvalidState, "execute_adjoint called before set_points");
+  require(backend_of(impl_).has_points(), ErrorCode::kInvalidState, "execute_adjoint called before set_points");
   impl_->execute(in, out, true);
 }
 
 template <class T>
 const PlanInfo& Plan<T>::info() const {
-  return impl_->info();
+  return backend_of(impl_).info();
 }
 
 template class Plan<float>;

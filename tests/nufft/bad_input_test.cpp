@@ -117,6 +117,18 @@ TYPED_TEST(NufftBadInput, ExecuteBeforeSetPoints) {
   }
 }
 
+// A plan that was moved from has no backend: every call says so instead of crashing.
+TYPED_TEST(NufftBadInput, MovedFromPlan) {
+  using T = TypeParam;
+  Plan<T> plan(1, test_modes(2), 1, 1, working_eps<T>(), options_for());
+  Plan<T> other(std::move(plan));
+  std::vector<std::complex<T>> buf(other.info().num_modes());
+  std::vector<T> x(4, T(0.5));
+  EXPECT_TRUE(throws_error([&] { plan.set_points(4, x.data(), x.data()); }, ErrorCode::kInvalidState, {"moved"}));
+  EXPECT_TRUE(throws_error([&] { plan.execute(buf.data(), buf.data()); }, ErrorCode::kInvalidState, {"moved"}));
+  EXPECT_TRUE(throws_error([&] { (void)plan.info(); }, ErrorCode::kInvalidState, {"moved"}));
+}
+
 TYPED_TEST(NufftBadInput, InvalidType) {
   using T = TypeParam;
   for (int type : {0, 4, -1})
