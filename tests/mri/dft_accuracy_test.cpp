@@ -62,6 +62,9 @@ TYPED_TEST(DftAccuracy, StrongSmoothFieldLongReadout) {
   // spatial phases to 2π·40 cycles, i.e. totals of ~560 rad.
   check_against_oracle(make_dft_problem<TypeParam>({32, 32, 16}, 2000, 15, 500.0, 0.1, FieldKind::kSmooth),
                        105, "3D 32x32x16 strong field");
+  // Up to 4 kHz, readouts to 100 ms: field phases to 400 cycles (2500 rad).
+  check_against_oracle(make_dft_problem<TypeParam>({32, 32, 16}, 2000, 16, 4000.0, 0.1, FieldKind::kSmooth),
+                       106, "3D 32x32x16 field phases of thousands of radians");
 }
 
 TYPED_TEST(DftAccuracy, Adjointness) {
