@@ -50,7 +50,22 @@ detail::PlanImpl<T>& backend_of(const std::unique_ptr<detail::PlanImpl<T>>& impl
 
 template <class T>
 void Plan<T>::set_points(std::int64_t m, const T* x, const T* y, const T* z) {
-  backend_of(impl_).set_points(m, x, y, z);  // validates (on the device where the points are)
+  require(backend_of(impl_).info().type != 3, ErrorCode::kInvalidArgument,
+          "set_points(m, x, y, z) is for type 1 and 2 plans; a type 3 plan needs its targets too: "
+          "set_points(m, x, y, z, nk, s, t, u)");
+  impl_->set_points(m, x, y, z);  // validates (on the device where the points are)
+}
+
+template <class T>
+void Plan<T>::set_points(std::int64_t m, const T* x, const T* y, const T* z, std::int64_t nk, const T* s,
+                         const T* t, const T* u) {
+  const int type = backend_of(impl_).info().type;
+  require(type == 3, ErrorCode::kInvalidArgument,
+          "set_points with targets (nk, s, t, u) is for type 3 plans; this plan is type " + std::to_string(type) +
+              ": use set_points(m, x, y, z)");
+  const T* src[3] = {x, y, z};
+  const T* tgt[3] = {s, t, u};
+  impl_->set_points_type3(m, src, nk, tgt);
 }
 
 template <class T>

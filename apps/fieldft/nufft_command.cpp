@@ -17,6 +17,7 @@ struct NufftArgs {
   int dim = 0;  // 0: the number of --modes entries
   std::vector<std::int64_t> modes;
   std::int64_t points = 0;
+  std::int64_t targets = -1;  // type 3; -1: as many as --points
   std::int64_t ntransf = 1;
   int isign = 1;
   int modeord = 0;
@@ -41,6 +42,8 @@ int run_nufft(const NufftArgs& a) {
   using Complex = std::complex<T>;
   int dim = 0;
   const std::vector<std::int64_t> modes = resolve_modes(a, dim);
+  if (a.targets >= 0 && a.type != 3)
+    throw UsageError("--targets is for --type 3 (types 1 and 2 have modes, set by --modes)");
   nufft::Options opts = plan_options(a.common);
   opts.modeord = a.modeord;
 
@@ -50,33 +53,43 @@ int run_nufft(const NufftArgs& a) {
     plan.emplace(a.type, std::span<const std::int64_t>(modes), a.isign, a.ntransf, a.common.eps,
                  opts);
   });
-  if (a.type != 1 && a.type != 2)
-    throw Error(ErrorCode::kNotImplemented,
-                "fieldft nufft: type " + std::to_string(a.type) +
-                    " plans are not supported by this command yet (it generates points for "
-                    "types 1 and 2 only)");
-
+  const bool type3 = a.type == 3;
   const std::int64_t m = a.points;
+  const std::int64_t nk = type3 ? (a.targets >= 0 ? a.targets : m) : 0;
   const std::int64_t n = plan->info().num_modes();
-  const std::int64_t in_per = a.type == 1 ? m : n;
-  const std::int64_t out_per = a.type == 1 ? n : m;
+  const std::int64_t in_per = a.type == 2 ? n : m;
+  const std::int64_t out_per = a.type == 1 ? n : (type3 ? nk : m);
   require(a.ntransf <= std::numeric_limits<std::int64_t>::max() /
                            std::max({in_per, out_per, std::int64_t{1}}),
-          ErrorCode::kTooLarge, "--ntransf x --points (or x modes) overflows 64-bit indexing");
+          ErrorCode::kTooLarge, "--ntransf x --points (or x modes, x targets) overflows 64-bit indexing");
 
   Random rng(a.common.seed);
   constexpr double kPi = std::numbers::pi;
   const std::vector<T> x = rng.uniform<T>(m, -kPi, kPi);
   const std::vector<T> y = dim >= 2 ? rng.uniform<T>(m, -kPi, kPi) : std::vector<T>{};
   const std::vector<T> z = dim >= 3 ? rng.uniform<T>(m, -kPi, kPi) : std::vector<T>{};
+  // Type 3 targets fill the box of a type 1 plan's modes, [-N_d/2, N_d/2): the same
+  // space-bandwidth product as that type 1 transform, at non-integer frequencies.
+  std::vector<T> tgt[3];
+  for (int d = 0; d < dim && type3; ++d) {
+    const double half = 0.5 * static_cast<double>(modes[static_cast<std::size_t>(d)]);
+    tgt[d] = rng.uniform<T>(nk, -half, half);
+  }
   const std::vector<Complex> in = rng.strengths<T>(a.ntransf * in_per);
   std::vector<Complex> out(static_cast<std::size_t>(a.ntransf * out_per));
+  auto set_points = [&] {
+    const T* py = dim >= 2 ? y.data() : nullptr;
+    const T* pz = dim >= 3 ? z.data() : nullptr;
+    if (type3)
+      plan->set_points(m, x.data(), py, pz, nk, tgt[0].data(), dim >= 2 ? tgt[1].data() : nullptr,
+                       dim >= 3 ? tgt[2].data() : nullptr);
+    else
+      plan->set_points(m, x.data(), py, pz);
+  };
 
   Timing setpts, exec;
   for (int r = 0; r < a.common.repeat; ++r) {
-    setpts.add(time_ms([&] {
-      plan->set_points(m, x.data(), dim >= 2 ? y.data() : nullptr, dim >= 3 ? z.data() : nullptr);
-    }));
+    setpts.add(time_ms(set_points));
     exec.add(time_ms([&] { plan->execute(in.data(), out.data()); }));
   }
 
@@ -92,8 +105,19 @@ int run_nufft(const NufftArgs& a) {
       const std::span<const Complex> in_t(in.data() + t * in_per, static_cast<std::size_t>(in_per));
       const std::span<const Complex> out_t(out.data() + t * out_per,
                                            static_cast<std::size_t>(out_per));
-      rel_error = std::max(*rel_error, subset_error<T>(a.type, pts, in_t, out_t, modes,
-                                                       plan->info().isign, a.modeord, which));
+      if (type3) {
+        // The exact sums at the checked targets only.
+        reference::Points at;
+        at.dim = dim;
+        std::vector<double>* axes[3] = {&at.x, &at.y, &at.z};
+        for (int d = 0; d < dim; ++d)
+          for (auto k : which) axes[d]->push_back(static_cast<double>(tgt[d][static_cast<std::size_t>(k)]));
+        const auto exact = reference::nufft_type3(pts, to_cdouble(in_t), at, plan->info().isign);
+        rel_error = std::max(*rel_error, reference::rel_l2_error<std::complex<double>>(gather(out_t, which), exact));
+      } else {
+        rel_error = std::max(*rel_error, subset_error<T>(a.type, pts, in_t, out_t, modes,
+                                                         plan->info().isign, a.modeord, which));
+      }
     }
   }
 
@@ -105,6 +129,7 @@ int run_nufft(const NufftArgs& a) {
     j["command"] = "nufft";
     j["prec"] = a.common.prec;
     add_plan_info(j, info);
+    if (type3) j["num_targets"] = nk;
     j["plan_ms"] = plan_ms;
     j["setpts_ms"] = setpts.min_ms;
     j["exec_ms"] = exec.min_ms;
@@ -121,9 +146,13 @@ int run_nufft(const NufftArgs& a) {
     return kExitOk;
   }
 
+  std::string target_box;
+  for (int d = 0; d < dim; ++d) target_box += (d ? "x" : "") + std::to_string(modes[static_cast<std::size_t>(d)]);
   std::cout << std::setprecision(4);
-  std::cout << "nufft type " << info.type << ", " << dim << "D, modes "
-            << format_sizes(info.modes, dim) << ", M = " << m << " points, ntransf " << info.ntransf
+  std::cout << "nufft type " << info.type << ", " << dim << "D, "
+            << (type3 ? "targets in [-N/2, N/2) for N = " + target_box : "modes " + format_sizes(info.modes, dim))
+            << ", M = " << m << " points" << (type3 ? ", nk = " + std::to_string(nk) + " targets" : "")
+            << ", ntransf " << info.ntransf
             << ", isign " << info.isign << ", " << (a.common.prec == "f" ? "float" : "double")
             << ", eps " << info.eps << "\n"
             << "plan:       " << describe_plan(info) << "\n"
@@ -143,22 +172,27 @@ Subcommand add_nufft_command(CLI::App& parent) {
   CLI::App* app = parent.add_subcommand(
       "nufft",
       "Run a NUFFT on uniformly random points in [-pi,pi)^dim and random inputs (real and "
-      "imaginary parts uniform in [-1,1]); report its time and, with --check, its accuracy");
+      "imaginary parts uniform in [-1,1]); report its time and, with --check, its accuracy. "
+      "Type 3 draws its targets uniformly from the box of --modes, [-N/2,N/2)^dim");
   app->add_option("--type", a->type,
                   "1: points -> modes, f[k] = sum_j c[j] exp(isign i k.x_j); 2: modes -> points, "
-                  "c[j] = sum_k f[k] exp(isign i k.x_j); 3 is parsed but not yet supported")
+                  "c[j] = sum_k f[k] exp(isign i k.x_j); 3: points -> targets, "
+                  "f[k] = sum_j c[j] exp(isign i s_k.x_j) (s_k random, see --modes, --targets)")
       ->required()
       ->check(CLI::IsMember({1, 2, 3}));
   app->add_option("--dim", a->dim, "Dimensions 1..3; default: the number of --modes entries")
       ->check(CLI::Range(1, 3));
   app->add_option("--modes", a->modes,
                   "Modes per dimension N or N1,N2[,N3]; one number applies to every dimension "
-                  "(--modes 64 --dim 2 is 64x64)")
+                  "(--modes 64 --dim 2 is 64x64). Type 3: the target box [-N/2,N/2) per dimension")
       ->required()
       ->delimiter(',')
       ->expected(1, 3);
-  app->add_option("--points", a->points, "Number M of non-uniform points")
+  app->add_option("--points", a->points, "Number M of non-uniform points (type 3: sources)")
       ->required()
+      ->check(at_least(0));
+  app->add_option("--targets", a->targets,
+                  "Type 3: number nk of random targets; default: --points")
       ->check(at_least(0));
   app->add_option("--ntransf", a->ntransf,
                   "Transforms executed together (same points, stacked inputs)")

@@ -3,10 +3,14 @@
 // Definitions (identical to FINUFFT, so results are interchangeable):
 //   type 1:  f[k] = sum_j c[j] exp(isign * i * k.x_j)          (non-uniform -> uniform)
 //   type 2:  c[j] = sum_k f[k] exp(isign * i * k.x_j)          (uniform -> non-uniform)
+//   type 3:  f[k] = sum_j c[j] exp(isign * i * s_k.x_j)        (non-uniform -> non-uniform)
 // with k = (k1, k2, k3), k_d in [-N_d/2, (N_d-1)/2] (integer division), dimensions d = 1..3.
+// Type 3: j = 0..M-1 sources x_j, k = 0..nk-1 targets s_k, both arbitrary finite real vectors
+// (NOT periodic; x in any length unit, s in radians per that unit).
 //
-// Points x_j are in radians, 2π-periodic: any finite real value is accepted and folded into
-// [-π, π). NaN or Inf is an error naming the index of the offending point.
+// Points x_j of types 1 and 2 are in radians, 2π-periodic: any finite real value is accepted
+// and folded into [-π, π). NaN or Inf is an error naming the array and index of the offending
+// point (all types).
 //
 // Layout: complex values interleaved (std::complex<T>), column-major with x fastest:
 //   mode array f of one transform: f[k1 + N1*(k2 + N2*k3)] (after mode ordering below),
@@ -16,7 +20,14 @@
 //
 // execute() applies the plan's type; execute_adjoint() applies the adjoint (conjugate
 // transpose) of that same linear map: for a type 1 plan it is the type 2 transform with
-// -isign, for a type 2 plan the type 1 transform with -isign. Points are shared.
+// -isign, for a type 2 plan the type 1 transform with -isign, for a type 3 plan
+// c[j] = sum_k f[k] exp(-isign * i * s_k.x_j). Points are shared.
+//
+// Type 3 (Greengard & Lee 2004; Barnett, Magland, af Klinteberg, SIAM J. Sci. Comput. 41(5),
+// 2019, type 3 section): the sources are spread with the plan's kernel onto a periodic grid of
+// nf points per dimension, chosen at set_points from the space-bandwidth product X·S of the
+// points (half-widths X of x and S of s), then an inner type 2 transform evaluates that grid at
+// the rescaled targets. Cost grows with X·S per dimension, not with M or nk alone.
 //
 // Accuracy: eps is a relative l2 error target for each transform. The smallest eps accepted is
 // min_eps<T>() (below it the rounding of T dominates); smaller values raise kEpsTooSmall.
@@ -87,7 +98,9 @@ template <class T>
 class PlanImpl;  // backend implementation (src/core/plan_impl.hpp)
 }
 
-// Read-only facts about a plan, fixed at construction (points excepted).
+// Read-only facts about a plan, fixed at construction (points excepted). Type 3: `modes` is
+// {1, 1, 1} (unused); fine_grid and the kernel fields describe the spreading stage, and
+// fine_grid is set by set_points (it depends on the points).
 struct PlanInfo {
   int type = 0;
   int dim = 0;
@@ -106,6 +119,7 @@ struct PlanInfo {
   Method method = Method::kAuto;
   int modeord = 0;
   std::int64_t num_points = 0;  // M, after set_points
+  std::int64_t num_targets = 0; // type 3: nk, after set_points (0 for types 1 and 2)
   std::int64_t num_modes() const { return modes[0] * modes[1] * modes[2]; }
 };
 
@@ -114,8 +128,9 @@ class Plan {
  public:
   using Complex = std::complex<T>;
 
-  // type: 1 or 2. modes: N_d for d = 1..dim (dim = modes.size(), 1 to 3). isign: +1 or -1
-  // (FINUFFT's convention: any value >= 0 means +1). ntransf >= 1.
+  // type: 1, 2 or 3. modes: N_d for d = 1..dim (dim = modes.size(), 1 to 3); for type 3 only
+  // modes.size() is used (it gives dim), the values are ignored. isign: +1 or -1 (FINUFFT's
+  // convention: any value >= 0 means +1). ntransf >= 1.
   Plan(int type, std::span<const std::int64_t> modes, int isign, std::int64_t ntransf, double eps,
        const Options& options = {});
   ~Plan();
@@ -124,14 +139,26 @@ class Plan {
   Plan(const Plan&) = delete;
   Plan& operator=(const Plan&) = delete;
 
-  // m points with coordinates x (and y for dim >= 2, z for dim 3); the arrays are read during
-  // this call only (the plan keeps its own sorted copy). m = 0 is valid: type 1 then yields
-  // zeros and type 2 writes nothing. Throws kNonFinite naming the first bad index.
+  // Types 1 and 2: m points with coordinates x (and y for dim >= 2, z for dim 3); the arrays
+  // are read during this call only (the plan keeps its own sorted copy). m = 0 is valid: type 1
+  // then yields zeros and type 2 writes nothing. Throws kNonFinite naming the first bad index.
+  // On a type 3 plan: kInvalidArgument (use the overload below).
   void set_points(std::int64_t m, const T* x, const T* y = nullptr, const T* z = nullptr);
 
+  // Type 3 only: m sources (x, y, z as above) and nk targets with coordinates s (and t for
+  // dim >= 2, u for dim 3). m = 0 or nk = 0 is valid (the sums are then zero or empty). Same
+  // validation as above (arrays named x, y, z, s, t, u). Computes the grid size, the rescaled
+  // points and the phase and deconvolution factors once; on the CUDA backend, device-pointer
+  // coordinates are copied to the host once here (execute never does). On a type 1 or 2 plan:
+  // kInvalidArgument.
+  void set_points(std::int64_t m, const T* x, const T* y, const T* z, std::int64_t nk, const T* s,
+                  const T* t = nullptr, const T* u = nullptr);
+
   // type 1: in = c (ntransf × M), out = f (ntransf × N).  type 2: in = f, out = c.
+  // type 3: in = c (ntransf × M), out = f (ntransf × nk).
   void execute(const Complex* in, Complex* out);
   // the adjoint of execute: type 1 plan: in = f, out = c.  type 2 plan: in = c, out = f.
+  // type 3 plan: in = f (ntransf × nk), out = c (ntransf × M).
   void execute_adjoint(const Complex* in, Complex* out);
 
   const PlanInfo& info() const;

@@ -122,24 +122,40 @@ KernelDesign design_kernel(double eps, double sigma, int dim) {
   return kd;
 }
 
-std::vector<double> kernel_fourier_series(const KernelDesign& kd, std::int64_t nf, std::int64_t kmax) {
+namespace {
+
+// ψ̂ at n frequencies freq(i), i = 0 … n−1: the one quadrature behind both entry points.
+template <class Freq>
+std::vector<double> kernel_fourier(const KernelDesign& kd, std::int64_t nf, std::int64_t n, Freq freq) {
   std::vector<double> nodes, weights;
   gauss_legendre(2 * kd.width + 24, nodes, weights);
-  // ψ̂(k) = (w/2) ∫_{-1}^{1} φ(z) cos(π k w z / nf) dz, integrand even: use z ≥ 0 nodes twice.
+  // ψ̂(k) = (w/2) ∫_{-1}^{1} φ(z) cos(π k w z / nf) dz.
   const std::size_t q = nodes.size();
   std::vector<double> phi(q), arg(q);
   for (std::size_t i = 0; i < q; ++i) {
     phi[i] = 0.5 * kd.width * weights[i] * detail::es_kernel(nodes[i], kd.beta);
     arg[i] = std::numbers::pi * kd.width * nodes[i] / static_cast<double>(nf);
   }
-  std::vector<double> out(static_cast<std::size_t>(kmax) + 1);
+  std::vector<double> out(static_cast<std::size_t>(n));
 #pragma omp parallel for schedule(static)
-  for (std::int64_t k = 0; k <= kmax; ++k) {
+  for (std::int64_t k = 0; k < n; ++k) {
+    const double f = freq(k);
     double s = 0;
-    for (std::size_t i = 0; i < q; ++i) s += phi[i] * std::cos(arg[i] * static_cast<double>(k));
+    for (std::size_t i = 0; i < q; ++i) s += phi[i] * std::cos(arg[i] * f);
     out[static_cast<std::size_t>(k)] = s;
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<double> kernel_fourier_series(const KernelDesign& kd, std::int64_t nf, std::int64_t kmax) {
+  return kernel_fourier(kd, nf, kmax + 1, [](std::int64_t k) { return static_cast<double>(k); });
+}
+
+std::vector<double> kernel_fourier_transform(const KernelDesign& kd, std::int64_t nf, std::span<const double> freqs) {
+  return kernel_fourier(kd, nf, static_cast<std::int64_t>(freqs.size()),
+                        [freqs](std::int64_t i) { return freqs[static_cast<std::size_t>(i)]; });
 }
 
 }  // namespace fieldft::core

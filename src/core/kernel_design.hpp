@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace fieldft::core {
@@ -34,6 +35,10 @@ double horner_max_error(const KernelDesign& k);
 // ψ̂(k) = ∫ ψ(u) cos(2π k u / nf) du for k = 0 … kmax (ψ in fine-grid cells), by Gauss–Legendre
 // quadrature of the smooth integrand on [−w/2, w/2].
 std::vector<double> kernel_fourier_series(const KernelDesign& k, std::int64_t nf, std::int64_t kmax);
+
+// The same integral at arbitrary real frequencies freqs[i] (in cycles per nf cells; type 3
+// evaluates it between the integers), by the same quadrature.
+std::vector<double> kernel_fourier_transform(const KernelDesign& k, std::int64_t nf, std::span<const double> freqs);
 
 // Gauss–Legendre nodes and weights on [−1, 1] (Newton iteration on P_n).
 void gauss_legendre(int n, std::vector<double>& nodes, std::vector<double>& weights);

@@ -37,20 +37,39 @@ void check_host_memory(double bytes, const std::string& what) {
   }
 }
 
+double deconvolution_gain(std::span<const double> phihat, std::int64_t n) {
+  double sum = 0;
+  for (std::int64_t k = -(n / 2); k <= (n - 1) / 2; ++k) {
+    const double r = phihat[0] / phihat[static_cast<std::size_t>(k >= 0 ? k : -k)];
+    sum += r * r;
+  }
+  return std::sqrt(sum / static_cast<double>(n));
+}
+
+void check_rounding_floor(double eps, double unit_roundoff, double gain, double sigma, const char* what) {
+  if (unit_roundoff * gain <= eps) return;
+  std::ostringstream os;
+  os << "eps = " << eps << " is below the rounding floor of this precision at upsampfac " << sigma << " (about "
+     << unit_roundoff * gain << ": " << what << " amplifies rounding " << gain << "-fold); use "
+     << (sigma < 2.0 ? "upsampfac 2, " : "") << "a larger eps or double precision";
+  throw Error(ErrorCode::kEpsTooSmall, os.str());
+}
+
 PlanSetup make_plan_setup(int type, std::span<const std::int64_t> modes, int isign,
                           std::int64_t ntransf, double eps, const nufft::Options& options,
                           double min_eps, double unit_roundoff) {
   PlanSetup s;
   s.options = options;
   nufft::PlanInfo& info = s.info;
-  require(type == 1 || type == 2, ErrorCode::kInvalidArgument,
-          "NUFFT type must be 1 or 2, got " + std::to_string(type));
+  require(type >= 1 && type <= 3, ErrorCode::kInvalidArgument,
+          "NUFFT type must be 1, 2 or 3, got " + std::to_string(type));
   info.type = type;
   require(!modes.empty() && modes.size() <= 3, ErrorCode::kInvalidArgument,
           "dimension (number of mode counts) must be 1, 2 or 3, got " + std::to_string(modes.size()));
   info.dim = static_cast<int>(modes.size());
   std::int64_t total = 1;
-  for (int d = 0; d < info.dim; ++d) {
+  // Type 3 has no modes: modes.size() gives the dimension, the values are not used.
+  for (int d = 0; d < info.dim && type != 3; ++d) {
     require(modes[d] >= 1, ErrorCode::kInvalidArgument,
             "mode count N" + std::to_string(d + 1) + " must be >= 1, got " + std::to_string(modes[d]));
     info.modes[d] = modes[d];
@@ -91,6 +110,17 @@ PlanSetup make_plan_setup(int type, std::span<const std::int64_t> modes, int isi
   info.kernel_width = s.kernel.width;
   info.kernel_beta = s.kernel.beta;
   info.horner_degree = s.kernel.degree;
+  info.method = options.method;
+  if (type == 3) {
+    // The grid depends on the points (core/type3.hpp, at set_points), which also checks the
+    // rounding floor of both of type 3's deconvolutions. Trivial mode tables keep the backends'
+    // type 1/2 members well-formed.
+    for (int d = 0; d < 3; ++d) {
+      s.fine_index[d] = {0};
+      s.deconv[d] = {1.0};
+    }
+    return s;
+  }
 
   std::int64_t fine_total = 1;
   for (int d = 0; d < info.dim; ++d) {
@@ -104,6 +134,7 @@ PlanSetup make_plan_setup(int type, std::span<const std::int64_t> modes, int isi
   check_host_memory(16.0 * (info.modes[0] + info.modes[1] + info.modes[2]), "the mode tables");
   check_host_memory(8.0 * static_cast<double>(fine_total), "one fine grid");
 
+  double gain = 1;  // the deconvolution's rounding gain, checked below
   for (int d = 0; d < 3; ++d) {
     const std::int64_t n = info.modes[d], nf = info.fine_grid[d];
     s.fine_index[d].resize(n);
@@ -114,6 +145,7 @@ PlanSetup make_plan_setup(int type, std::span<const std::int64_t> modes, int isi
       continue;
     }
     const std::vector<double> phihat = kernel_fourier_series(s.kernel, nf, n / 2 + 1);
+    gain *= deconvolution_gain(phihat, n);
     for (std::int64_t p = 0; p < n; ++p) {
       const std::int64_t k = info.modeord == 0 ? p - n / 2 : (p < (n + 1) / 2 ? p : p - n);
       s.fine_index[d][p] = k >= 0 ? k : k + nf;
@@ -122,22 +154,7 @@ PlanSetup make_plan_setup(int type, std::span<const std::int64_t> modes, int isi
   }
   // Rounding on the fine grid is amplified by the deconvolution, by G = Π_d rms_k ψ̂(0)/ψ̂(k)
   // (large at small upsampling factors). A tolerance below u·G cannot be met in this precision.
-  double gain = 1;
-  for (int d = 0; d < info.dim; ++d) {
-    const std::int64_t n = info.modes[d];
-    const double d0 = s.deconv[d][info.modeord == 0 ? n / 2 : 0];  // the k = 0 entry
-    double sum = 0;
-    for (double v : s.deconv[d]) sum += (v / d0) * (v / d0);
-    gain *= std::sqrt(sum / static_cast<double>(n));
-  }
-  if (unit_roundoff * gain > eps) {
-    std::ostringstream os;
-    os << "eps = " << eps << " is below the rounding floor of this precision at upsampfac " << sigma << " (about "
-       << unit_roundoff * gain << ": the deconvolution amplifies rounding " << gain << "-fold); use "
-       << (sigma < 2.0 ? "upsampfac 2, " : "") << "a larger eps or double precision";
-    throw Error(ErrorCode::kEpsTooSmall, os.str());
-  }
-  info.method = options.method;
+  check_rounding_floor(eps, unit_roundoff, gain, sigma, "the deconvolution");
   return s;
 }
 

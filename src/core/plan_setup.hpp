@@ -35,6 +35,14 @@ PlanSetup make_plan_setup(int type, std::span<const std::int64_t> modes, int isi
                           std::int64_t ntransf, double eps, const nufft::Options& options,
                           double min_eps, double unit_roundoff);
 
+// rms over k in [-n/2, (n-1)/2] of ψ̂(0)/ψ̂(k), from phihat[k] = ψ̂(k), k = 0..n/2 (the kernel's
+// transform on the fine grid): the factor by which deconvolving n modes amplifies rounding noise.
+double deconvolution_gain(std::span<const double> phihat, std::int64_t n);
+
+// Throws kEpsTooSmall when unit_roundoff·gain > eps: `what` (e.g. "the deconvolution") amplifies
+// the rounding of the precision gain-fold, so eps cannot be met.
+void check_rounding_floor(double eps, double unit_roundoff, double gain, double sigma, const char* what);
+
 // Smallest even n' >= n whose only prime factors are 2, 3 and 5 (fast FFT sizes).
 std::int64_t next_smooth(std::int64_t n);
 
@@ -56,19 +64,26 @@ void check_finite(std::int64_t n, const T* v, const char* name) {
   }
 }
 
+// Checks `count` coordinate arrays c[0..dim) named names[0..dim): present for every dimension
+// (when count > 0), finite. `what` names the count in messages ("points", "targets").
+template <class T>
+void check_coordinates(int dim, std::int64_t count, const T* const* c, const char* const* names, const char* what) {
+  require(count >= 0, ErrorCode::kInvalidArgument,
+          std::string("number of ") + what + " must be >= 0, got " + std::to_string(count));
+  for (int d = 0; d < dim; ++d) {
+    require(count == 0 || c[d] != nullptr, ErrorCode::kInvalidArgument,
+            std::string("coordinate array ") + names[d] + " is null but the plan has dimension " +
+                std::to_string(dim));
+    check_finite(count, c[d], names[d]);
+  }
+}
+
 // Checks the coordinate arrays of set_points: present for every dimension, finite.
 template <class T>
 void check_points(const nufft::PlanInfo& info, std::int64_t m, const T* x, const T* y, const T* z) {
-  require(m >= 0, ErrorCode::kInvalidArgument,
-          "number of points must be >= 0, got " + std::to_string(m));
   const T* c[3] = {x, y, z};
-  const char* names[3] = {"x", "y", "z"};
-  for (int d = 0; d < info.dim; ++d) {
-    require(m == 0 || c[d] != nullptr, ErrorCode::kInvalidArgument,
-            std::string("coordinate array ") + names[d] + " is null but the plan has dimension " +
-                std::to_string(info.dim));
-    check_finite(m, c[d], names[d]);
-  }
+  static constexpr const char* kNames[3] = {"x", "y", "z"};
+  check_coordinates(info.dim, m, c, kNames, "points");
 }
 
 }  // namespace fieldft::core

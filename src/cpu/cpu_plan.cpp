@@ -1,14 +1,19 @@
 // CPU NUFFT: spread (or interpolate) with the slab-owned spreader, FFTW on the fine grid,
 // deconvolve. Type 1: spread -> FFT -> deconvolve and copy the modes out. Type 2: deconvolve and
 // copy the modes in -> FFT -> interpolate. The adjoint of each is the other with -isign.
+// Type 3 (core/type3.hpp): prephase -> spread onto the type 3 grid -> inner type 2 plan (a
+// CpuPlan of its own) -> postfactor; its adjoint runs the same chain backwards with the
+// conjugate factors and the inner plan's adjoint.
 #include "cpu/cpu_plan.hpp"
 
 #include <omp.h>
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <map>
 
+#include "core/type3.hpp"
 #include "cpu/fftw.hpp"
 #include "cpu/sorted_points.hpp"
 #include "cpu/spread_interp.hpp"
@@ -94,16 +99,63 @@ class CpuPlan final : public PlanImpl<T> {
     this->has_points_ = true;
   }
 
+  void set_points_type3(std::int64_t m, const T* const* x, std::int64_t nk, const T* const* s) override {
+    auto& info = this->setup_.info;
+    const core::Type3Setup t3 = core::make_type3_setup(info, this->setup_.kernel, m, x, nk, s);
+    // Everything that can fail comes before the plan's own state changes.
+    for (int d = 0; d < info.dim; ++d)
+      require(t3.nf[d] < (std::int64_t(1) << 31) - 64, ErrorCode::kTooLarge,
+              "type 3 grid of " + std::to_string(t3.nf[d]) + " points in dimension " + std::to_string(d + 1) +
+                  " exceeds the CPU backend's per-dimension limit of 2^31");
+    const std::int64_t nft = t3.nf[0] * t3.nf[1] * t3.nf[2];
+    core::check_host_memory(static_cast<double>(nft) * info.max_batch * sizeof(Complex),
+                            "the type 3 grid (" + std::to_string(info.max_batch) + " transform(s))");
+    std::unique_ptr<CpuPlan> inner;
+    if (!inner_ || inner_->grid_.nf != t3.nf)
+      inner = std::make_unique<CpuPlan>(
+          core::make_inner_setup(this->setup_, t3.nf, nufft::min_eps<T>(), std::numeric_limits<T>::epsilon() / 2));
+    FftwBuffer<T> fine(static_cast<std::size_t>(nft * info.max_batch));
+
+    this->has_points_ = false;  // until the new points are in place
+    if (inner) inner_ = std::move(inner);
+    fine_ = std::move(fine);
+    grid_.nf = t3.nf;
+    const double* xg[3] = {t3.x_grid[0].data(), t3.x_grid[1].data(), t3.x_grid[2].data()};
+    sort_points<T, double>(grid_, info.bin_size, m, xg, nthreads_, pts_);
+    const double* sg[3] = {t3.s_inner[0].data(), t3.s_inner[1].data(), t3.s_inner[2].data()};
+    inner_->sort_points_from(nk, sg);
+    // The prephase in sorted order, so that it streams with the gathered strengths.
+    prephase_.resize(static_cast<std::size_t>(m));
+    postfactor_.resize(static_cast<std::size_t>(nk));
+    const std::int64_t* perm = pts_.perm.data();
+#pragma omp parallel for num_threads(nthreads_) schedule(static)
+    for (std::int64_t p = 0; p < m; ++p) prephase_[p] = Complex(t3.prephase[perm[p]]);
+#pragma omp parallel for num_threads(nthreads_) schedule(static)
+    for (std::int64_t k = 0; k < nk; ++k) postfactor_[k] = Complex(t3.postfactor[k]);
+    info.fine_grid = t3.nf;
+    info.num_points = m;
+    info.num_targets = nk;
+    this->has_points_ = true;
+  }
+
   void execute(const Complex* in, Complex* out, bool adjoint) override {
     const auto& info = this->setup_.info;
+    if (info.type == 3) return execute_type3(in, out, adjoint);
     const int type = adjoint ? 3 - info.type : info.type;
-    const int sign = adjoint ? -info.isign : info.isign;
-    const std::int64_t m = pts_.m, n = info.num_modes(), nft = this->setup_.fine_grid_size();
+    const std::int64_t m = pts_.m, n = info.num_modes();
     const std::int64_t in_len = type == 1 ? m : n, out_len = type == 1 ? n : m;
     require(in != nullptr || in_len == 0, ErrorCode::kInvalidArgument, "execute: input pointer is null");
     require(out != nullptr || out_len == 0, ErrorCode::kInvalidArgument, "execute: output pointer is null");
+    run(type, adjoint ? -info.isign : info.isign, in, out, info.ntransf);
+  }
+
+ private:
+  // Types 1 and 2 on ntransf transforms (type and sign as applied, not as planned).
+  void run(int type, int sign, const Complex* in, Complex* out, std::int64_t ntransf) {
+    const auto& info = this->setup_.info;
+    const std::int64_t m = pts_.m, n = info.num_modes(), nft = grid_.size();
     if (m == 0) {  // no points: type 1 sums are empty, type 2 has nothing to write
-      if (type == 1) std::fill(out, out + n * info.ntransf, Complex(0));
+      if (type == 1) std::fill(out, out + n * ntransf, Complex(0));
       return;
     }
     SpreadArgs<T> args{&grid_, &pts_, horner_x_.data(), horner_yz_.data(), 0, m, nthreads_};
@@ -112,8 +164,8 @@ class CpuPlan final : public PlanImpl<T> {
     // 1.06-2x faster execute, bench/cpu_finufft).
     sorted_.resize(static_cast<std::size_t>(info.max_batch * m));
     const std::int64_t* perm = pts_.perm.data();
-    for (std::int64_t b0 = 0; b0 < info.ntransf; b0 += info.max_batch) {
-      const std::int64_t nb = std::min<std::int64_t>(info.max_batch, info.ntransf - b0);
+    for (std::int64_t b0 = 0; b0 < ntransf; b0 += info.max_batch) {
+      const std::int64_t nb = std::min<std::int64_t>(info.max_batch, ntransf - b0);
       args.nbatch = nb;
       const FftwPlan<T>& fft = fft_plan(sign, nb);
       if (type == 1) {
@@ -137,7 +189,63 @@ class CpuPlan final : public PlanImpl<T> {
     }
   }
 
- private:
+  // Type 3, one batch at a time. Forward: c -> c·prephase -> spread -> inner type 2 ->
+  // ·postfactor = f. Adjoint: f -> f·conj(postfactor) -> inner adjoint (type 1) -> interpolate ->
+  // ·conj(prephase) = c.
+  void execute_type3(const Complex* in, Complex* out, bool adjoint) {
+    const auto& info = this->setup_.info;
+    const std::int64_t m = pts_.m, nk = info.num_targets;
+    const std::int64_t in_per = adjoint ? nk : m, out_per = adjoint ? m : nk;
+    require(in != nullptr || in_per == 0, ErrorCode::kInvalidArgument, "execute: input pointer is null");
+    require(out != nullptr || out_per == 0, ErrorCode::kInvalidArgument, "execute: output pointer is null");
+    if (out_per == 0) return;
+    if (in_per == 0) {  // empty sums
+      std::fill(out, out + out_per * info.ntransf, Complex(0));
+      return;
+    }
+    SpreadArgs<T> args{&grid_, &pts_, horner_x_.data(), horner_yz_.data(), 0, m, nthreads_};
+    sorted_.resize(static_cast<std::size_t>(info.max_batch * m));
+    const std::int64_t* perm = pts_.perm.data();
+    const Complex* pre = prephase_.data();
+    const Complex* post = postfactor_.data();
+    for (std::int64_t b0 = 0; b0 < info.ntransf; b0 += info.max_batch) {
+      const std::int64_t nb = std::min<std::int64_t>(info.max_batch, info.ntransf - b0);
+      args.nbatch = nb;
+      if (!adjoint) {
+        const Complex* c = in + b0 * m;
+#pragma omp parallel for collapse(2) num_threads(nthreads_) schedule(static)
+        for (std::int64_t t = 0; t < nb; ++t)
+          for (std::int64_t p = 0; p < m; ++p) sorted_[t * m + p] = c[t * m + perm[p]] * pre[p];
+        dispatch_dim([&]<int D>() { spread<T, D>(args, sorted_.data(), fine_.get()); });
+        Complex* f = out + b0 * nk;
+        inner_->run(2, info.isign, fine_.get(), f, nb);
+#pragma omp parallel for collapse(2) num_threads(nthreads_) schedule(static)
+        for (std::int64_t t = 0; t < nb; ++t)
+          for (std::int64_t k = 0; k < nk; ++k) f[t * nk + k] *= post[k];
+      } else {
+        const Complex* f = in + b0 * nk;
+        scaled_.resize(static_cast<std::size_t>(info.max_batch * nk));
+#pragma omp parallel for collapse(2) num_threads(nthreads_) schedule(static)
+        for (std::int64_t t = 0; t < nb; ++t)
+          for (std::int64_t k = 0; k < nk; ++k) scaled_[t * nk + k] = f[t * nk + k] * std::conj(post[k]);
+        inner_->run(1, -info.isign, scaled_.data(), fine_.get(), nb);
+        dispatch_dim([&]<int D>() { interp<T, D>(args, fine_.get(), sorted_.data()); });
+        Complex* c = out + b0 * m;
+#pragma omp parallel for collapse(2) num_threads(nthreads_) schedule(static)
+        for (std::int64_t t = 0; t < nb; ++t)
+          for (std::int64_t p = 0; p < m; ++p) c[t * m + perm[p]] = sorted_[t * m + p] * std::conj(pre[p]);
+      }
+    }
+  }
+
+  // Sorts points given with coordinates of type C (the inner plan of type 3 takes double).
+  template <class C>
+  void sort_points_from(std::int64_t m, const C* const* coords) {
+    sort_points<T, C>(grid_, this->setup_.info.bin_size, m, coords, nthreads_, pts_);
+    this->setup_.info.num_points = m;
+    this->has_points_ = true;
+  }
+
   template <class F>
   void dispatch_dim(F&& f) const {
     switch (grid_.dim) {
@@ -188,6 +296,10 @@ class CpuPlan final : public PlanImpl<T> {
   std::array<std::vector<T>, 3> deconv_;
   std::vector<T> horner_x_, horner_yz_;
   std::vector<Complex> sorted_;  // strengths or results of one batch in sorted point order
+  // Type 3: the inner type 2 plan on the grid, the factors of core/type3.hpp in T (prephase in
+  // sorted point order), and the scaled targets of one batch (adjoint).
+  std::unique_ptr<CpuPlan> inner_;
+  std::vector<Complex> prephase_, postfactor_, scaled_;
   std::map<std::pair<int, std::int64_t>, std::unique_ptr<FftwPlan<T>>> ffts_;
 };
 

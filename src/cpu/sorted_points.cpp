@@ -9,8 +9,8 @@
 
 namespace fieldft::cpu {
 
-template <class T>
-void sort_points(const Grid& g, std::array<int, 3> bins, std::int64_t m, const T* const* coords,
+template <class T, class C>
+void sort_points(const Grid& g, std::array<int, 3> bins, std::int64_t m, const C* const* coords,
                  int nthreads, SortedPoints<T>& out) {
   const int dim = g.dim, slow = dim - 1;
   // Slabs: as many as fit with thickness >= bins[slow], boundaries spread evenly so that every
@@ -99,9 +99,11 @@ void sort_points(const Grid& g, std::array<int, 3> bins, std::int64_t m, const T
   }
 }
 
-template void sort_points<float>(const Grid&, std::array<int, 3>, std::int64_t, const float* const*, int,
-                                 SortedPoints<float>&);
-template void sort_points<double>(const Grid&, std::array<int, 3>, std::int64_t, const double* const*, int,
-                                  SortedPoints<double>&);
+template void sort_points<float, float>(const Grid&, std::array<int, 3>, std::int64_t, const float* const*, int,
+                                        SortedPoints<float>&);
+template void sort_points<double, double>(const Grid&, std::array<int, 3>, std::int64_t, const double* const*, int,
+                                          SortedPoints<double>&);
+template void sort_points<float, double>(const Grid&, std::array<int, 3>, std::int64_t, const double* const*, int,
+                                         SortedPoints<float>&);
 
 }  // namespace fieldft::cpu

@@ -35,8 +35,10 @@ struct SortedPoints {
 
 // Folds, rescales and sorts. bins: bin sizes in cells for x, y (the dimensions below the slowest)
 // and the slab thickness for the slowest dimension (>= w, so a footprint leaves its slab on one side at most).
-template <class T>
-void sort_points(const Grid& g, std::array<int, 3> bins, std::int64_t m, const T* const* coords,
+// Coordinates of type C: the plan's T, or double for the points type 3 computes (core/type3.hpp),
+// which would lose accuracy if rounded to float before the fold.
+template <class T, class C = T>
+void sort_points(const Grid& g, std::array<int, 3> bins, std::int64_t m, const C* const* coords,
                  int nthreads, SortedPoints<T>& out);
 
 }  // namespace fieldft::cpu

@@ -1,6 +1,8 @@
 // CUDA NUFFT plan. Type 1: zero the fine grid, spread (nonuniform-point driven or shared-memory
 // subproblems), cuFFT, copy the modes out with deconvolution. Type 2: copy the modes in with
-// deconvolution, cuFFT, interpolate. Host pointers are staged through device buffers owned by the
+// deconvolution, cuFFT, interpolate. Type 3 (core/type3.hpp): prephase, spread onto the type 3
+// grid, inner type 2 plan (a CudaPlan of its own), postfactor; its adjoint runs the chain
+// backwards with conjugate factors. Host pointers are staged through device buffers owned by the
 // plan (the call then synchronises); device pointers never leave the device and the work is
 // queued on the plan's stream.
 #include "cuda/cuda_plan.hpp"
@@ -9,13 +11,17 @@
 
 #include <algorithm>
 #include <climits>
+#include <limits>
 #include <map>
 #include <sstream>
+#include <type_traits>
 
+#include "core/type3.hpp"
 #include "cuda/cuda_check.cuh"
 #include "cuda/device_buffer.cuh"
 #include "cuda/device_utils.cuh"
 #include "cuda/nufft_launch.hpp"
+#include "cuda/type3_kernels.hpp"
 
 namespace fieldft::cuda {
 
@@ -149,31 +155,12 @@ class CudaPlan final : public PlanImpl<T> {
     info.method = opt.method != nufft::Method::kAuto ? opt.method
                   : (tile_fits && padding <= 16.0 ? nufft::Method::kSubproblem : nufft::Method::kNuptsDriven);
     if (info.method == nufft::Method::kOutputDriven) {
-      for (int d = 0; d < 3; ++d) od_.radius[d] = d < info.dim ? (w + bins[d] - 1) / bins[d] : 0;
       const std::size_t per_point = output_batch_bytes<T>(info.dim, w, 1);
       od_.batch = static_cast<int>(std::min<std::size_t>(256, (48 * 1024 / per_point) / 32 * 32));
     }
 
-    for (int d = 0; d < 3; ++d) {
-      dg_.nf[d] = info.fine_grid[d];
-      dg_.bin[d] = d < info.dim ? bins[d] : 1;
-      dg_.nbins[d] = static_cast<int>((info.fine_grid[d] + dg_.bin[d] - 1) / dg_.bin[d]);
-    }
-    dg_.size = this->setup_.fine_grid_size();
-    require(dg_.size < (std::int64_t(1) << 31), ErrorCode::kTooLarge,
-            "the CUDA backend indexes a fine grid with 32-bit offsets; this plan's fine grid has " +
-                std::to_string(dg_.size) + " cells (reduce the modes or upsampfac)");
-
-    const double grid_bytes = static_cast<double>(dg_.size) * info.max_batch * sizeof(Complex);
-    std::size_t free_b = 0, total_b = 0;
-    FIELDFT_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-    if (grid_bytes > 0.9 * static_cast<double>(free_b)) {
-      std::ostringstream os;
-      os << "the fine grid needs " << grid_bytes / (1 << 20) << " MiB on GPU " << device_ << " but only "
-         << free_b / (1 << 20) << " MiB are free; reduce the modes, max_batch or upsampfac";
-      throw Error(ErrorCode::kTooLarge, os.str());
-    }
-    fine_ = DeviceBuffer<Cplx<T>>(static_cast<std::size_t>(dg_.size * info.max_batch), "the fine grid");
+    bins_ = bins;
+    set_grid(info.fine_grid);
     upload(horner_, std::vector<T>(this->setup_.kernel.horner.begin(), this->setup_.kernel.horner.end()));
     for (int d = 0; d < 3; ++d) {
       upload(deconv_[d], std::vector<T>(this->setup_.deconv[d].begin(), this->setup_.deconv[d].end()));
@@ -221,7 +208,220 @@ class CudaPlan final : public PlanImpl<T> {
                                                names[d] + "[" + std::to_string(first) + "]; coordinates must be finite");
       }
     }
-    // Bin sort: count, prefix sum on the host (the counts also define the subproblems), scatter.
+    sort_device<T>(m, dx);
+    this->has_points_ = true;
+  }
+
+  void set_points_type3(std::int64_t m, const T* const* x, std::int64_t nk, const T* const* s) override {
+    auto& info = this->setup_.info;
+    DeviceGuard guard(device_);
+    require(m < (std::int64_t(1) << 31) && nk < (std::int64_t(1) << 31), ErrorCode::kTooLarge,
+            "the CUDA backend takes at most 2^31-1 sources and targets per plan, got " + std::to_string(m) +
+                " and " + std::to_string(nk));
+    // The geometry is computed once on the host (core/type3.hpp): device coordinates come over once.
+    std::vector<T> host[6];
+    const T* hx[3] = {x[0], x[1], x[2]};
+    const T* hs[3] = {s[0], s[1], s[2]};
+    auto to_host = [&](const T*& p, std::int64_t count, std::vector<T>& buf) {
+      if (count <= 0 || !is_device_pointer(p)) return;
+      buf.resize(static_cast<std::size_t>(count));
+      FIELDFT_CUDA_CHECK(cudaMemcpyAsync(buf.data(), p, count * sizeof(T), cudaMemcpyDeviceToHost, stream_));
+      FIELDFT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+      p = buf.data();
+    };
+    for (int d = 0; d < info.dim; ++d) {
+      to_host(hx[d], m, host[d]);
+      to_host(hs[d], nk, host[3 + d]);
+    }
+    const core::Type3Setup t3 = core::make_type3_setup(info, this->setup_.kernel, m, hx, nk, hs);
+    // Device memory of the outer stage before allocating: grid, scaled batch, factors, sorted
+    // points and the double coordinates they are sorted from.
+    double nft = 1;
+    for (int d = 0; d < info.dim; ++d) nft *= static_cast<double>(t3.nf[d]);
+    const double bytes = sizeof(Complex) * (nft + static_cast<double>(std::max(m, nk))) * info.max_batch +
+                         sizeof(Complex) * static_cast<double>(m + nk) +
+                         (sizeof(double) + sizeof(T) + sizeof(std::int32_t) + sizeof(std::int64_t)) * info.dim * m;
+    check_device_memory(bytes, "the type 3 grid, factors and points");
+    // The inner plan on the new grid (kept when the grid is unchanged: cuFFT plans are costly).
+    if (!inner_ || inner_->dg_.nf[0] != t3.nf[0] || inner_->dg_.nf[1] != t3.nf[1] || inner_->dg_.nf[2] != t3.nf[2])
+      inner_ = std::make_unique<CudaPlan>(
+          core::make_inner_setup(this->setup_, t3.nf, nufft::min_eps<T>(), std::numeric_limits<T>::epsilon() / 2));
+    this->has_points_ = false;  // until the new points are in place
+    set_grid(t3.nf);
+    {
+      DeviceBuffer<double> xg[3], sg[3];
+      const double* dxg[3] = {nullptr, nullptr, nullptr};
+      const double* dsg[3] = {nullptr, nullptr, nullptr};
+      for (int d = 0; d < info.dim; ++d) {
+        upload(xg[d], t3.x_grid[d]);
+        upload(sg[d], t3.s_inner[d]);
+        dxg[d] = xg[d].get();
+        dsg[d] = sg[d].get();
+      }
+      sort_device<double>(m, dxg);
+      inner_->template sort_device<double>(nk, dsg);
+      FIELDFT_CUDA_CHECK(cudaStreamSynchronize(stream_));  // before the coordinates are freed
+    }
+    upload(prephase_, to_device_complex(t3.prephase));
+    upload(postfactor_, to_device_complex(t3.postfactor));
+    scaled_ = DeviceBuffer<Cplx<T>>(static_cast<std::size_t>(std::max(m, nk) * info.max_batch), "type 3 batch");
+    FIELDFT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    info.fine_grid = t3.nf;
+    info.num_targets = nk;
+    this->has_points_ = true;
+  }
+
+  void execute(const Complex* in, Complex* out, bool adjoint) override {
+    const auto& info = this->setup_.info;
+    DeviceGuard guard(device_);
+    const int type = info.type == 3 ? 3 : (adjoint ? 3 - info.type : info.type);
+    const std::int64_t m = pts_.m, n = info.num_modes(), nk = info.num_targets;
+    std::int64_t in_per = type == 1 ? m : n, out_per = type == 1 ? n : m;
+    if (type == 3) {
+      in_per = adjoint ? nk : m;
+      out_per = adjoint ? m : nk;
+    }
+    const std::int64_t in_len = in_per * info.ntransf, out_len = out_per * info.ntransf;
+    require(in != nullptr || in_len == 0, ErrorCode::kInvalidArgument, "execute: input pointer is null");
+    require(out != nullptr || out_len == 0, ErrorCode::kInvalidArgument, "execute: output pointer is null");
+    const bool in_dev = is_device_pointer(in), out_dev = is_device_pointer(out);
+    const Cplx<T>* din = reinterpret_cast<const Cplx<T>*>(in);
+    Cplx<T>* dout = reinterpret_cast<Cplx<T>*>(out);
+    if (!in_dev && in_len > 0) {
+      if (stage_in_.size() < static_cast<std::size_t>(in_len)) stage_in_ = DeviceBuffer<Cplx<T>>(in_len, "input staging");
+      FIELDFT_CUDA_CHECK(cudaMemcpyAsync(stage_in_.get(), in, in_len * sizeof(Complex), cudaMemcpyHostToDevice, stream_));
+      din = stage_in_.get();
+    }
+    if (!out_dev && out_len > 0) {
+      if (stage_out_.size() < static_cast<std::size_t>(out_len)) stage_out_ = DeviceBuffer<Cplx<T>>(out_len, "output staging");
+      dout = stage_out_.get();
+    }
+    if (type == 3)
+      run_type3(din, dout, adjoint);
+    else
+      run(type, adjoint ? -info.isign : info.isign, din, dout, info.ntransf);
+    if (!out_dev && out_len > 0)
+      FIELDFT_CUDA_CHECK(cudaMemcpyAsync(out, dout, out_len * sizeof(Complex), cudaMemcpyDeviceToHost, stream_));
+    if (!in_dev || !out_dev) FIELDFT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
+ private:
+  // Types 1 and 2 on ntransf transforms of device data (type and sign as applied, not as planned).
+  void run(int type, int sign, const Cplx<T>* din, Cplx<T>* dout, std::int64_t ntransf) {
+    const auto& info = this->setup_.info;
+    const std::int64_t m = pts_.m, n = info.num_modes();
+    if (m == 0) {
+      if (type == 1 && n * ntransf > 0) FIELDFT_CUDA_CHECK(cudaMemsetAsync(dout, 0, n * ntransf * sizeof(Complex), stream_));
+      return;
+    }
+    const T* deconv[3] = {deconv_[0].get(), deconv_[1].get(), deconv_[2].get()};
+    for (std::int64_t b0 = 0; b0 < ntransf; b0 += info.max_batch) {
+      const int nb = static_cast<int>(std::min<std::int64_t>(info.max_batch, ntransf - b0));
+      // The output-driven spreader writes every cell; the others add into a zeroed grid.
+      if (type == 2 || info.method != nufft::Method::kOutputDriven)
+        FIELDFT_CUDA_CHECK(cudaMemsetAsync(fine_.get(), 0, nb * dg_.size * sizeof(Complex), stream_));
+      if (type == 1) {
+        spread(din + b0 * m, nb);
+        cufft(nb).exec(fine_.get(), sign);
+        launch_copy_modes<T>(stream_, modes_, deconv, dg_, fine_.get(), dout + b0 * n, nb, true);
+      } else {
+        launch_copy_modes<T>(stream_, modes_, deconv, dg_, fine_.get(), const_cast<Cplx<T>*>(din) + b0 * n, nb, false);
+        cufft(nb).exec(fine_.get(), sign);
+        interp(fine_.get(), dout + b0 * m, nb);
+      }
+    }
+  }
+
+  // Type 3 on device data, one batch at a time. Forward: c·prephase -> spread -> inner type 2 ->
+  // ·postfactor. Adjoint: f·conj(postfactor) -> inner adjoint (type 1) -> interpolate ->
+  // ·conj(prephase).
+  void run_type3(const Cplx<T>* din, Cplx<T>* dout, bool adjoint) {
+    const auto& info = this->setup_.info;
+    const std::int64_t m = pts_.m, nk = info.num_targets;
+    const std::int64_t in_per = adjoint ? nk : m, out_per = adjoint ? m : nk;
+    if (out_per == 0) return;
+    if (in_per == 0) {  // empty sums
+      FIELDFT_CUDA_CHECK(cudaMemsetAsync(dout, 0, out_per * info.ntransf * sizeof(Complex), stream_));
+      return;
+    }
+    for (std::int64_t b0 = 0; b0 < info.ntransf; b0 += info.max_batch) {
+      const int nb = static_cast<int>(std::min<std::int64_t>(info.max_batch, info.ntransf - b0));
+      if (!adjoint) {
+        Cplx<T>* f = dout + b0 * nk;
+        launch_scale_by_factor<T>(stream_, m, nb, din + b0 * m, prephase_.get(), false, scaled_.get());
+        if (info.method != nufft::Method::kOutputDriven)
+          FIELDFT_CUDA_CHECK(cudaMemsetAsync(fine_.get(), 0, nb * dg_.size * sizeof(Complex), stream_));
+        spread(scaled_.get(), nb);
+        inner_->run(2, info.isign, fine_.get(), f, nb);
+        launch_scale_by_factor<T>(stream_, nk, nb, f, postfactor_.get(), false, f);
+      } else {
+        Cplx<T>* c = dout + b0 * m;
+        launch_scale_by_factor<T>(stream_, nk, nb, din + b0 * nk, postfactor_.get(), true, scaled_.get());
+        inner_->run(1, -info.isign, scaled_.get(), fine_.get(), nb);
+        interp(fine_.get(), c, nb);
+        launch_scale_by_factor<T>(stream_, m, nb, c, prephase_.get(), true, c);
+      }
+    }
+  }
+
+  void interp(const Cplx<T>* grid, Cplx<T>* c, int nb) {
+    const auto& info = this->setup_.info;
+    dispatch_dim([&]<int D>() {
+      Launch<T, D>::interp_nupts(stream_, pts_, dg_, info.kernel_width, horner_.get(), info.horner_degree, grid, c,
+                                 pts_.m, nb);
+    });
+  }
+
+  // The fine grid (nf per dimension) with its bins, and its buffer for max_batch transforms.
+  void set_grid(const std::array<std::int64_t, 3>& nf) {
+    const auto& info = this->setup_.info;
+    DevGrid g{};
+    for (int d = 0; d < 3; ++d) {
+      g.nf[d] = nf[d];
+      g.bin[d] = d < info.dim ? bins_[d] : 1;
+      g.nbins[d] = static_cast<int>((nf[d] + g.bin[d] - 1) / g.bin[d]);
+    }
+    g.size = nf[0] * nf[1] * nf[2];
+    // Output-driven: the bins a tile scans on each side. A footprint of w cells crosses at most
+    // ceil(w / bin) bin boundaries, plus one where nf is not a multiple of the bin size: the
+    // short last bin can be crossed in fewer cells (nf = 50, bins of 16, w = 13: a point in
+    // cells 32-47 reaches cell 4 across the 2-cell last bin).
+    for (int d = 0; d < 3; ++d)
+      od_.radius[d] = d < info.dim ? (info.kernel_width + g.bin[d] - 1) / g.bin[d] + (nf[d] % g.bin[d] ? 1 : 0) : 0;
+    require(g.size < (std::int64_t(1) << 31), ErrorCode::kTooLarge,
+            "the CUDA backend indexes a fine grid with 32-bit offsets; this plan's fine grid has " +
+                std::to_string(g.size) + " cells (reduce the modes or upsampfac)");
+    if (fine_.size() != static_cast<std::size_t>(g.size * info.max_batch)) {
+      check_device_memory(static_cast<double>(g.size) * info.max_batch * sizeof(Complex), "the fine grid");
+      fine_ = DeviceBuffer<Cplx<T>>();  // free the old grid first
+      fine_ = DeviceBuffer<Cplx<T>>(static_cast<std::size_t>(g.size * info.max_batch), "the fine grid");
+    }
+    dg_ = g;
+  }
+
+  void check_device_memory(double bytes, const char* what) const {
+    std::size_t free_b = 0, total_b = 0;
+    FIELDFT_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    if (bytes > 0.9 * static_cast<double>(free_b)) {
+      std::ostringstream os;
+      os << what << " needs " << bytes / (1 << 20) << " MiB on GPU " << device_ << " but only "
+         << free_b / (1 << 20) << " MiB are free; reduce the modes, max_batch or upsampfac";
+      throw Error(ErrorCode::kTooLarge, os.str());
+    }
+  }
+
+  static std::vector<Cplx<T>> to_device_complex(const std::vector<std::complex<double>>& v) {
+    std::vector<Cplx<T>> out(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i) out[i] = {static_cast<T>(v[i].real()), static_cast<T>(v[i].imag())};
+    return out;
+  }
+
+  // Bin sort of m points with device coordinates dx of type C (the plan's T, or double for the
+  // points type 3 computes): count, prefix sum on the host (the counts also define the
+  // subproblems), scatter. Horner variables computed in C are stored in T.
+  template <class C>
+  void sort_device(std::int64_t m, const C* const* dx) {
+    const auto& info = this->setup_.info;
     const std::int64_t nbins = std::int64_t(dg_.nbins[0]) * dg_.nbins[1] * dg_.nbins[2];
     DeviceBuffer<int> bin_count(nbins, "bin counts"), rank(m, "bin ranks"), bin_of(m, "point bins");
     FIELDFT_CUDA_CHECK(cudaMemsetAsync(bin_count.get(), 0, nbins * sizeof(int), stream_));
@@ -232,7 +432,7 @@ class CudaPlan final : public PlanImpl<T> {
     }
     perm_ = DeviceBuffer<std::int64_t>(m, "sort permutation");
     if (m > 0) {
-      dispatch_dim([&]<int D>() { Launch<T, D>::count_bins(stream_, m, dx, dg_, bin_count.get(), rank.get(), bin_of.get()); });
+      dispatch_dim([&]<int D>() { Launch<C, D>::count_bins(stream_, m, dx, dg_, bin_count.get(), rank.get(), bin_of.get()); });
       FIELDFT_CUDA_CHECK(cudaMemcpyAsync(counts.data(), bin_count.get(), nbins * sizeof(int), cudaMemcpyDeviceToHost, stream_));
       FIELDFT_CUDA_CHECK(cudaStreamSynchronize(stream_));
     }
@@ -250,11 +450,23 @@ class CudaPlan final : public PlanImpl<T> {
     if (m > 0) {
       upload(bin_start_, start);
       std::int32_t* i0p[3] = {i0_[0].get(), i0_[1].get(), i0_[2].get()};
-      T* tp[3] = {t_[0].get(), t_[1].get(), t_[2].get()};
+      // Horner variables in C, narrowed to T afterwards when C is wider.
+      DeviceBuffer<C> wide[3];
+      C* tp[3] = {nullptr, nullptr, nullptr};
+      for (int d = 0; d < info.dim; ++d) {
+        if constexpr (std::is_same_v<C, T>) {
+          tp[d] = t_[d].get();
+        } else {
+          wide[d] = DeviceBuffer<C>(m, "sorted points");
+          tp[d] = wide[d].get();
+        }
+      }
       dispatch_dim([&]<int D>() {
-        Launch<T, D>::scatter_sorted(stream_, m, dx, dg_, info.kernel_width, bin_start_.get(), rank.get(),
+        Launch<C, D>::scatter_sorted(stream_, m, dx, dg_, info.kernel_width, bin_start_.get(), rank.get(),
                                      bin_of.get(), i0p, tp, perm_.get());
       });
+      if constexpr (!std::is_same_v<C, T>)
+        for (int d = 0; d < info.dim; ++d) launch_narrow<T, C>(stream_, m, wide[d].get(), t_[d].get());
       upload(sub_bin_, sub_bin);
       upload(sub_begin_, sub_begin);
       upload(sub_end_, sub_end);
@@ -266,56 +478,6 @@ class CudaPlan final : public PlanImpl<T> {
     pts_ = DevPoints<T>{{i0_[0].get(), i0_[1].get(), i0_[2].get()}, {t_[0].get(), t_[1].get(), t_[2].get()},
                         perm_.get(), m};
     this->setup_.info.num_points = m;
-    this->has_points_ = true;
-  }
-
-  void execute(const Complex* in, Complex* out, bool adjoint) override {
-    const auto& info = this->setup_.info;
-    DeviceGuard guard(device_);
-    const int type = adjoint ? 3 - info.type : info.type;
-    const int sign = adjoint ? -info.isign : info.isign;
-    const std::int64_t m = pts_.m, n = info.num_modes();
-    const std::int64_t in_len = (type == 1 ? m : n) * info.ntransf, out_len = (type == 1 ? n : m) * info.ntransf;
-    require(in != nullptr || in_len == 0, ErrorCode::kInvalidArgument, "execute: input pointer is null");
-    require(out != nullptr || out_len == 0, ErrorCode::kInvalidArgument, "execute: output pointer is null");
-    const bool in_dev = is_device_pointer(in), out_dev = is_device_pointer(out);
-    const Cplx<T>* din = reinterpret_cast<const Cplx<T>*>(in);
-    Cplx<T>* dout = reinterpret_cast<Cplx<T>*>(out);
-    if (!in_dev && in_len > 0) {
-      if (stage_in_.size() < static_cast<std::size_t>(in_len)) stage_in_ = DeviceBuffer<Cplx<T>>(in_len, "input staging");
-      FIELDFT_CUDA_CHECK(cudaMemcpyAsync(stage_in_.get(), in, in_len * sizeof(Complex), cudaMemcpyHostToDevice, stream_));
-      din = stage_in_.get();
-    }
-    if (!out_dev && out_len > 0) {
-      if (stage_out_.size() < static_cast<std::size_t>(out_len)) stage_out_ = DeviceBuffer<Cplx<T>>(out_len, "output staging");
-      dout = stage_out_.get();
-    }
-    if (m == 0) {
-      if (type == 1 && out_len > 0) FIELDFT_CUDA_CHECK(cudaMemsetAsync(dout, 0, out_len * sizeof(Complex), stream_));
-    } else {
-      const T* deconv[3] = {deconv_[0].get(), deconv_[1].get(), deconv_[2].get()};
-      for (std::int64_t b0 = 0; b0 < info.ntransf; b0 += info.max_batch) {
-        const int nb = static_cast<int>(std::min<std::int64_t>(info.max_batch, info.ntransf - b0));
-        // The output-driven spreader writes every cell; the others add into a zeroed grid.
-        if (type == 2 || info.method != nufft::Method::kOutputDriven)
-          FIELDFT_CUDA_CHECK(cudaMemsetAsync(fine_.get(), 0, nb * dg_.size * sizeof(Complex), stream_));
-        if (type == 1) {
-          spread(din + b0 * m, nb);
-          cufft(nb).exec(fine_.get(), sign);
-          launch_copy_modes<T>(stream_, modes_, deconv, dg_, fine_.get(), dout + b0 * n, nb, true);
-        } else {
-          launch_copy_modes<T>(stream_, modes_, deconv, dg_, fine_.get(), const_cast<Cplx<T>*>(din) + b0 * n, nb, false);
-          cufft(nb).exec(fine_.get(), sign);
-          dispatch_dim([&]<int D>() {
-            Launch<T, D>::interp_nupts(stream_, pts_, dg_, info.kernel_width, horner_.get(), info.horner_degree,
-                                       fine_.get(), dout + b0 * m, m, nb);
-          });
-        }
-      }
-    }
-    if (!out_dev && out_len > 0)
-      FIELDFT_CUDA_CHECK(cudaMemcpyAsync(out, dout, out_len * sizeof(Complex), cudaMemcpyDeviceToHost, stream_));
-    if (!in_dev || !out_dev) FIELDFT_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
 
  private:
@@ -371,6 +533,11 @@ class CudaPlan final : public PlanImpl<T> {
   DeviceBuffer<std::int32_t> i0_[3];
   DeviceBuffer<int> sub_bin_;
   int nsub_ = 0;
+  std::array<int, 3> bins_{1, 1, 1};
+  // Type 3: the inner type 2 plan on the grid, the factors of core/type3.hpp (source order), and
+  // one batch of scaled strengths or targets.
+  std::unique_ptr<CudaPlan> inner_;
+  DeviceBuffer<Cplx<T>> prephase_, postfactor_, scaled_;
   std::map<int, std::unique_ptr<CufftPlan<T>>> ffts_;
 };
 

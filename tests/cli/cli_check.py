@@ -84,7 +84,7 @@ def check_info(tool):
 
 
 HELP_OPTIONS = {
-    "nufft": ["--type", "--dim", "--modes", "--points", "--eps", "--prec", "--backend",
+    "nufft": ["--type", "--dim", "--modes", "--points", "--targets", "--eps", "--prec", "--backend",
               "--ntransf", "--upsampfac", "--method", "--check", "--repeat", "--seed", "--json"],
     "demo": ["--size", "--trajectory", "--out", "--eps", "--prec", "--backend", "--json"],
     "info": ["--json"],

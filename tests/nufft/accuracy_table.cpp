@@ -1,7 +1,7 @@
 // Writes the accuracy table of docs/accuracy.md: the battery's tolerance sweep (accuracy_sweep.hpp)
 // with the measured relative l2 error of every case, as Markdown on stdout.
 //
-//   accuracy_table [cpu|cuda] [auto|nupts|subproblem|output]
+//   accuracy_table [cpu|cuda] [auto|nupts|subproblem|output] [type: 1, 2 or 3; default all]
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -28,11 +28,14 @@ int main(int argc, char** argv) {
                 "error | error/eps | bound | ok |\n"
                 "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     int failures = 0;
-    for (int type : {1, 2})
+    const int only_type = argc > 3 ? std::stoi(argv[3]) : 0;
+    for (int type : {1, 2, 3})
       for (int dim : {1, 2, 3}) {
+        if (only_type && type != only_type) continue;
         const SweepProblem prob = sweep_problem(type, dim);
         std::string modes;
         for (auto n : prob.modes) modes += (modes.empty() ? "" : "×") + std::to_string(n);
+        if (type == 3) modes = std::to_string(prob.num_targets) + " targets";
         for (Precision p : {Precision::kFloat, Precision::kDouble})
           for (double sigma : kSweepUpsampfacs)
             for (double eps : sweep_eps(p)) {
@@ -68,10 +71,11 @@ int main(int argc, char** argv) {
     std::printf("\n| type | dim | upsampfac | eps | w | gain G | float − double | ÷ (u·G) |\n"
                 "|---|---|---|---|---|---|---|---|\n");
     double worst = 0;
-    for (int type : {1, 2})
+    for (int type : {1, 2, 3})
       for (int dim : {1, 2, 3})
         for (double sigma : {2.0, 1.5, 1.25})
           for (double eps : {1e-5, 1e-6, 1e-7}) {
+            if (only_type && type != only_type) continue;
             RoundingResult r;
             try {
               r = measure_float_rounding(backend, method, type, dim, sigma, eps);

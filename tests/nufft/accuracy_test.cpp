@@ -40,7 +40,7 @@ std::string sweep_name(const ::testing::TestParamInfo<SweepParam>& info) {
 std::vector<SweepParam> sweep_params() {
   std::vector<SweepParam> v;
   for (Method m : methods_under_test())
-    for (int type : {1, 2})
+    for (int type : {1, 2, 3})
       for (int dim : {1, 2, 3})
         for (Precision p : {Precision::kFloat, Precision::kDouble})
           for (double s : kSweepUpsampfacs) v.push_back({type, dim, p, s, m});
@@ -68,7 +68,8 @@ TEST_P(AccuracySweep, ErrorWithinTwiceEps) {
       EXPECT_LE(r.error, r.bound) << "error/eps = " << r.error / eps << ", floor F = " << r.floor
                                   << ", kernel width " << r.info.kernel_width;
       EXPECT_EQ(r.info.upsampfac, p.upsampfac);
-      for (int d = 0; d < p.dim; ++d)
+      // (Type 3 has no modes; its grid rule is checked by NufftType3.PlanInfoAndGridRule.)
+      for (int d = 0; d < p.dim && p.type != 3; ++d)
         EXPECT_GE(static_cast<double>(r.info.fine_grid[d]), p.upsampfac * modes[d])
             << "fine grid smaller than upsampfac·N in dimension " << d + 1;
     });
@@ -86,7 +87,7 @@ INSTANTIATE_TEST_SUITE_P(Nufft, AccuracySweep, ::testing::ValuesIn(sweep_params(
 class FloatRoundingFloor : public NufftTest {};
 TEST_F(FloatRoundingFloor, FloatRoundingStaysBelowTheFloor) {
   for (Method m : methods_under_test())
-    for (int type : {1, 2})
+    for (int type : {1, 2, 3})
       for (int dim : {1, 2, 3})
         for (double sigma : {2.0, 1.5, 1.25})
           for (double eps : {1e-3, 1e-5, 1e-7})
@@ -265,6 +266,30 @@ TYPED_TEST(NufftTypedTest, TinyModeCountsAndClusteredPoints) {
         EXPECT_LE(rel_error(apply(plan, in), want), property_bound(plan));
       }
     }
+  }
+}
+
+// Fine grids that are not a multiple of the bin size end in a short bin, which a kernel footprint
+// can cross in fewer cells than a full one: 25 modes give a fine grid of 50 (bins of 16 on the
+// CUDA output-driven path: the last bin has 2 cells, and a point in cells 32-47 reaches cell 0
+// across it), 13 modes give 26 (bins of 8 and 4). Found by type 3, whose grids are arbitrary;
+// a tile that misses such a neighbour gave errors of 2e-2.
+TYPED_TEST(NufftTypedTest, FineGridsEndingInAShortBin) {
+  using T = TypeParam;
+  const std::vector<std::vector<std::int64_t>> shapes = {{25, 25}, {13, 13, 13}};
+  for (const auto& modes : shapes) {
+    const int dim = static_cast<int>(modes.size());
+    const auto pts = random_points<T>(dim, 1500, 85 + dim);
+    for (Method m : methods_under_test())
+      for (int type : {1, 2}) guarded(m, [&] {
+        Plan<T> plan(type, modes, 1, 1, working_eps<T>(), options_for(m, 2.0));
+        set_points(plan, pts);
+        const auto in = random_complex<T>(type == 1 ? pts.size() : num_modes(modes), 86);
+        const auto want = oracle(type, pts.exact, widen(in), modes, 1, 0);
+        EXPECT_LE(rel_error(apply(plan, in), want), property_bound(plan))
+            << "type " << type << ", dim " << dim << ", fine grid " << plan.info().fine_grid[0] << ", method "
+            << nufft::method_name(m);
+      });
   }
 }
 

@@ -134,8 +134,65 @@ TYPED_TEST(NufftBadInput, InvalidType) {
   for (int type : {0, 4, -1})
     EXPECT_TRUE(throws_error(make<T>(type, {16}), ErrorCode::kInvalidArgument, {"type"}))
         << "type " << type;
-  // Type 3 is not a Plan type in this API ("type: 1 or 2").
-  EXPECT_THROW(make<T>(3, {16})(), Error);
+  // Type 3 uses only the number of mode counts (the dimension), not their values.
+  EXPECT_NO_THROW(make<T>(3, {16})());
+  EXPECT_NO_THROW(make<T>(3, {0, -5})());
+  EXPECT_TRUE(throws_error(make<T>(3, {}), ErrorCode::kInvalidArgument, {"dimension"}));
+}
+
+// Each set_points overload belongs to its types: the 4-argument one (no targets) on a type 3
+// plan and the type 3 one on a type 1 or 2 plan are refused with a message naming the right call.
+TYPED_TEST(NufftBadInput, Type3SetPointsOverloads) {
+  using T = TypeParam;
+  const auto pts = random_points<T>(2, 50, 240);
+  Plan<T> t3(3, test_modes(2), 1, 1, working_eps<T>(), options_for());
+  EXPECT_TRUE(throws_error([&] { set_points(t3, pts); }, ErrorCode::kInvalidArgument, {"type 3", "nk"}));
+  for (int type : {1, 2}) {
+    Plan<T> plan(type, test_modes(2), 1, 1, working_eps<T>(), options_for());
+    EXPECT_TRUE(throws_error([&] { set_points(plan, pts, pts); }, ErrorCode::kInvalidArgument,
+                             {"type 3", "set_points(m, x, y, z)"}))
+        << "type " << type;
+  }
+  std::vector<std::complex<T>> buf(100);
+  EXPECT_TRUE(throws_error([&] { t3.execute(buf.data(), buf.data()); }, ErrorCode::kInvalidState, {"set_points"}));
+}
+
+// Type 3 targets get the same checks as points, named s, t, u; a negative count is refused.
+TYPED_TEST(NufftBadInput, Type3BadTargets) {
+  using T = TypeParam;
+  const T nan = std::numeric_limits<T>::quiet_NaN(), inf = std::numeric_limits<T>::infinity();
+  struct Case { int dim; int axis; std::int64_t index; T value; const char* name; };
+  const Case cases[] = {{1, 0, 17, nan, "s[17]"}, {2, 1, 0, inf, "t[0]"}, {3, 2, 299, -inf, "u[299]"}};
+  for (const auto& c : cases) {
+    const auto src = random_points<T>(c.dim, 200, 241);
+    auto tgt = random_points<T>(c.dim, 300, 242);
+    std::vector<T>* axes[3] = {&tgt.x, &tgt.y, &tgt.z};
+    (*axes[c.axis])[c.index] = c.value;
+    Plan<T> plan(3, test_modes(c.dim), 1, 1, working_eps<T>(), options_for());
+    EXPECT_TRUE(throws_error([&] { set_points(plan, src, tgt); }, ErrorCode::kNonFinite, {c.name})) << c.name;
+  }
+  // A source NaN is named like a type 1/2 point.
+  auto src = random_points<T>(2, 200, 243);
+  src.y[5] = nan;
+  const auto tgt = random_points<T>(2, 300, 244);
+  Plan<T> p2(3, test_modes(2), 1, 1, working_eps<T>(), options_for());
+  EXPECT_TRUE(throws_error([&] { set_points(p2, src, tgt); }, ErrorCode::kNonFinite, {"y[5]"}));
+  // Missing target arrays for the plan's dimension, and negative counts.
+  const auto ok_src = random_points<T>(2, 200, 245);
+  EXPECT_TRUE(throws_error(
+      [&] { p2.set_points(200, ok_src.x.data(), ok_src.y.data(), nullptr, 300, tgt.x.data(), nullptr); },
+      ErrorCode::kInvalidArgument, {"t", "null"}));
+  EXPECT_TRUE(throws_error(
+      [&] { p2.set_points(200, ok_src.x.data(), ok_src.y.data(), nullptr, 300, nullptr, tgt.y.data()); },
+      ErrorCode::kInvalidArgument, {"s", "null"}));
+  EXPECT_TRUE(throws_error(
+      [&] { p2.set_points(200, ok_src.x.data(), ok_src.y.data(), nullptr, -3, tgt.x.data(), tgt.y.data()); },
+      ErrorCode::kInvalidArgument, {"targets", "-3"}));
+  // A space-bandwidth product beyond any grid is kTooLarge, not an overflow or a crash.
+  const std::vector<double> far = {-1e30, 1e30}, near = {-1.0, 1.0};
+  const auto big_src = make_points<T>(1, far), big_tgt = make_points<T>(1, near);
+  Plan<T> p1(3, test_modes(1), 1, 1, working_eps<T>(), options_for());
+  EXPECT_TRUE(throws_error([&] { set_points(p1, big_src, big_tgt); }, ErrorCode::kTooLarge, {"type 3", "grid"}));
 }
 
 // FINUFFT's convention: isign >= 0 means +1, isign < 0 means -1. Checked on the numbers too.

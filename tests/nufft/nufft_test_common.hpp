@@ -84,11 +84,14 @@ class NufftTypedTest : public NufftTest {};
 using Precisions = ::testing::Types<float, double>;
 
 // Number of values execute (adjoint = false) or execute_adjoint (true) reads and writes.
+// Type 3 reads sources and writes targets (adjoint: the reverse).
 inline std::int64_t input_size(const nufft::PlanInfo& info, bool adjoint) {
+  if (info.type == 3) return info.ntransf * (adjoint ? info.num_targets : info.num_points);
   const bool reads_points = (info.type == 1) != adjoint;
   return info.ntransf * (reads_points ? info.num_points : info.num_modes());
 }
 inline std::int64_t output_size(const nufft::PlanInfo& info, bool adjoint) {
+  if (info.type == 3) return info.ntransf * (adjoint ? info.num_points : info.num_targets);
   const bool writes_modes = (info.type == 1) != adjoint;
   return info.ntransf * (writes_modes ? info.num_modes() : info.num_points);
 }
@@ -112,6 +115,13 @@ std::vector<std::complex<T>> apply(nufft::Plan<T>& plan, const std::vector<std::
 template <class T>
 void set_points(nufft::Plan<T>& plan, const PointSet<T>& pts) {
   plan.set_points(pts.size(), pts.x_ptr(), pts.y_ptr(), pts.z_ptr());
+}
+
+// Type 3: sources and targets.
+template <class T>
+void set_points(nufft::Plan<T>& plan, const PointSet<T>& src, const PointSet<T>& tgt) {
+  plan.set_points(src.size(), src.x_ptr(), src.y_ptr(), src.z_ptr(), tgt.size(), tgt.x_ptr(), tgt.y_ptr(),
+                  tgt.z_ptr());
 }
 
 // The oracle of transform `type` (1 or 2) on double data.

@@ -1,0 +1,157 @@
+#include "core/type3.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numbers>
+#include <sstream>
+
+namespace fieldft::core {
+
+namespace {
+
+// Per dimension at most 2^30 grid points, so that the inner type 2 plan's fine grid (σ·nf <= 2^31)
+// stays within the backends' per-dimension indexing.
+constexpr double kMaxType3Grid = 1073741824.0;
+
+// [min, max] of v[0..n), or [0, 0] for n = 0.
+template <class T>
+std::pair<double, double> range_of(std::int64_t n, const T* v) {
+  if (n == 0) return {0.0, 0.0};
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+#pragma omp parallel for reduction(min : lo) reduction(max : hi) schedule(static)
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double a = static_cast<double>(v[i]);
+    lo = std::min(lo, a);
+    hi = std::max(hi, a);
+  }
+  return {lo, hi};
+}
+
+}  // namespace
+
+template <class T>
+Type3Setup make_type3_setup(const nufft::PlanInfo& info, const KernelDesign& kernel, std::int64_t m, const T* const* x,
+                            std::int64_t nk, const T* const* s) {
+  static constexpr const char* kSourceNames[3] = {"x", "y", "z"};
+  static constexpr const char* kTargetNames[3] = {"s", "t", "u"};
+  const int dim = info.dim;
+  check_coordinates(dim, m, x, kSourceNames, "points");
+  check_coordinates(dim, nk, s, kTargetNames, "targets");
+  check_host_memory((8.0 * dim + 16.0) * (static_cast<double>(m) + static_cast<double>(nk)), "the type 3 point tables");
+
+  constexpr double pi = std::numbers::pi;
+  const double sigma = info.upsampfac;
+  const int w = kernel.width;
+  Type3Setup t;
+  t.m = m;
+  t.nk = nk;
+  double grid_cells = 1;
+  for (int d = 0; d < dim; ++d) {
+    const auto [xlo, xhi] = range_of(m, x[d]);
+    const auto [slo, shi] = range_of(nk, s[d]);
+    // Centre and half-width in double: exact for float data, within rounding for double.
+    t.center_x[d] = 0.5 * xlo + 0.5 * xhi;
+    t.half_x[d] = 0.5 * xhi - 0.5 * xlo;
+    t.center_s[d] = 0.5 * slo + 0.5 * shi;
+    t.half_s[d] = 0.5 * shi - 0.5 * slo;
+    const double X = t.half_x[d], S = t.half_s[d];
+    const double want = std::max(2.0 * sigma * X * S / pi + w + 1, 2.0 * w);
+    if (!(want <= kMaxType3Grid)) {
+      std::ostringstream os;
+      os << "type 3: sources of half-width X = " << X << " and targets of half-width S = " << S << " in dimension "
+         << d + 1 << " need a grid of about 2*upsampfac*X*S/pi = " << want
+         << " points, beyond the limit of 2^30 per dimension; split the sources or targets into groups of smaller "
+            "extent";
+      throw Error(ErrorCode::kTooLarge, os.str());
+    }
+    const std::int64_t nf = next_smooth(static_cast<std::int64_t>(std::ceil(want)));
+    t.nf[d] = nf;
+    // γ = nf/(2σS) puts the targets at the edge of the resolved band. With S = 0 (all targets
+    // equal, t = 0) any γ meeting the no-wrap condition will do: the smallest such (or 1 when
+    // also X = 0). A subnormal S whose γ overflows is the same case.
+    double g = S > 0 ? static_cast<double>(nf) / (2.0 * sigma * S) : std::numeric_limits<double>::infinity();
+    if (!std::isfinite(g)) g = X > 0 ? X / (pi * (1.0 - (w + 1.0) / static_cast<double>(nf))) : 1.0;
+    t.gamma[d] = g;
+    grid_cells *= static_cast<double>(nf);
+  }
+  // Rounding on the grid is amplified by the division by ψ̂ over the targets' band |t| <= nf/(2σ),
+  // as a type 1 plan's deconvolution amplifies it over its modes (the inner type 2 plan checks
+  // its own gain when it is made).
+  double gain = 1;
+  for (int d = 0; d < dim; ++d) {
+    const auto band = static_cast<std::int64_t>(std::floor(static_cast<double>(t.nf[d]) / (2.0 * sigma)));
+    gain *= deconvolution_gain(kernel_fourier_series(kernel, t.nf[d], band), 2 * band + 1);
+  }
+  check_rounding_floor(info.eps, std::numeric_limits<T>::epsilon() / 2, gain, sigma, "the type 3 deconvolution");
+  // The spreading grid and the inner plan's fine grid (σ^dim times larger), one of each in the
+  // smallest complex type, before any backend allocates them.
+  check_host_memory(8.0 * grid_cells * (1.0 + std::pow(sigma, dim)), "the type 3 grids");
+
+  for (int d = 0; d < dim; ++d) {
+    t.x_grid[d].resize(static_cast<std::size_t>(m));
+    t.s_inner[d].resize(static_cast<std::size_t>(nk));
+  }
+  t.prephase.resize(static_cast<std::size_t>(m));
+  t.postfactor.resize(static_cast<std::size_t>(nk));
+  const double isign = info.isign;
+
+#pragma omp parallel for schedule(static)
+  for (std::int64_t j = 0; j < m; ++j) {
+    double phase = 0;
+    for (int d = 0; d < dim; ++d) {
+      const double xj = static_cast<double>(x[d][j]);
+      t.x_grid[d][j] = (xj - t.center_x[d]) / t.gamma[d];
+      phase += t.center_s[d] * xj;
+    }
+    t.prephase[j] = std::polar(1.0, isign * phase);
+  }
+
+  // Targets: the phase of the centre shift, then the kernel's transform at γ(s − D) divided out,
+  // one dimension at a time (ψ̂ of each dimension through the one quadrature of kernel_design).
+  std::vector<double> freq(static_cast<std::size_t>(nk));
+#pragma omp parallel for schedule(static)
+  for (std::int64_t k = 0; k < nk; ++k) {
+    double phase = 0;
+    for (int d = 0; d < dim; ++d) phase += (static_cast<double>(s[d][k]) - t.center_s[d]) * t.center_x[d];
+    t.postfactor[k] = std::polar(1.0, isign * phase);
+  }
+  for (int d = 0; d < dim; ++d) {
+    const double h = 2.0 * pi / static_cast<double>(t.nf[d]);
+#pragma omp parallel for schedule(static)
+    for (std::int64_t k = 0; k < nk; ++k) {
+      freq[k] = t.gamma[d] * (static_cast<double>(s[d][k]) - t.center_s[d]);
+      t.s_inner[d][k] = h * freq[k];
+    }
+    const std::vector<double> psi = kernel_fourier_transform(kernel, t.nf[d], freq);
+#pragma omp parallel for schedule(static)
+    for (std::int64_t k = 0; k < nk; ++k) t.postfactor[k] /= psi[k];
+  }
+  return t;
+}
+
+PlanSetup make_inner_setup(const PlanSetup& outer, const std::array<std::int64_t, 3>& nf, double min_eps,
+                           double unit_roundoff) {
+  const nufft::PlanInfo& info = outer.info;
+  nufft::Options opt = outer.options;
+  opt.modeord = 1;
+  opt.upsampfac = info.upsampfac;
+  opt.max_batch = info.max_batch;
+  try {
+    return make_plan_setup(2, std::span<const std::int64_t>(nf.data(), static_cast<std::size_t>(info.dim)), info.isign,
+                           info.max_batch, info.eps, opt, min_eps, unit_roundoff);
+  } catch (const Error& e) {
+    std::ostringstream os;
+    os << "type 3, inner type 2 transform on the grid of " << nf[0];
+    for (int d = 1; d < info.dim; ++d) os << "x" << nf[d];
+    os << " points: " << e.what();
+    throw Error(e.code(), os.str());
+  }
+}
+
+template Type3Setup make_type3_setup<float>(const nufft::PlanInfo&, const KernelDesign&, std::int64_t,
+                                            const float* const*, std::int64_t, const float* const*);
+template Type3Setup make_type3_setup<double>(const nufft::PlanInfo&, const KernelDesign&, std::int64_t,
+                                             const double* const*, std::int64_t, const double* const*);
+
+}  // namespace fieldft::core

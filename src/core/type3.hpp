@@ -1,0 +1,60 @@
+// Type 3 (non-uniform -> non-uniform) geometry and per-point factors, computed once per
+// set_points in double and shared by every backend.
+//
+// The method is that of Greengard & Lee (SIAM Rev. 46, 2004) as made practical with the ES
+// kernel by Barnett, Magland & af Klinteberg (SIAM J. Sci. Comput. 41(5), 2019, type 3
+// section). Per dimension, with C, X the centre and half-width of the sources x and D, S those of
+// the targets s:
+//   s·x = (s − D)·(x − C) + D·x + (s − D)·C,
+// so f_k = e^{iσ(s_k−D)·C} Σ_j [c_j e^{iσD·x_j}] e^{iσ t_k·x'_j}, x' = (x − C)/γ, t = γ(s − D).
+// The sum is evaluated by spreading c'_j = c_j e^{iσD·x_j} with the kernel ψ onto a periodic grid
+// of nf points (spacing h = 2π/nf; grid index i is the location i·h, wrapped to [−π, π)), which
+// turns it into the Fourier integral of a compactly supported function; the periodic trapezoid
+// rule on the grid is then a type 2 sum at t''_k = h·t_k, and ψ's own transform is divided out:
+//   f_k = e^{iσ(s_k−D)·C} / Π_d ψ̂_d(t_k,d) · Σ_l b_l e^{iσ l·t''_k}.
+// Two conditions make this accurate (σ: upsampling factor, w: kernel width):
+//   no wrap:       X/γ + (w+1)·h/2 <= π   (the spread sources stay half a cell off ±π),
+//   resolved band: γ·S <= nf/(2σ)          (t sits where a type 1 of nf/σ modes puts its modes),
+// hence nf = next_smooth(max(2σXS/π + w + 1, 2w)) and γ = nf/(2σS).
+#pragma once
+
+#include <array>
+#include <complex>
+#include <cstdint>
+#include <vector>
+
+#include "core/plan_setup.hpp"
+
+namespace fieldft::core {
+
+struct Type3Setup {
+  std::int64_t m = 0;                            // sources
+  std::int64_t nk = 0;                           // targets
+  std::array<std::int64_t, 3> nf{1, 1, 1};       // spreading grid (1 for unused dimensions)
+  std::array<double, 3> center_x{}, half_x{};    // C, X
+  std::array<double, 3> center_s{}, half_s{};    // D, S
+  std::array<double, 3> gamma{1, 1, 1};          // γ
+  std::array<std::vector<double>, 3> x_grid;     // x'_j = (x_j − C)/γ in radians, |x'| < π
+  std::array<std::vector<double>, 3> s_inner;    // t''_k = h·γ·(s_k − D): inner type 2 targets
+  std::vector<std::complex<double>> prephase;    // e^{iσ D·x_j}, j = 0..m-1
+  std::vector<std::complex<double>> postfactor;  // e^{iσ (s_k−D)·C} / Π_d ψ̂_d(γ_d(s_k,d − D_d))
+};
+
+// Validates the coordinates (arrays x, y, z and s, t, u: present, finite) and computes the
+// geometry and factors for a type 3 plan of the given info (dim, isign, upsampfac) and kernel.
+// Throws kTooLarge when the space-bandwidth product needs a grid of more than 2^30 points in a
+// dimension (so that the inner plan's fine grid stays below 2^31) or beyond the machine's memory,
+// and kEpsTooSmall when rounding amplified by the division by ψ̂ over the targets' band
+// (u·G_out) exceeds eps; the inner plan checks its own gain when it is made.
+template <class T>
+Type3Setup make_type3_setup(const nufft::PlanInfo& info, const KernelDesign& kernel, std::int64_t m, const T* const* x,
+                            std::int64_t nk, const T* const* s);
+
+// The setup of the inner type 2 plan: nf modes in FFT order (mode m at grid index m mod nf, the
+// layout of the spreading grid), the outer plan's sign, tolerance, kernel and options, ntransf =
+// the outer plan's max_batch (it transforms one batch at a time). min_eps and unit_roundoff as
+// for make_plan_setup; a refusal is re-thrown naming the type 3 grid.
+PlanSetup make_inner_setup(const PlanSetup& outer, const std::array<std::int64_t, 3>& nf, double min_eps,
+                           double unit_roundoff);
+
+}  // namespace fieldft::core
