@@ -112,52 +112,70 @@ class CudaPlan final : public PlanImpl<T> {
     info.max_batch = static_cast<int>(opt.max_batch > 0 ? std::min<std::int64_t>(opt.max_batch, info.ntransf)
                                                         : std::min<std::int64_t>(info.ntransf, 8));
     const int w = info.kernel_width;
-    // Bins. Subproblem / nonuniform-point methods: square tiles in 2D, flat bricks in 3D, trimmed
-    // until a subproblem tile (bin + w per dimension) fits the shared-memory budget: 48 KiB when
-    // chosen automatically (several blocks per SM), the device's opt-in maximum when requested.
-    // Output-driven: the bin is the block's tile, one cell per thread (256 cells).
-    const bool output = opt.method == nufft::Method::kOutputDriven;
-    std::array<int, 3> bins = output ? (info.dim == 1   ? std::array<int, 3>{256, 1, 1}
-                                        : info.dim == 2 ? std::array<int, 3>{16, 16, 1}
-                                                        : std::array<int, 3>{8, 8, 4})
-                                     : (info.dim == 1   ? std::array<int, 3>{1024, 1, 1}
-                                        : info.dim == 2 ? std::array<int, 3>{32, 32, 1}
-                                                        : std::array<int, 3>{16, 8, 8});  // 22.4 ms vs 24.1 (16,16,2), case B
+    FIELDFT_CUDA_CHECK(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, device_));
+    // Bins: square tiles in 2D, flat bricks in 3D (case B: 16x8x8 22.4 ms vs 24.1 for 16x16x2 with
+    // subproblems), trimmed until the method's shared-memory tile fits its budget: 48 KiB when
+    // chosen automatically (several blocks per SM), the device's opt-in maximum less the
+    // kernel's static arrays when requested.
+    std::array<int, 3> defaults = info.dim == 1   ? std::array<int, 3>{1024, 1, 1}
+                                  : info.dim == 2 ? std::array<int, 3>{32, 32, 1}
+                                                  : std::array<int, 3>{16, 8, 8};
     for (int d = 0; d < info.dim; ++d)
-      if (opt.bin_size[d] > 0) bins[d] = opt.bin_size[d];
-    if (output)
-      require(bins[0] * bins[1] * bins[2] <= 256, ErrorCode::kInvalidArgument,
-              "method output: a bin (the block's tile) may have at most 256 cells");
+      if (opt.bin_size[d] > 0) defaults[d] = opt.bin_size[d];
     int optin = 0;
     FIELDFT_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device_));
-    const std::size_t budget =
-        opt.method == nufft::Method::kSubproblem ? static_cast<std::size_t>(optin) - 4096 : kSubproblemSmem;
-    if (!output) {
-      while (subproblem_tile_bytes<T>(info.dim, bins.data(), w) > budget && (bins[0] > 4 || bins[2] > 1)) {
-        if (info.dim == 3 && bins[2] > 1) bins[2] /= 2;
+    auto tile_bytes = [&](nufft::Method m, const std::array<int, 3>& b) {
+      return m == nufft::Method::kOutputDriven ? warp_tile_bytes<T>(info.dim, b.data(), w)
+                                               : subproblem_tile_bytes<T>(info.dim, b.data(), w);
+    };
+    struct Fit {
+      std::array<int, 3> bins;
+      bool fits;
+      double padding;  // tile cells per bin cell: each tile is zeroed and added to the grid whole
+    };
+    auto fit = [&](nufft::Method m, std::size_t budget) {
+      std::array<int, 3> b = defaults;
+      // Warp tiles in 3D: thinner bricks, smaller tiles, more blocks per SM (H200, float, eps
+      // 1e-5: 16x8x4 gave B 6.98 ms, C 85.1, E 19.8, F 0.358 against 9.52, 124, 23.3, 0.494
+      // for 16x8x8 and 8.47, 103, 25.3, 0.448 for 16x16x2).
+      if (m == nufft::Method::kOutputDriven && info.dim == 3 && opt.bin_size[2] <= 0) b[2] = 4;
+      while (tile_bytes(m, b) > budget && (b[0] > 4 || b[2] > 1)) {
+        if (info.dim == 3 && b[2] > 1) b[2] /= 2;
         else
-          for (int d = 0; d < std::min(info.dim, 2); ++d) bins[d] = std::max(4, bins[d] / 2);
+          for (int d = 0; d < std::min(info.dim, 2); ++d) b[d] = std::max(4, b[d] / 2);
       }
+      std::int64_t cells = 1;
+      for (int d = 0; d < info.dim; ++d) cells *= b[d];
+      return Fit{b, tile_bytes(m, b) <= budget,
+                 static_cast<double>(tile_bytes(m, b)) / (2.0 * sizeof(T) * static_cast<double>(cells))};
+    };
+    const std::size_t requested_budget = static_cast<std::size_t>(optin) - 20 * 1024;
+    Fit chosen{defaults, true, 1.0};
+    if (opt.method == nufft::Method::kSubproblem || opt.method == nufft::Method::kOutputDriven) {
+      chosen = fit(opt.method, requested_budget);
+      require(chosen.fits, ErrorCode::kInvalidArgument,
+              std::string("method ") + nufft::method_name(opt.method) + ": a shared-memory tile for kernel width " +
+                  std::to_string(w) + " does not fit; use a larger eps or method nupts");
+      info.method = opt.method;
+    } else if (opt.method == nufft::Method::kAuto) {
+      // Auto: warp tiles (no shared-memory atomics; 2.7x faster than subproblems on cases A and
+      // B, H200) when the tile fits 48 KiB and its padding is moderate, else subproblems on the
+      // same terms, else global atomics. A tile much larger than its bin (wide kernels trimmed to
+      // tiny bins: 169x for 3D double at w = 11, measured 2.1 s) costs more than global atomics.
+      info.method = nufft::Method::kNuptsDriven;
+      for (nufft::Method m : {nufft::Method::kOutputDriven, nufft::Method::kSubproblem}) {
+        const Fit f = fit(m, kSubproblemSmem);
+        if (f.fits && f.padding <= 16.0) {
+          chosen = f;
+          info.method = m;
+          break;
+        }
+      }
+    } else {
+      info.method = opt.method;
     }
+    const std::array<int, 3> bins = chosen.bins;
     info.bin_size = bins;
-    const bool tile_fits = subproblem_tile_bytes<T>(info.dim, bins.data(), w) <= budget;
-    if (opt.method == nufft::Method::kSubproblem)
-      require(tile_fits, ErrorCode::kInvalidArgument,
-              "method subproblem: a shared-memory tile for kernel width " + std::to_string(w) +
-                  " does not fit; use a larger eps or method nupts");
-    // Auto: subproblems when the tile fits and its padding is moderate. Each tile is zeroed and
-    // added to the grid whole, so a tile much larger than its bin (wide kernels trimmed to tiny
-    // bins: 169x for 3D double at w = 11, measured 2.1 s) costs more than global atomics.
-    std::int64_t bin_cells = 1;
-    for (int d = 0; d < info.dim; ++d) bin_cells *= bins[d];
-    const double padding = static_cast<double>(subproblem_tile_bytes<T>(info.dim, bins.data(), w)) /
-                           (2.0 * sizeof(T) * static_cast<double>(bin_cells));
-    info.method = opt.method != nufft::Method::kAuto ? opt.method
-                  : (tile_fits && padding <= 16.0 ? nufft::Method::kSubproblem : nufft::Method::kNuptsDriven);
-    if (info.method == nufft::Method::kOutputDriven) {
-      const std::size_t per_point = output_batch_bytes<T>(info.dim, w, 1);
-      od_.batch = static_cast<int>(std::min<std::size_t>(256, (48 * 1024 / per_point) / 32 * 32));
-    }
 
     bins_ = bins;
     set_grid(info.fine_grid);
@@ -317,9 +335,7 @@ class CudaPlan final : public PlanImpl<T> {
     const T* deconv[3] = {deconv_[0].get(), deconv_[1].get(), deconv_[2].get()};
     for (std::int64_t b0 = 0; b0 < ntransf; b0 += info.max_batch) {
       const int nb = static_cast<int>(std::min<std::int64_t>(info.max_batch, ntransf - b0));
-      // The output-driven spreader writes every cell; the others add into a zeroed grid.
-      if (type == 2 || info.method != nufft::Method::kOutputDriven)
-        FIELDFT_CUDA_CHECK(cudaMemsetAsync(fine_.get(), 0, nb * dg_.size * sizeof(Complex), stream_));
+      FIELDFT_CUDA_CHECK(cudaMemsetAsync(fine_.get(), 0, nb * dg_.size * sizeof(Complex), stream_));
       if (type == 1) {
         spread(din + b0 * m, nb);
         cufft(nb).exec(fine_.get(), sign);
@@ -349,8 +365,7 @@ class CudaPlan final : public PlanImpl<T> {
       if (!adjoint) {
         Cplx<T>* f = dout + b0 * nk;
         launch_scale_by_factor<T>(stream_, m, nb, din + b0 * m, prephase_.get(), false, scaled_.get());
-        if (info.method != nufft::Method::kOutputDriven)
-          FIELDFT_CUDA_CHECK(cudaMemsetAsync(fine_.get(), 0, nb * dg_.size * sizeof(Complex), stream_));
+        FIELDFT_CUDA_CHECK(cudaMemsetAsync(fine_.get(), 0, nb * dg_.size * sizeof(Complex), stream_));
         spread(scaled_.get(), nb);
         inner_->run(2, info.isign, fine_.get(), f, nb);
         launch_scale_by_factor<T>(stream_, nk, nb, f, postfactor_.get(), false, f);
@@ -382,12 +397,6 @@ class CudaPlan final : public PlanImpl<T> {
       g.nbins[d] = static_cast<int>((nf[d] + g.bin[d] - 1) / g.bin[d]);
     }
     g.size = nf[0] * nf[1] * nf[2];
-    // Output-driven: the bins a tile scans on each side. A footprint of w cells crosses at most
-    // ceil(w / bin) bin boundaries, plus one where nf is not a multiple of the bin size: the
-    // short last bin can be crossed in fewer cells (nf = 50, bins of 16, w = 13: a point in
-    // cells 32-47 reaches cell 4 across the 2-cell last bin).
-    for (int d = 0; d < 3; ++d)
-      od_.radius[d] = d < info.dim ? (info.kernel_width + g.bin[d] - 1) / g.bin[d] + (nf[d] % g.bin[d] ? 1 : 0) : 0;
     require(g.size < (std::int64_t(1) << 31), ErrorCode::kTooLarge,
             "the CUDA backend indexes a fine grid with 32-bit offsets; this plan's fine grid has " +
                 std::to_string(g.size) + " cells (reduce the modes or upsampfac)");
@@ -436,15 +445,21 @@ class CudaPlan final : public PlanImpl<T> {
       FIELDFT_CUDA_CHECK(cudaMemcpyAsync(counts.data(), bin_count.get(), nbins * sizeof(int), cudaMemcpyDeviceToHost, stream_));
       FIELDFT_CUDA_CHECK(cudaStreamSynchronize(stream_));
     }
+    // Points per subproblem. Subproblem blocks: kMaxSubproblem, for load balance. Warp tiles
+    // (one warp per block): enough blocks for ~16 warps per SM, 64 to kMaxSubproblem points each
+    // (case D, 262144 points in 256 bins, would otherwise run 256 warps on 132 SMs).
+    const std::int64_t cap = info.method == nufft::Method::kOutputDriven
+                                 ? std::clamp<std::int64_t>(m / (16 * std::int64_t(sms_)), 64, kMaxSubproblem)
+                                 : kMaxSubproblem;
     std::vector<std::int64_t> start(nbins + 1, 0);
     std::vector<int> sub_bin;
     std::vector<std::int64_t> sub_begin, sub_end;
     for (std::int64_t b = 0; b < nbins; ++b) {
       start[b + 1] = start[b] + counts[b];
-      for (std::int64_t s = start[b]; s < start[b + 1]; s += kMaxSubproblem) {
+      for (std::int64_t s = start[b]; s < start[b + 1]; s += cap) {
         sub_bin.push_back(static_cast<int>(b));
         sub_begin.push_back(s);
-        sub_end.push_back(std::min(s + kMaxSubproblem, start[b + 1]));
+        sub_end.push_back(std::min(s + cap, start[b + 1]));
       }
     }
     if (m > 0) {
@@ -474,7 +489,6 @@ class CudaPlan final : public PlanImpl<T> {
     }
     nsub_ = static_cast<int>(sub_bin.size());
     if (m == 0) bin_start_ = DeviceBuffer<std::int64_t>();
-    od_.bin_start = bin_start_.get();
     pts_ = DevPoints<T>{{i0_[0].get(), i0_[1].get(), i0_[2].get()}, {t_[0].get(), t_[1].get(), t_[2].get()},
                         perm_.get(), m};
     this->setup_.info.num_points = m;
@@ -493,11 +507,11 @@ class CudaPlan final : public PlanImpl<T> {
   void spread(const Cplx<T>* c, int nb) {
     const auto& info = this->setup_.info;
     dispatch_dim([&]<int D>() {
+      const Subproblems sp{sub_bin_.get(), sub_begin_.get(), sub_end_.get()};
       if (info.method == nufft::Method::kOutputDriven) {
-        Launch<T, D>::spread_output(stream_, pts_, dg_, info.kernel_width, horner_.get(), info.horner_degree, c,
-                                    pts_.m, fine_.get(), nb, od_);
+        Launch<T, D>::spread_tile(stream_, pts_, dg_, info.kernel_width, horner_.get(), info.horner_degree, c,
+                                  pts_.m, fine_.get(), nb, sp, nsub_);
       } else if (info.method == nufft::Method::kSubproblem) {
-        Subproblems sp{sub_bin_.get(), sub_begin_.get(), sub_end_.get()};
         Launch<T, D>::spread_subproblem(stream_, pts_, dg_, info.kernel_width, horner_.get(), info.horner_degree, c,
                                         pts_.m, fine_.get(), nb, sp, nsub_);
       } else {
@@ -529,10 +543,10 @@ class CudaPlan final : public PlanImpl<T> {
   DeviceBuffer<Cplx<T>> fine_, stage_in_, stage_out_;
   DeviceBuffer<T> horner_, deconv_[3], coords_[3], t_[3];
   DeviceBuffer<std::int64_t> fine_index_[3], perm_, sub_begin_, sub_end_, bin_start_;
-  OutputDriven<T> od_{};
   DeviceBuffer<std::int32_t> i0_[3];
   DeviceBuffer<int> sub_bin_;
   int nsub_ = 0;
+  int sms_ = 1;
   std::array<int, 3> bins_{1, 1, 1};
   // Type 3: the inner type 2 plan on the grid, the factors of core/type3.hpp (source order), and
   // one batch of scaled strengths or targets.

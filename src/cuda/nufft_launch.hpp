@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "core/dispatch.hpp"
 #include "cuda/nufft_kernels.cuh"
 
 namespace fieldft::cuda {
@@ -22,9 +23,9 @@ struct Launch {
   static void spread_subproblem(cudaStream_t s, const DevPoints<T>& p, const DevGrid& g, int width, const T* horner,
                                 int degree, const Cplx<T>* c, std::int64_t c_stride, Cplx<T>* grid, int nbatch,
                                 const Subproblems& sp, int nsub);
-  static void spread_output(cudaStream_t s, const DevPoints<T>& p, const DevGrid& g, int width, const T* horner,
-                            int degree, const Cplx<T>* c, std::int64_t c_stride, Cplx<T>* grid, int nbatch,
-                            const OutputDriven<T>& od);
+  static void spread_tile(cudaStream_t s, const DevPoints<T>& p, const DevGrid& g, int width, const T* horner,
+                          int degree, const Cplx<T>* c, std::int64_t c_stride, Cplx<T>* grid, int nbatch,
+                          const Subproblems& sp, int nsub);
   static void interp_nupts(cudaStream_t s, const DevPoints<T>& p, const DevGrid& g, int width, const T* horner,
                            int degree, const Cplx<T>* grid, Cplx<T>* c, std::int64_t c_stride, int nbatch);
 };
@@ -37,10 +38,12 @@ std::size_t subproblem_tile_bytes(int dim, const int* bin, int width) {
   return n * 2 * sizeof(T);
 }
 
-// Shared memory of one output-driven batch of `batch` points (bytes).
+// Shared memory of one warp tile of spread_tile (bytes).
 template <class T>
-std::size_t output_batch_bytes(int dim, int width, int batch) {
-  return static_cast<std::size_t>(batch) * (dim * width * sizeof(T) + 2 * sizeof(T) + dim * sizeof(int));
+std::size_t warp_tile_bytes(int dim, const int* bin, int width) {
+  std::size_t n = 0;
+  core::dispatch_width(width, [&]<int W>() { n = spread_tile_bytes<T, W>(dim, bin); });
+  return n;
 }
 
 template <class T>

@@ -58,15 +58,15 @@ void Launch<T, D>::spread_subproblem(cudaStream_t s, const DevPoints<T>& p, cons
 }
 
 template <class T, int D>
-void Launch<T, D>::spread_output(cudaStream_t s, const DevPoints<T>& p, const DevGrid& g, int width, const T* horner,
-                                 int degree, const Cplx<T>* c, std::int64_t c_stride, Cplx<T>* grid, int nbatch,
-                                 const OutputDriven<T>& od) {
-  const std::int64_t nbins = std::int64_t(g.nbins[0]) * g.nbins[1] * g.nbins[2];
-  const std::size_t smem = output_batch_bytes<T>(D, width, od.batch);
+void Launch<T, D>::spread_tile(cudaStream_t s, const DevPoints<T>& p, const DevGrid& g, int width, const T* horner,
+                               int degree, const Cplx<T>* c, std::int64_t c_stride, Cplx<T>* grid, int nbatch,
+                               const Subproblems& sp, int nsub) {
+  if (nsub == 0) return;
   core::dispatch_width(width, [&]<int W>() {
-    auto kernel = fieldft::cuda::spread_output<T, D, W>;
+    const std::size_t smem = spread_tile_bytes<T, W>(D, g.bin);
+    auto kernel = fieldft::cuda::spread_tile<T, D, W>;
     FIELDFT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-    kernel<<<static_cast<unsigned>(nbins), kThreads, smem, s>>>(p, g, horner, degree, c, c_stride, grid, nbatch, od);
+    kernel<<<nsub, 32, smem, s>>>(p, g, horner, degree, c, c_stride, grid, nbatch, sp);
   });
   FIELDFT_CUDA_CHECK_LAUNCH();
 }
