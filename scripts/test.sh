@@ -2,7 +2,8 @@
 # Runs the whole fieldft test suite on a fresh or already set-up machine: scripts/setup.sh
 # (packages + build of preset `ci`), then every CTest test. The CTest suite includes the
 # install check (tests/consumer: `cmake --install` to a scratch prefix, then a separate project
-# that uses find_package(fieldft)). Exits non-zero on any failure.
+# that uses find_package(fieldft)). Then the Python package: pip install into build/pyenv and
+# pytest (section 3). Exits non-zero on any failure.
 #
 # GPU tests (CTest label `gpu`) run when a GPU is visible to nvidia-smi or FIELDFT_GPU_TESTS=1,
 # and are excluded otherwise (FIELDFT_GPU_TESTS=0 excludes them even with a GPU).
@@ -43,10 +44,43 @@ ctest "${ctest_args[@]}" || ctest_rc=$?
 say "ctest finished in $((SECONDS - start)) s with exit code $ctest_rc"
 
 # --- 3. Python tests (pytest) ------------------------------------------------------------------
-# Reserved for the Python package (python/): build/install it into a venv and run pytest here,
-# with the marker `gpu` handled like the CTest label above. pytest exits 5 when it collects no
-# test; treat that as a failure, as --no-tests=error does for CTest.
+# pip builds the package from this checkout (scikit-build-core + nanobind, from the root
+# CMakeLists.txt; CUDA compiled when a GPU is present and nvcc is found, FIELDFT_PYTHON_CUDA=OFF,
+# AUTO or ON overrides) into the virtual environment build/pyenv, with an incremental build tree in
+# build/python; then pytest runs python/tests. Marker `gpu` follows the CTest rule above.
+# FIELDFT_PYTHON=/path/to/python uses that interpreter instead of the venv, e.g. one that has
+# cupy or torch for the GPU tests (without them those tests skip themselves).
+# pytest exits 5 when it collects no test; that counts as a failure, like --no-tests=error.
+python_tests() {
+  local py="${FIELDFT_PYTHON:-}"
+  if [[ -z "$py" ]]; then
+    if [[ ! -x build/pyenv/bin/python ]]; then
+      python3 -m venv build/pyenv || return $?
+    fi
+    py="$repo_root/build/pyenv/bin/python"
+  fi
+  say "python: $("$py" --version 2>&1) at $py"
+  local pip=("$py" -m pip install -q --disable-pip-version-check)
+  "${pip[@]}" "scikit-build-core>=0.10" "nanobind>=2.0" "numpy>=1.22" "pytest>=7" || return $?
+  # The real finufft enables the compat layer's cross-checks (they skip without it).
+  "${pip[@]}" "finufft>=2.5,<2.6" || say "finufft not installable here: its cross-checks will skip"
+  # Without a GPU the extension is built CPU-only: section 2 already compiled every CUDA source.
+  local cuda="${FIELDFT_PYTHON_CUDA:-}"
+  [[ -n "$cuda" ]] || { [[ "$gpu_tests" == 1 ]] && cuda=AUTO || cuda=OFF; }
+  say "pip install . (FIELDFT_CUDA=$cuda)"
+  "${pip[@]}" --no-build-isolation --no-deps -C build-dir=build/python \
+    -C cmake.define.FIELDFT_CUDA="$cuda" . || return $?
+  local args=(-m pytest python/tests -q -p no:cacheprovider)
+  if [[ "$gpu_tests" != 1 ]]; then
+    args+=(-m "not gpu")
+  fi
+  say "python ${args[*]}"
+  "$py" "${args[@]}"
+}
+start=$SECONDS
 python_rc=0
+python_tests || python_rc=$?
+say "python tests finished in $((SECONDS - start)) s with exit code $python_rc"
 
 # --- Summary -----------------------------------------------------------------------------------
 say "total time $((SECONDS - total_start)) s"
