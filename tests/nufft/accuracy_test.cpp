@@ -270,10 +270,10 @@ TYPED_TEST(NufftTypedTest, TinyModeCountsAndClusteredPoints) {
 }
 
 // Fine grids that are not a multiple of the bin size end in a short bin, which a kernel footprint
-// can cross in fewer cells than a full one: 25 modes give a fine grid of 50 (bins of 16 on the
-// CUDA output-driven path: the last bin has 2 cells, and a point in cells 32-47 reaches cell 0
-// across it), 13 modes give 26 (bins of 8 and 4). Found by type 3, whose grids are arbitrary;
-// a tile that misses such a neighbour gave errors of 2e-2.
+// can cross in fewer cells than a full one: 25 modes give a fine grid of 50, 13 modes give 26.
+// Found by type 3, whose grids are arbitrary: the first CUDA output-driven spreader (cells
+// scanning neighbour bins of 16) missed points across a 2-cell last bin, errors of 2e-2. Kept
+// for every method and tile scheme.
 TYPED_TEST(NufftTypedTest, FineGridsEndingInAShortBin) {
   using T = TypeParam;
   const std::vector<std::vector<std::int64_t>> shapes = {{25, 25}, {13, 13, 13}};
