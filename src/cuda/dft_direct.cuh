@@ -25,10 +25,34 @@ template <class T, int CT>
 struct DirectConfig {
   static constexpr int kR = (std::is_same_v<T, float> && CT == 1) ? 8 : 4;
 };
+
+// kPoly value of the warp-specialised float forward kernel: in a block of 16 warps the first
+// four (one per warp scheduler, since warp w of a block runs on scheduler w mod 4) take all
+// their pairs from the polynomial and the other twelve all from the SFU. Each scheduler then
+// holds three warps that keep the SFU's queue full and one that fills the issue slots they
+// leave, instead of four warps that each alternate between SFU-heavy and SFU-free stretches of
+// one mixed instruction stream (which the compiler groups that way) and tend to hit the same
+// stretch at the same time.
+inline constexpr int kPolyWarps = 4;
+template <class T, int CT, int kPoly>
+constexpr bool warp_specialised() {
+  return std::is_same_v<T, float> && CT == 1 && kPoly == kPolyWarps;
+}
+// Threads of a forward or adjoint block.
+template <class T, int CT, int kPoly>
+constexpr int direct_threads() {
+  return warp_specialised<T, CT, kPoly>() ? 4 * kDirectBlock : kDirectBlock;
+}
+// Resident blocks per SM the compiler must allow for (0: its own choice). A warp-specialised
+// block fills an SM's warp schedulers by itself and may use 128 registers per thread.
+template <class T, int CT, int kPoly>
+constexpr int direct_min_blocks() {
+  return warp_specialised<T, CT, kPoly>() ? 1 : 0;
+}
 // Samples covered by one forward block.
-template <class T, int CT>
+template <class T, int CT, int kPoly>
 constexpr int forward_block_samples() {
-  return kDirectBlock * DirectConfig<T, CT>::kR;
+  return direct_threads<T, CT, kPoly>() * DirectConfig<T, CT>::kR;
 }
 
 // Shared-memory slot of one voxel: field offset and, in polar form, |m|, 2|m| and arg m / 2π,
@@ -73,7 +97,7 @@ constexpr bool shifted(std::int64_t i) { return (i & 1) != 0; }
 // out: image c's outputs start at out + c·out_stride, split blockIdx.y's at
 // out + blockIdx.y·split_stride. img: image c at img + c·num_voxels.
 template <class T, int DIM, bool kR2, int CT, int kPoly>
-__global__ void __launch_bounds__(kDirectBlock)
+__global__ void __launch_bounds__(direct_threads<T, CT, kPoly>(), direct_min_blocks<T, CT, kPoly>())
     dft_forward_direct(Params<T> p, const Cplx<T>* __restrict__ img, Cplx<T>* __restrict__ out,
                        std::int64_t out_stride, std::int64_t split_stride,
                        std::int64_t tiles_per_split) {
@@ -88,13 +112,16 @@ __global__ void __launch_bounds__(kDirectBlock)
   __shared__ VoxelRad<T> slot_rad[Tl::kVoxels];
   __shared__ Cplx<T> sm[kPolar ? 1 : CT][kPolar ? 1 : Tl::kVoxels];
   __shared__ Grad3<T> sg[kR2 ? Tl::kVoxels : 1];
+  constexpr int kThreads = direct_threads<T, CT, kPoly>();
+  constexpr bool kSpecialised = warp_specialised<T, CT, kPoly>();
+  __shared__ T s_amp[kThreads / 32];  // per warp: Σ amp over the slots it staged
 
   const int tid = threadIdx.x;
-  const std::int64_t j_base = static_cast<std::int64_t>(blockIdx.x) * forward_block_samples<T, CT>();
+  const std::int64_t j_base = static_cast<std::int64_t>(blockIdx.x) * forward_block_samples<T, CT, kPoly>();
   T ux[kR], uy[kR], uz[kR], tt[kR];
 #pragma unroll
   for (int r = 0; r < kR; ++r) {
-    const Sample4<T> s = p.st[j_base + r * kDirectBlock + tid];  // padded: always in bounds
+    const Sample4<T> s = p.st[j_base + r * kThreads + tid];  // padded: always in bounds
     ux[r] = s.ux;
     uy[r] = s.uy;
     uz[r] = s.uz;
@@ -113,7 +140,8 @@ __global__ void __launch_bounds__(kDirectBlock)
     double cs[3];
     tile_geometry<DIM>(p, b, o, cs);
     __syncthreads();  // the previous tile's slots are no longer read
-    for (int e = tid; e < Tl::kVoxels; e += kDirectBlock) {
+    T staged_amp = T(0);
+    for (int e = tid; e < Tl::kVoxels; e += kThreads) {
       const int i = e % dm::kRun;
       const T sign = shifted(i) ? T(-1) : T(1);
       const std::int64_t v = slot_voxel<DIM>(p, o, e);
@@ -126,6 +154,7 @@ __global__ void __launch_bounds__(kDirectBlock)
           const T a = (m.re == T(0) && m.im == T(0)) ? T(0) : atan2(m.im, m.re) * kTwoPiInv;
           sl.amp = sign * hypot(m.re, m.im);
           sl.amp2 = sl.amp + sl.amp;
+          staged_amp += sl.amp;
           sl.arg = shifted(i) ? a - T(0.5) : a;
         }
         if constexpr (kR2) gr = Grad3<T>{p.gx[v], p.gy[v], DIM == 3 ? p.gz[v] : T(0), T(0)};
@@ -141,104 +170,131 @@ __global__ void __launch_bounds__(kDirectBlock)
         }
       }
     }
+    if constexpr (kHalfAngle) {
+#pragma unroll
+      for (int k = 16; k > 0; k /= 2) staged_amp += __shfl_xor_sync(0xffffffffu, staged_amp, k);
+      if (tid % 32 == 0) s_amp[tid / 32] = staged_amp;
+    }
     __syncthreads();
 
+    // Σ amp of the tile: the "1" of cos 2θ = 1 − 2 sin²θ for the half-angle pairs.
+    T sum_amp = T(0);
+    if constexpr (kHalfAngle) {
+#pragma unroll
+      for (int w = 0; w < kThreads / 32; ++w) sum_amp += s_amp[w];
+    }
+    // Phase of each sample at the tile centre, reduced to [−½, ½] cycles, plus the x offset of
+    // the run centre when a tile row is a single run (3D). The run bases below add y and z
+    // offsets without a second reduction: |base| stays below 4 cycles (3D) or 7 (2D), well
+    // inside the range where a float phase keeps ~1e-7-cycle resolution.
     const double fref = p.fref[b];
+    constexpr T kRowX = T(-Tl::kX / 2) + T(3.5);  // centre of a tile's first run along x
     T beta[kR];
 #pragma unroll
-    for (int r = 0; r < kR; ++r)
-      beta[r] = tile_beta<T>(p.sd[j_base + r * kDirectBlock + tid], cs, fref);
+    for (int r = 0; r < kR; ++r) {
+      beta[r] = tile_beta<T>(p.sd[j_base + r * kThreads + tid], cs, fref);
+      if constexpr (Tl::kRunsX == 1) beta[r] += ux[r] * kRowX;
+    }
 
-    T are[CT][kR], aim[CT][kR];
+    // The pairs of this tile, with kP of each thread's 8 samples on the polynomial.
+    auto tile_pairs = [&]<int kP>() {
+      T are[CT][kR], aim[CT][kR];
 #pragma unroll
-    for (int c = 0; c < CT; ++c)
+      for (int c = 0; c < CT; ++c)
 #pragma unroll
-      for (int r = 0; r < kR; ++r) are[c][r] = aim[c][r] = T(0);
-    T sum_amp = T(0);  // Σ amp of the tile (the "1" of cos 2θ = 1 − 2 sin²θ)
+        for (int r = 0; r < kR; ++r) are[c][r] = aim[c][r] = T(0);
 
 #pragma unroll 1
-    for (int run = 0; run < Tl::kRuns; ++run) {
-      const int rx = run % Tl::kRunsX;
-      const int ry = (run / Tl::kRunsX) % Tl::kY;
-      const int rz = run / (Tl::kRunsX * Tl::kY);
-      // Offsets from the tile centre: run centre along x, the row's y and z.
-      const T dxc = T(rx * dm::kRun - Tl::kX / 2) + T(3.5);
-      const T dy = T(ry - Tl::kY / 2), dz = T(rz - Tl::kZ / 2);
-      // Run-centre phase of each sample, reduced, in the unit of its kind; and half a cycle on
-      // for the shifted positions of the Cartesian form.
-      T q0[kR], q0h[kR];
-#pragma unroll
-      for (int r = 0; r < kR; ++r) {
-        const T q = beta[r] + ux[r] * dxc + uy[r] * dy + uz[r] * dz;
-        const T qr = q - dm::round_nearest(q);
-        q0[r] = qr * phase_unit<T, kPoly>(r);
-        q0h[r] = (qr + T(0.5)) * phase_unit<T, kPoly>(r);
-      }
-#pragma unroll
-      for (int i = 0; i < dm::kRun; ++i) {
-        const int e = run * dm::kRun + i;
-        const VoxelSlot<T> sl = slot[e];
-        const VoxelRad<T> slr = slot_rad[e];
-        Grad3<T> gr{};
-        if constexpr (kR2) gr = sg[e];
-        Cplx<T> m[CT];
-        if constexpr (!kPolar) {
-#pragma unroll
-          for (int c = 0; c < CT; ++c) m[c] = sm[c][e];
-        }
-        if constexpr (kHalfAngle) sum_amp += sl.amp;
-        const T ci = T(i) - T(3.5);
+      for (int run = 0; run < Tl::kRuns; ++run) {
+        [[maybe_unused]] const int rx = run % Tl::kRunsX;
+        const int ry = (run / Tl::kRunsX) % Tl::kY;
+        const int rz = run / (Tl::kRunsX * Tl::kY);
+        // Offsets from the tile centre: the row's y and z (and the run centre along x if a row
+        // holds several runs).
+        const T dy = T(ry - Tl::kY / 2), dz = T(rz - Tl::kZ / 2);
+        // Run-centre phase of each sample in the unit of its kind; and half a cycle on for the
+        // shifted positions of the Cartesian form.
+        T q0[kR], q0h[kR];
 #pragma unroll
         for (int r = 0; r < kR; ++r) {
-          const bool sfu = sfu_pair<T, kPoly>(r);  // compile-time: the loops are unrolled
-          const T base = (!kPolar && shifted(i)) ? q0h[r] : q0[r];
-          T q = base + ux[r] * (ci * phase_unit<T, kPoly>(r)) + (sfu ? slr.fp : sl.fp) * tt[r];
-          if constexpr (kPolar) q -= sfu ? slr.arg : sl.arg;
-          if (!sfu && kHalfAngle) {
-            // A·cos 2θ = A − 2A sin²θ, A·sin 2θ = 2A sinθ cosθ; the A's go in through sum_amp.
-            T sh, ch;
-            dm::half_angle(q, &sh, &ch);
-            const T x = sh * sl.amp2;
-            are[0][r] -= x * sh;
-            aim[0][r] -= x * ch;
-            continue;
-          }
-          T sn, cn;
-          pair_sincos(sfu, q, &sn, &cn);
-          if constexpr (kPolar) {
-            T a = sl.amp;
-            if constexpr (kR2) a *= r2_factor<DIM>(ux[r], uy[r], uz[r], gr.gx, gr.gy, gr.gz, tt[r]);
-            are[0][r] += a * cn;
-            aim[0][r] -= a * sn;
-          } else {
-            if constexpr (kR2) {
-              const T w = r2_factor<DIM>(ux[r], uy[r], uz[r], gr.gx, gr.gy, gr.gz, tt[r]);
-              sn *= w;
-              cn *= w;
-            }
-            // m e^{−iθ} = (mr cos θ + mi sin θ) + i (mi cos θ − mr sin θ)
+          T q = beta[r] + uy[r] * dy + uz[r] * dz;
+          if constexpr (Tl::kRunsX > 1) q += ux[r] * (T(rx * dm::kRun) + kRowX);
+          q0[r] = q * phase_unit<T, kP>(r);
+          q0h[r] = (q + T(0.5)) * phase_unit<T, kP>(r);
+        }
 #pragma unroll
-            for (int c = 0; c < CT; ++c) {
-              are[c][r] += m[c].re * cn + m[c].im * sn;
-              aim[c][r] += m[c].im * cn - m[c].re * sn;
+        for (int i = 0; i < dm::kRun; ++i) {
+          const int e = run * dm::kRun + i;
+          const VoxelSlot<T> sl = slot[e];
+          const VoxelRad<T> slr = slot_rad[e];
+          [[maybe_unused]] Grad3<T> gr{};
+          if constexpr (kR2) gr = sg[e];
+          [[maybe_unused]] Cplx<T> m[CT];
+          if constexpr (!kPolar) {
+#pragma unroll
+            for (int c = 0; c < CT; ++c) m[c] = sm[c][e];
+          }
+          const T ci = T(i) - T(3.5);
+#pragma unroll
+          for (int r = 0; r < kR; ++r) {
+            const bool sfu = sfu_pair<T, kP>(r);  // compile-time: the loops are unrolled
+            const T base = (!kPolar && shifted(i)) ? q0h[r] : q0[r];
+            T q = base + ux[r] * (ci * phase_unit<T, kP>(r)) + (sfu ? slr.fp : sl.fp) * tt[r];
+            if constexpr (kPolar) q -= sfu ? slr.arg : sl.arg;
+            if (!sfu && kHalfAngle) {
+              // A·cos 2θ = A − 2A sin²θ, A·sin 2θ = 2A sinθ cosθ; the A's go in through sum_amp.
+              T sh, ch;
+              dm::half_angle(q, &sh, &ch);
+              const T x = sh * sl.amp2;
+              are[0][r] -= x * sh;
+              aim[0][r] -= x * ch;
+              continue;
+            }
+            T sn, cn;
+            pair_sincos(sfu, q, &sn, &cn);
+            if constexpr (kPolar) {
+              T a = sl.amp;
+              if constexpr (kR2) a *= r2_factor<DIM>(ux[r], uy[r], uz[r], gr.gx, gr.gy, gr.gz, tt[r]);
+              are[0][r] += a * cn;
+              aim[0][r] -= a * sn;
+            } else {
+              if constexpr (kR2) {
+                const T w = r2_factor<DIM>(ux[r], uy[r], uz[r], gr.gx, gr.gy, gr.gz, tt[r]);
+                sn *= w;
+                cn *= w;
+              }
+              // m e^{−iθ} = (mr cos θ + mi sin θ) + i (mi cos θ − mr sin θ)
+#pragma unroll
+              for (int c = 0; c < CT; ++c) {
+                are[c][r] += m[c].re * cn + m[c].im * sn;
+                aim[c][r] += m[c].im * cn - m[c].re * sn;
+              }
             }
           }
         }
       }
+#pragma unroll
+      for (int c = 0; c < CT; ++c)
+#pragma unroll
+        for (int r = 0; r < kR; ++r) {
+          const bool half = kHalfAngle && !sfu_pair<T, kP>(r);
+          dre[c][r] += static_cast<double>(are[c][r]) + (half ? static_cast<double>(sum_amp) : 0.0);
+          dim[c][r] += static_cast<double>(aim[c][r]);
+        }
+    };
+    if constexpr (kSpecialised) {
+      if (tid < kDirectBlock)  // warps 0–3
+        tile_pairs.template operator()<DirectConfig<T, CT>::kR>();
+      else
+        tile_pairs.template operator()<0>();
+    } else {
+      tile_pairs.template operator()<kPoly>();
     }
-#pragma unroll
-    for (int c = 0; c < CT; ++c)
-#pragma unroll
-      for (int r = 0; r < kR; ++r) {
-        const bool half = kHalfAngle && !sfu_pair<T, kPoly>(r);
-        dre[c][r] += static_cast<double>(are[c][r]) + (half ? static_cast<double>(sum_amp) : 0.0);
-        dim[c][r] += static_cast<double>(aim[c][r]);
-      }
   }
   out += blockIdx.y * split_stride;
 #pragma unroll
   for (int r = 0; r < kR; ++r) {
-    const std::int64_t j = j_base + r * kDirectBlock + tid;
+    const std::int64_t j = j_base + r * kThreads + tid;
     if (j >= p.num_samples) continue;
 #pragma unroll
     for (int c = 0; c < CT; ++c)

@@ -8,6 +8,6 @@ template void launch_forward_direct<double>(const Params<double>&, const DirectA
 template void launch_adjoint_direct<double>(const Params<double>&, const DirectArgs&, const Cplx<double>*,
                                          Cplx<double>*, std::int64_t);
 template int direct_occupancy<double>(bool, const Params<double>&, const DirectArgs&);
-template int direct_forward_block_samples<double>(int);
+template int direct_forward_block_samples<double>(const Params<double>&, const DirectArgs&);
 
 }  // namespace fieldft::cuda::dft

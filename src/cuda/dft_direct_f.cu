@@ -8,7 +8,7 @@ template void launch_forward_direct<float>(const Params<float>&, const DirectArg
 template void launch_adjoint_direct<float>(const Params<float>&, const DirectArgs&, const Cplx<float>*,
                                          Cplx<float>*, std::int64_t);
 template int direct_occupancy<float>(bool, const Params<float>&, const DirectArgs&);
-template int direct_forward_block_samples<float>(int);
+template int direct_forward_block_samples<float>(const Params<float>&, const DirectArgs&);
 
 }  // namespace fieldft::cuda::dft
 

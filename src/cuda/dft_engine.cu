@@ -22,16 +22,19 @@ using fieldft::cuda::DeviceGuard;
 
 // Tuning knobs read once per operator, for benchmarks and diagnosis (docs/benchmarks.md):
 // FIELDFT_DFT_POLY (0–3) voxels per run of 8 on the FMA-pipe polynomial in the float CUDA-core
-// kernels; FIELDFT_DFT_TC_MIN_IMAGES: smallest image count that uses the tensor cores (0: never).
+// kernels, 4 for the warp-specialised forward kernel (kPolyWarps in src/cuda/dft_direct.cuh);
+// FIELDFT_DFT_TC_MIN_IMAGES: smallest image count that uses the tensor cores (0: never).
 int env_int(const char* name, int fallback) {
   const char* v = std::getenv(name);
   if (v == nullptr || *v == '\0') return fallback;
   return std::atoi(v);
 }
 
-constexpr int kDefaultPoly = 2;
+// Default: the warp-specialised forward kernel; the adjoint then runs with 2 of 8 pairs per
+// thread on the polynomial (docs/benchmarks.md has the measured alternatives).
+constexpr int kDefaultPoly = 4;
 constexpr int kDefaultTcMinImages = 3;
-constexpr std::int64_t kSamplePad = 2048;  // multiple of every kernel's samples per block
+constexpr std::int64_t kSamplePad = 4096;  // multiple of every kernel's samples per block
 constexpr std::size_t kMaxPartialBytes = std::size_t(1) << 30;
 
 template <class T>
@@ -222,7 +225,7 @@ class CudaDft final : public DftEngine<T> {
     }
     for (std::int64_t c0 = 0; c0 < nimg;) {
       cd::DirectArgs a = direct_args(nimg - c0);
-      const std::int64_t fbs = cd::direct_forward_block_samples<T>(a.ct);
+      const std::int64_t fbs = cd::direct_forward_block_samples<T>(p_, a);
       const std::int64_t base = (m + fbs - 1) / fbs;
       const int occ = cd::direct_occupancy<T>(true, p_, a);
       const std::int64_t bytes = a.ct * m * static_cast<std::int64_t>(sizeof(C));

@@ -39,9 +39,10 @@ void launch_adjoint_direct(const Params<T>& p, const DirectArgs& a, const Cplx<T
 template <class T>
 int direct_occupancy(bool forward, const Params<T>& p, const DirectArgs& a);
 
-// Samples per forward block (ct images per pass) / tiles per adjoint block of the direct kernels.
+// Samples per forward block (of the instance a selects) / tiles per adjoint block of the
+// direct kernels.
 template <class T>
-int direct_forward_block_samples(int ct);
+int direct_forward_block_samples(const Params<T>& p, const DirectArgs& a);
 int direct_adjoint_block_tiles();
 int direct_adjoint_stage();
 
