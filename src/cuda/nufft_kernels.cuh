@@ -167,6 +167,29 @@ __global__ void spread_nupts(DevPoints<T> p, DevGrid g, const T* __restrict__ ho
   }
 }
 
+// Adds a shared-memory tile to the grid gb (periodic wrap), threads first, first + step, ... over
+// consecutive tile cells; cells that stayed zero are skipped. The tile starts at grid cell
+// origin and holds len cells per dimension, rows sy cells apart (sy ≥ len[0]: the rest is
+// padding) and planes sz apart.
+template <class T>
+__device__ inline void add_tile_to_grid(const Cplx<T>* tile, const int* origin, const int* len, int sy, int sz,
+                                        const DevGrid& g, T* gb, int first, int step) {
+  const int nfx = static_cast<int>(g.nf[0]), nfy = static_cast<int>(g.nf[1]), nfz = static_cast<int>(g.nf[2]);
+  const int ncell = sz * len[2];
+  for (int i = first; i < ncell; i += step) {
+    const int lz = i / sz, rem = i - lz * sz, ly = rem / sy, lx = rem - ly * sy;
+    if (lx >= len[0]) continue;  // row padding
+    int ix = origin[0] + lx, iy = origin[1] + ly, iz = origin[2] + lz;
+    ix = ix < 0 ? ix + nfx : (ix >= nfx ? ix - nfx : ix);
+    iy = iy < 0 ? iy + nfy : (iy >= nfy ? iy - nfy : iy);
+    iz = iz < 0 ? iz + nfz : (iz >= nfz ? iz - nfz : iz);
+    const int gi = (iz * nfy + iy) * nfx + ix;
+    const Cplx<T> v = tile[i];
+    if (v.re != T(0)) atomicAdd(gb + 2 * gi, v.re);
+    if (v.im != T(0)) atomicAdd(gb + 2 * gi + 1, v.im);
+  }
+}
+
 // Subproblems: a block spreads the points of (part of) one bin into a shared-memory tile of
 // (bin + W) cells per dimension, then adds the tile to the grid. Tile origin: bin start - W/2.
 struct Subproblems {
@@ -218,19 +241,8 @@ __global__ void spread_subproblem(DevPoints<T> p, DevGrid g, const T* __restrict
       }
     }
     __syncthreads();
-    T* gb = reinterpret_cast<T*>(grid + b * g.size);
-    const int nfx = static_cast<int>(g.nf[0]), nfy = static_cast<int>(g.nf[1]), nfz = static_cast<int>(g.nf[2]);
-    for (int i = threadIdx.x; i < ncell; i += blockDim.x) {
-      const int lx = i % len[0], ly = (i / len[0]) % len[1], lz = i / (len[0] * len[1]);
-      int ix = origin[0] + lx, iy = origin[1] + ly, iz = origin[2] + lz;
-      ix = ix < 0 ? ix + nfx : (ix >= nfx ? ix - nfx : ix);
-      iy = iy < 0 ? iy + nfy : (iy >= nfy ? iy - nfy : iy);
-      iz = iz < 0 ? iz + nfz : (iz >= nfz ? iz - nfz : iz);
-      const int gi = (iz * nfy + iy) * nfx + ix;
-      const T re = tile[2 * i], im = tile[2 * i + 1];
-      if (re != T(0)) atomicAdd(gb + 2 * gi, re);
-      if (im != T(0)) atomicAdd(gb + 2 * gi + 1, im);
-    }
+    add_tile_to_grid(reinterpret_cast<const Cplx<T>*>(tile), origin, len, len[0], len[0] * len[1], g,
+                     reinterpret_cast<T*>(grid + b * g.size), threadIdx.x, blockDim.x);
     __syncthreads();
   }
 }
@@ -269,6 +281,8 @@ __global__ void __launch_bounds__(32)
   constexpr int RG = 32 / XL;                              // row groups
   constexpr int kRowsY = D > 1 ? (W + RG - 1) / RG : 1;    // y rows per lane
   constexpr int kRowsZ = D > 2 ? W : 1;
+  // Planes per load-then-store chunk: at most 16 cells (32 values of T) in flight per lane.
+  constexpr int kChunkZ = (16 / kRowsY < 1 ? 1 : (16 / kRowsY > kRowsZ ? kRowsZ : 16 / kRowsY));
   extern __shared__ unsigned char smem_raw[];
   Cplx<T>* tile = reinterpret_cast<Cplx<T>*>(smem_raw);
   __shared__ T sk[32][D][W];  // kernel weights of the group's points
@@ -327,41 +341,39 @@ __global__ void __launch_bounds__(32)
           row_on[r] = x_on && (D > 1 ? oy < W : rg == 0);  // 1D: one row, row group 0
           ky[r] = (D > 1 && oy < W) ? sk[q][D > 1 ? 1 : 0][oy] : T(1);
         }
+        // A chunk of this lane's cells (up to kChunkZ planes) is loaded before any is stored:
+        // written as one load-add-store per cell, the compiler must assume that a store may
+        // alias the next load and runs the round trips to shared memory one after another
+        // (SASS of case B: 14 LDS → FFMA → STS chains per point, the kernel's main stall).
 #pragma unroll
-        for (int oz = 0; oz < kRowsZ; ++oz) {
-          const T kz = D > 2 ? sk[q][D > 2 ? 2 : 0][oz] : T(1);
+        for (int z0 = 0; z0 < kRowsZ; z0 += kChunkZ) {
+          Cplx<T> v[kChunkZ][kRowsY];
 #pragma unroll
-          for (int r = 0; r < kRowsY; ++r) {
-            if (!row_on[r]) continue;
-            const T wgt = ky[r] * kz;
-            Cplx<T>* cell = base + oz * sz + r * RG * sy;
-            Cplx<T> v = *cell;
-            v.re += cre * wgt;
-            v.im += cim * wgt;
-            *cell = v;
+          for (int oz = 0; oz < kChunkZ; ++oz)
+#pragma unroll
+            for (int r = 0; r < kRowsY; ++r)
+              if (z0 + oz < kRowsZ && row_on[r]) v[oz][r] = base[(z0 + oz) * sz + r * RG * sy];
+#pragma unroll
+          for (int oz = 0; oz < kChunkZ; ++oz) {
+            if (z0 + oz >= kRowsZ) continue;
+            const T kz = D > 2 ? sk[q][D > 2 ? 2 : 0][z0 + oz] : T(1);
+#pragma unroll
+            for (int r = 0; r < kRowsY; ++r) {
+              if (!row_on[r]) continue;
+              const T wgt = ky[r] * kz;
+              v[oz][r].re += cre * wgt;
+              v[oz][r].im += cim * wgt;
+              base[(z0 + oz) * sz + r * RG * sy] = v[oz][r];
+            }
           }
         }
         __syncwarp();  // the next point may touch the cells just written by other lanes
       }
     }
     __syncwarp();
-    // Add the tile to the grid: lanes over consecutive tile cells (a row-by-row loop, which
-    // wraps each row once but leaves 9 of 32 lanes idle on 23-cell rows, measured 1.7x slower
-    // on case B).
-    T* gb = reinterpret_cast<T*>(grid + b * g.size);
-    const int nfx = static_cast<int>(g.nf[0]), nfy = static_cast<int>(g.nf[1]), nfz = static_cast<int>(g.nf[2]);
-    for (int i = lane; i < ncell; i += 32) {
-      const int lz = i / sz, rem = i - lz * sz, ly = rem / sy, lx = rem - ly * sy;
-      if (lx >= len[0]) continue;  // row padding
-      int ix = origin[0] + lx, iy = origin[1] + ly, iz = origin[2] + lz;
-      ix = ix < 0 ? ix + nfx : (ix >= nfx ? ix - nfx : ix);
-      iy = iy < 0 ? iy + nfy : (iy >= nfy ? iy - nfy : iy);
-      iz = iz < 0 ? iz + nfz : (iz >= nfz ? iz - nfz : iz);
-      const int gi = (iz * nfy + iy) * nfx + ix;
-      const Cplx<T> v = tile[i];
-      if (v.re != T(0)) atomicAdd(gb + 2 * gi, v.re);
-      if (v.im != T(0)) atomicAdd(gb + 2 * gi + 1, v.im);
-    }
+    // Lanes over consecutive tile cells: a row-by-row loop, which wraps each row once but leaves
+    // 9 of 32 lanes idle on 23-cell rows, measured 1.7x slower on case B.
+    add_tile_to_grid(tile, origin, len, sy, sz, g, reinterpret_cast<T*>(grid + b * g.size), lane, 32);
   }
 }
 

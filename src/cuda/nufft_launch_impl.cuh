@@ -2,17 +2,29 @@
 #pragma once
 
 #include <algorithm>
+#include <string>
 
 #include "core/dispatch.hpp"
 #include "cuda/cuda_check.cuh"
 #include "cuda/nufft_launch.hpp"
+#include "fieldft/error.hpp"
 
 namespace fieldft::cuda {
 
 constexpr int kThreads = 256;
 
+// Blocks of a grid-stride loop over n items (capped: the loop covers the rest).
 inline unsigned grid_for(std::int64_t n, int threads = kThreads) {
   return static_cast<unsigned>(std::max<std::int64_t>(1, std::min<std::int64_t>((n + threads - 1) / threads, 1 << 20)));
+}
+
+// Blocks of a kernel with one unit of `per_block` items per block and no grid-stride loop: all
+// of them (the x dimension takes up to 2^31 − 1 blocks).
+inline unsigned blocks_for(std::int64_t n, int per_block) {
+  const std::int64_t b = std::max<std::int64_t>(1, (n + per_block - 1) / per_block);
+  require(b < (std::int64_t{1} << 31), ErrorCode::kInvalidArgument,
+          std::to_string(n) + " points need more than 2^31 - 1 thread blocks");
+  return static_cast<unsigned>(b);
 }
 
 
@@ -38,7 +50,7 @@ void Launch<T, D>::spread_nupts(cudaStream_t s, const DevPoints<T>& p, const Dev
   if (p.m == 0) return;
   core::dispatch_width(width, [&]<int W>() {
     fieldft::cuda::spread_nupts<T, D, W>
-        <<<grid_for(p.m, 128), 128, 0, s>>>(p, g, horner, degree, c, c_stride, grid, nbatch);
+        <<<blocks_for(p.m, 128), 128, 0, s>>>(p, g, horner, degree, c, c_stride, grid, nbatch);
   });
   FIELDFT_CUDA_CHECK_LAUNCH();
 }
@@ -77,7 +89,7 @@ void Launch<T, D>::interp_nupts(cudaStream_t s, const DevPoints<T>& p, const Dev
   if (p.m == 0) return;
   core::dispatch_width(width, [&]<int W>() {
     fieldft::cuda::interp_nupts<T, D, W>
-        <<<grid_for(p.m, 128), 128, 0, s>>>(p, g, horner, degree, grid, c, c_stride, nbatch);
+        <<<blocks_for(p.m, 128), 128, 0, s>>>(p, g, horner, degree, grid, c, c_stride, nbatch);
   });
   FIELDFT_CUDA_CHECK_LAUNCH();
 }
