@@ -19,6 +19,8 @@ struct DevGrid {
   std::int64_t size;   // nf[0] * nf[1] * nf[2]
   int bin[3];          // bin sizes (cells)
   int nbins[3];        // bins per dimension
+  int sub[3];          // sort sub-bin sizes (cells), dividing bin
+  int nsub;            // sub-bins per bin
 };
 
 // Sorted points: first cell and Horner variable per dimension, and the caller's index.
@@ -41,14 +43,20 @@ __global__ void find_non_finite(std::int64_t m, const T* __restrict__ x, unsigne
     if (!isfinite(x[j])) atomicMin(bad, static_cast<unsigned long long>(j));
 }
 
+// Sort key of a point: its bin, then its sub-bin inside the bin (both x fastest). Bins group
+// the points of a spreading subproblem; sub-bins keep the 32 points of an interpolating warp
+// close together, so that its loads fall on few cache lines (H100, case H: bins 16x8x4 alone
+// 4.48 ms, sub-bins 16x4x2 3.81).
 template <class T, int D>
 __device__ inline int point_bin(const T* const* x, std::int64_t j, const DevGrid& g) {
-  int b = 0;
+  int b = 0, sb = 0;
   for (int d = D - 1; d >= 0; --d) {
     const double u = detail::fold_rescale(static_cast<double>(x[d][j]), g.nf[d]);
-    b = b * g.nbins[d] + static_cast<int>(static_cast<std::int64_t>(u) / g.bin[d]);
+    const int cell = static_cast<int>(static_cast<std::int64_t>(u));
+    b = b * g.nbins[d] + cell / g.bin[d];
+    sb = sb * (g.bin[d] / g.sub[d]) + (cell % g.bin[d]) / g.sub[d];
   }
-  return b;
+  return b * g.nsub + sb;
 }
 
 // Bin of every point and its rank inside the bin.
