@@ -175,13 +175,12 @@ __global__ void spread_nupts(DevPoints<T> p, DevGrid g, const T* __restrict__ ho
   }
 }
 
-// Adds a shared-memory tile to the grid gb (periodic wrap), threads first, first + step, ... over
-// consecutive tile cells; cells that stayed zero are skipped. The tile starts at grid cell
-// origin and holds len cells per dimension, rows sy cells apart (sy ≥ len[0]: the rest is
-// padding) and planes sz apart.
-template <class T>
-__device__ inline void add_tile_to_grid(const Cplx<T>* tile, const int* origin, const int* len, int sy, int sz,
-                                        const DevGrid& g, T* gb, int first, int step) {
+// Calls f(i, gi) for tile cells i = first, first + step, ... and their grid cells gi (periodic
+// wrap). The tile starts at grid cell origin and holds len cells per dimension, rows sy cells
+// apart (sy ≥ len[0]: the rest is padding, skipped) and planes sz apart.
+template <class F>
+__device__ inline void for_tile_cells(const int* origin, const int* len, int sy, int sz, const DevGrid& g, int first,
+                                      int step, F&& f) {
   const int nfx = static_cast<int>(g.nf[0]), nfy = static_cast<int>(g.nf[1]), nfz = static_cast<int>(g.nf[2]);
   const int ncell = sz * len[2];
   for (int i = first; i < ncell; i += step) {
@@ -191,10 +190,34 @@ __device__ inline void add_tile_to_grid(const Cplx<T>* tile, const int* origin, 
     ix = ix < 0 ? ix + nfx : (ix >= nfx ? ix - nfx : ix);
     iy = iy < 0 ? iy + nfy : (iy >= nfy ? iy - nfy : iy);
     iz = iz < 0 ? iz + nfz : (iz >= nfz ? iz - nfz : iz);
-    const int gi = (iz * nfy + iy) * nfx + ix;
+    f(i, (iz * nfy + iy) * nfx + ix);
+  }
+}
+
+// Adds a shared-memory tile to the grid gb; cells that stayed zero are skipped.
+template <class T>
+__device__ inline void add_tile_to_grid(const Cplx<T>* tile, const int* origin, const int* len, int sy, int sz,
+                                        const DevGrid& g, T* gb, int first, int step) {
+  for_tile_cells(origin, len, sy, sz, g, first, step, [&](int i, int gi) {
     const Cplx<T> v = tile[i];
     if (v.re != T(0)) atomicAdd(gb + 2 * gi, v.re);
     if (v.im != T(0)) atomicAdd(gb + 2 * gi + 1, v.im);
+  });
+}
+
+// Tile of a bin: len cells per dimension (bin + W, 1 past D) starting at grid cell origin (bin
+// start − W/2), the cells its points' footprints reach.
+template <int D, int W>
+__device__ inline void bin_tile(const DevGrid& g, int bin, int* len, int* origin) {
+  for (int d = 0; d < 3; ++d) {
+    len[d] = 1;
+    origin[d] = 0;
+  }
+  for (int d = 0; d < D; ++d) {
+    const int bd = bin % g.nbins[d];
+    bin /= g.nbins[d];
+    len[d] = g.bin[d] + W;
+    origin[d] = bd * g.bin[d] - W / 2;
   }
 }
 
@@ -215,14 +238,8 @@ __global__ void spread_subproblem(DevPoints<T> p, DevGrid g, const T* __restrict
   __shared__ T sh[kMaxHornerCoefs];
   const T* hz = stage_horner(horner, (degree + 1) * W, sh);
   const int s = blockIdx.x;
-  int bin = sp.bin[s];
-  int len[3] = {1, 1, 1}, origin[3] = {0, 0, 0};
-  for (int d = 0; d < D; ++d) {
-    const int bd = bin % g.nbins[d];
-    bin /= g.nbins[d];
-    len[d] = g.bin[d] + W;
-    origin[d] = bd * g.bin[d] - W / 2;
-  }
+  int len[3], origin[3];
+  bin_tile<D, W>(g, sp.bin[s], len, origin);
   const int ncell = len[0] * len[1] * len[2];
   for (int b = 0; b < nbatch; ++b) {
     for (int i = threadIdx.x; i < 2 * ncell; i += blockDim.x) tile[i] = T(0);
@@ -301,14 +318,8 @@ __global__ void __launch_bounds__(32)
 
   const int lane = threadIdx.x;
   const int s = blockIdx.x;
-  int bin = sp.bin[s];
-  int len[3] = {1, 1, 1}, origin[3] = {0, 0, 0};
-  for (int d = 0; d < D; ++d) {
-    const int bd = bin % g.nbins[d];
-    bin /= g.nbins[d];
-    len[d] = g.bin[d] + W;
-    origin[d] = bd * g.bin[d] - W / 2;
-  }
+  int len[3], origin[3];
+  bin_tile<D, W>(g, sp.bin[s], len, origin);
   const int sy = tile_row_stride<T, W>(len[0]);  // cells between rows
   const int sz = sy * len[1];                     // between planes
   const int ncell = sz * len[2];
@@ -445,6 +456,58 @@ __global__ void interp_nupts(DevPoints<T> p, DevGrid g, const T* __restrict__ ho
         im += wyz * ri;
       }
     c[b * c_stride + dst] = {re, im};
+  }
+}
+
+// Interpolation from a shared-memory copy of a subproblem's tile (3D). The block loads the
+// padded tile (bin + W cells per dimension) with coalesced reads once, then each thread gathers
+// its points' W³ cells from shared memory: interp_nupts gathers the same cells through L1,
+// which bounds it (ncu on case H: L1/TEX throughput 90 %).
+template <class T, int D, int W>
+__global__ void __launch_bounds__(128)
+    interp_tile(DevPoints<T> p, DevGrid g, const T* __restrict__ horner, int degree,
+                const Cplx<T>* __restrict__ grid, Cplx<T>* __restrict__ c, std::int64_t c_stride, int nbatch,
+                Subproblems sp) {
+  extern __shared__ unsigned char smem_raw[];
+  Cplx<T>* tile = reinterpret_cast<Cplx<T>*>(smem_raw);
+  __shared__ T sh[kMaxHornerCoefs];
+  const T* hz = stage_horner(horner, (degree + 1) * W, sh);
+  const int s = blockIdx.x;
+  int len[3], origin[3];
+  bin_tile<D, W>(g, sp.bin[s], len, origin);
+  const int sy = len[0], sz = len[0] * len[1];
+  for (int b = 0; b < nbatch; ++b) {
+    const Cplx<T>* gb = grid + b * g.size;
+    if (b > 0) __syncthreads();  // the previous transform's tile is no longer read
+    for_tile_cells(origin, len, sy, sz, g, threadIdx.x, blockDim.x, [&](int i, int gi) { tile[i] = gb[gi]; });
+    __syncthreads();
+    for (std::int64_t j = sp.begin[s] + threadIdx.x; j < sp.end[s]; j += blockDim.x) {
+      T k[D][W];
+      int l[3] = {0, 0, 0};
+      for (int d = 0; d < D; ++d) {
+        detail::eval_kernel_horner<W>(hz, degree, p.t[d][j], k[d]);
+        l[d] = p.i0[d][j] - origin[d];
+      }
+      T re = T(0), im = T(0);
+#pragma unroll
+      for (int kz = 0; kz < (D > 2 ? W : 1); ++kz)
+#pragma unroll
+        for (int ky = 0; ky < (D > 1 ? W : 1); ++ky) {
+          const Cplx<T>* row = tile + ((l[2] + kz) * len[1] + (l[1] + ky)) * sy + l[0];
+          T rr = T(0), ri = T(0);
+#pragma unroll
+          for (int kx = 0; kx < W; ++kx) {
+            const Cplx<T> v = row[kx];
+            rr += v.re * k[0][kx];
+            ri += v.im * k[0][kx];
+          }
+          T wyz = D > 1 ? k[D > 1 ? 1 : 0][ky] : T(1);
+          if constexpr (D > 2) wyz *= k[2][kz];
+          re += wyz * rr;
+          im += wyz * ri;
+        }
+      c[b * c_stride + p.perm[j]] = {re, im};
+    }
   }
 }
 

@@ -28,6 +28,9 @@ struct Launch {
                           const Subproblems& sp, int nsub);
   static void interp_nupts(cudaStream_t s, const DevPoints<T>& p, const DevGrid& g, int width, const T* horner,
                            int degree, const Cplx<T>* grid, Cplx<T>* c, std::int64_t c_stride, int nbatch);
+  static void interp_tile(cudaStream_t s, const DevPoints<T>& p, const DevGrid& g, int width, const T* horner,
+                          int degree, const Cplx<T>* grid, Cplx<T>* c, std::int64_t c_stride, int nbatch,
+                          const Subproblems& sp, int nsub);
 };
 
 // Shared memory of one subproblem tile (bytes).

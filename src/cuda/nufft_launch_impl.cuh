@@ -94,4 +94,18 @@ void Launch<T, D>::interp_nupts(cudaStream_t s, const DevPoints<T>& p, const Dev
   FIELDFT_CUDA_CHECK_LAUNCH();
 }
 
+template <class T, int D>
+void Launch<T, D>::interp_tile(cudaStream_t s, const DevPoints<T>& p, const DevGrid& g, int width, const T* horner,
+                               int degree, const Cplx<T>* grid, Cplx<T>* c, std::int64_t c_stride, int nbatch,
+                               const Subproblems& sp, int nsub) {
+  if (nsub == 0) return;
+  const std::size_t smem = subproblem_tile_bytes<T>(D, g.bin, width);
+  core::dispatch_width(width, [&]<int W>() {
+    auto kernel = fieldft::cuda::interp_tile<T, D, W>;
+    FIELDFT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+    kernel<<<nsub, 128, smem, s>>>(p, g, horner, degree, grid, c, c_stride, nbatch, sp);
+  });
+  FIELDFT_CUDA_CHECK_LAUNCH();
+}
+
 }  // namespace fieldft::cuda
