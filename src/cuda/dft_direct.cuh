@@ -6,8 +6,10 @@
 // tiles of its split, blockIdx.y), staging each tile in shared memory. Adjoint: a warp owns one
 // tile (a thread one run of 8 voxels along x); the block stages 128 samples at a time.
 // Phases follow fieldft/detail/dft_math.hpp: a double base per (sample, tile), small float terms
-// per pair. In float, kPoly of every 8 pairs get their sine and cosine from the polynomial (FMA
-// pipe) and the others from the SFU, so that both pipes work (sfu_pair below).
+// per pair. In float, both the polynomial (FMA pipe) and the SFU give sines and cosines, so
+// that both pipes work: either kPoly of every 8 pairs of each thread (sfu_pair below; the
+// adjoint, and the forward with kPoly 0–3) or whole warps of one kind (the forward's default,
+// kPolyWarps).
 // Sums: per tile (forward) or per 128 samples (adjoint) in T, then in double.
 #pragma once
 
@@ -73,8 +75,8 @@ struct alignas(4 * sizeof(T)) Grad3 {
 // Which pairs take their sine and cosine from the SFU (float only) and which from the
 // polynomial (FMA pipe): in the forward kernel, samples r ≥ kPoly of a thread's 8; in the
 // adjoint kernel, positions i ≥ kPoly of a thread's run of 8 voxels. Either way every group of
-// 8 consecutive pairs in the instruction stream mixes both kinds, so that one warp keeps both
-// pipes busy (warps of a block run in step, so mixing across warps does not happen by itself).
+// 8 consecutive pairs in the source mixes both kinds, so that one warp keeps both pipes busy
+// (the compiler still groups a warp's polynomial pairs ahead of its SFU pairs: kPolyWarps).
 // SFU pairs keep their phase in radians (one multiplication less per pair), polynomial pairs
 // in cycles.
 template <class T, int kPoly>
