@@ -146,6 +146,21 @@ __device__ inline T row_weight(const PointFootprint<T, D, W>& f, int ky, int kz)
   return w;
 }
 
+// Atomic grid += v. sm_90 adds a float pair in one vector atomic (red.global.add.v2.f32), half
+// the atomic operations of a tile flush, which dominate sparse problems (a 3795-cell tile for
+// ~60 points on cases E and F).
+template <class T>
+__device__ inline void atomic_add_cell(T* gb, int gi, Cplx<T> v) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if constexpr (sizeof(T) == sizeof(float)) {
+    atomicAdd(reinterpret_cast<float2*>(gb) + gi, make_float2(v.re, v.im));
+    return;
+  }
+#endif
+  if (v.re != T(0)) atomicAdd(gb + 2 * gi, v.re);
+  if (v.im != T(0)) atomicAdd(gb + 2 * gi + 1, v.im);
+}
+
 // One thread per sorted point, atomic adds into the fine grid in global memory.
 template <class T, int D, int W>
 __global__ void spread_nupts(DevPoints<T> p, DevGrid g, const T* __restrict__ horner, int degree,
@@ -167,9 +182,7 @@ __global__ void spread_nupts(DevPoints<T> p, DevGrid g, const T* __restrict__ ho
         const T wyz = row_weight(f, ky, kz);
         for (int kx = 0; kx < W; ++kx) {
           const T wgt = wyz * f.k[0][kx];
-          const int gi = row + f.idx[0][kx];
-          atomicAdd(gb + 2 * gi, cv.re * wgt);
-          atomicAdd(gb + 2 * gi + 1, cv.im * wgt);
+          atomic_add_cell(gb, row + f.idx[0][kx], Cplx<T>{cv.re * wgt, cv.im * wgt});
         }
       }
   }
@@ -200,8 +213,7 @@ __device__ inline void add_tile_to_grid(const Cplx<T>* tile, const int* origin, 
                                         const DevGrid& g, T* gb, int first, int step) {
   for_tile_cells(origin, len, sy, sz, g, first, step, [&](int i, int gi) {
     const Cplx<T> v = tile[i];
-    if (v.re != T(0)) atomicAdd(gb + 2 * gi, v.re);
-    if (v.im != T(0)) atomicAdd(gb + 2 * gi + 1, v.im);
+    if (v.re != T(0) || v.im != T(0)) atomic_add_cell(gb, gi, v);
   });
 }
 
