@@ -1,6 +1,6 @@
 // CUDA kernels of the NUFFT: point preparation and bin sort, spreading (nonuniform-point driven
-// with global atomics; shared-memory subproblems), interpolation, and the mode copies with
-// deconvolution. The per-point math (fold, kernel start, Horner evaluation) is the same header
+// with global atomics; shared-memory subproblems; warp-owned tiles), interpolation (one thread
+// per sorted point; from shared-memory tiles in 3D), and the mode copies with deconvolution. The per-point math (fold, kernel start, Horner evaluation) is the same header
 // code the CPU backend uses.
 #pragma once
 
