@@ -11,7 +11,8 @@
 //              frequencies of an N^DIM type 1), isign +1.
 //   Inputs (strengths or modes): real and imaginary parts uniform in [-1, 1], NTRANSF stacked.
 //   METHODS: auto, output, subproblem or nupts, or several separated by commas: each is planned and
-//            timed on the same data and checked against the same reference values.
+//            timed on the same data and checked against the same reference values. A suffix
+//            +boxes or -boxes forces Options::spread_boxes on or off (e.g. output+boxes).
 //   REPEAT: timed executes per method (default 5).
 //   POINTS_FILE: raw little-endian float64 coordinates, DIM arrays of M values, instead of random
 //                points ("-" for random).
@@ -432,7 +433,14 @@ int run(const Args& a) {
     try {
       fieldft::nufft::Options opt;
       opt.backend = fieldft::Backend::kCuda;
-      opt.method = fieldft::nufft::parse_method(method);
+      // "output+boxes" / "output-boxes": method output with register boxes forced on / off.
+      std::string name = method;
+      for (const auto& [suffix, value] : {std::pair<std::string, int>{"+boxes", 1}, {"-boxes", 0}})
+        if (name.size() > suffix.size() && name.ends_with(suffix)) {
+          name.resize(name.size() - suffix.size());
+          opt.spread_boxes = value;
+        }
+      opt.method = fieldft::nufft::parse_method(name);
       opt.bin_size = a.bins;
       const auto t0 = Clock::now();
       fieldft::nufft::Plan<T> plan(a.type, p.modes, p.isign, a.ntransf, a.eps, opt);
@@ -468,6 +476,7 @@ int run(const Args& a) {
       js << ", \"method\": \"" << fieldft::nufft::method_name(info.method) << "\", \"bins\": \"" << info.bin_size[0]
          << "," << info.bin_size[1] << "," << info.bin_size[2] << "\", \"fine_grid\": \"" << info.fine_grid[0] << ","
          << info.fine_grid[1] << "," << info.fine_grid[2] << "\", \"kernel_width\": " << info.kernel_width
+         << ", \"boxes\": " << (info.spread_boxes ? "true" : "false")
          << ", \"upsampfac\": " << json_number(info.upsampfac) << ", \"plan_ms\": " << json_number(ms_between(t0, t1), "%.3f")
          << ", \"setpts_ms\": " << json_number(ms_between(t2, t3), "%.3f") << ", \"exec_ms\": " << json_number(best, "%.4f")
          << ", \"repeat\": " << a.repeat << ", \"rel_error\": " << json_number(err, "%.3e");

@@ -83,6 +83,10 @@ struct Options {
   // CUDA
   int device = 0;                    // CUDA device ordinal
   void* stream = nullptr;            // cudaStream_t; nullptr = the default stream
+  // 3D output-driven spreading at kernel width <= 7: accumulate the points of each 2x2x2-cell
+  // box in registers before adding them to the shared-memory tile. -1: when set_points finds
+  // at least 0.5 points per fine-grid cell; 0: never; 1: always.
+  int spread_boxes = -1;
 };
 
 // Smallest accepted eps for precision T.
@@ -120,6 +124,7 @@ struct PlanInfo {
   int modeord = 0;
   std::int64_t num_points = 0;  // M, after set_points
   std::int64_t num_targets = 0; // type 3: nk, after set_points (0 for types 1 and 2)
+  bool spread_boxes = false;    // CUDA: set_points chose register boxes (Options::spread_boxes)
   std::int64_t num_modes() const { return modes[0] * modes[1] * modes[2]; }
 };
 

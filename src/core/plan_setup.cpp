@@ -92,6 +92,8 @@ PlanSetup make_plan_setup(int type, std::span<const std::int64_t> modes, int isi
           "modeord must be 0 (increasing) or 1 (FFT order), got " + std::to_string(options.modeord));
   info.modeord = options.modeord;
   require(options.max_batch >= 0, ErrorCode::kInvalidArgument, "max_batch must be >= 0 (0 = automatic)");
+  require(options.spread_boxes >= -1 && options.spread_boxes <= 1, ErrorCode::kInvalidArgument,
+          "spread_boxes must be -1 (automatic), 0 or 1, got " + std::to_string(options.spread_boxes));
   for (int b : options.bin_size)
     require(b >= 0, ErrorCode::kInvalidArgument, "bin sizes must be >= 0 (0 = automatic)");
   const double sigma = options.upsampfac == 0.0 ? 2.0 : options.upsampfac;

@@ -92,6 +92,7 @@ class CufftPlan {
 
 constexpr std::int64_t kMaxSubproblem = 1024;         // points per subproblem, for load balance
 constexpr std::size_t kSubproblemSmem = 48 * 1024;     // tile budget that keeps several blocks per SM
+constexpr double kBoxDensity = 0.5;                    // points per fine-grid cell from which register boxes pay
 
 template <class T>
 class CudaPlan final : public PlanImpl<T> {
@@ -138,7 +139,7 @@ class CudaPlan final : public PlanImpl<T> {
       // Warp tiles in 3D: thinner bricks, smaller tiles, more blocks per SM (H200, float, eps
       // 1e-5: 16x8x4 gave B 6.98 ms, C 85.1, E 19.8, F 0.358 against 9.52, 124, 23.3, 0.494
       // for 16x8x8 and 8.47, 103, 25.3, 0.448 for 16x16x2).
-      if (m == nufft::Method::kOutputDriven && info.dim == 3 && opt.bin_size[2] <= 0) b[2] = 4;
+      if (m == nufft::Method::kOutputDriven && info.dim == 3 && opt.bin_size[2] <= 0) b[2] = kTileBins[2];  // kTileBins: the fixed-stride kernels
       while (tile_bytes(m, b) > budget && (b[0] > 4 || b[2] > 1)) {
         if (info.dim == 3 && b[2] > 1) b[2] /= 2;
         else
@@ -403,21 +404,13 @@ class CudaPlan final : public PlanImpl<T> {
   void set_grid(const std::array<std::int64_t, 3>& nf) {
     const auto& info = this->setup_.info;
     DevGrid g{};
-    // Sort sub-bins: rows of 16 (3D) or 8 (2D) cells along x, thin across (H100, type 2:
-    // 3D 16x4x2 against 16x8x4 bins alone: H 4.48 -> 3.81 ms, I 56.4 -> 47.5; 2D 8x4 against
-    // 32x32: G 1.32 -> 1.13, J 0.98 -> 0.77), each trimmed to divide the bin.
-    const std::array<int, 3> sub = info.dim == 3 ? std::array<int, 3>{16, 4, 2}
-                                   : info.dim == 2 ? std::array<int, 3>{8, 4, 1}
-                                                   : std::array<int, 3>{bins_[0], 1, 1};
-    g.nsub = 1;
     for (int d = 0; d < 3; ++d) {
       g.nf[d] = nf[d];
       g.bin[d] = d < info.dim ? bins_[d] : 1;
       g.nbins[d] = static_cast<int>((nf[d] + g.bin[d] - 1) / g.bin[d]);
-      g.sub[d] = std::min(sub[d], g.bin[d]);
-      while (g.bin[d] % g.sub[d] != 0) --g.sub[d];
-      g.nsub *= g.bin[d] / g.sub[d];
     }
+    g.width = info.kernel_width;
+    set_sub_bins(g, false);
     g.size = nf[0] * nf[1] * nf[2];
     require(g.size < (std::int64_t(1) << 31), ErrorCode::kTooLarge,
             "the CUDA backend indexes a fine grid with 32-bit offsets; this plan's fine grid has " +
@@ -428,6 +421,37 @@ class CudaPlan final : public PlanImpl<T> {
       fine_ = DeviceBuffer<Cplx<T>>(static_cast<std::size_t>(g.size * info.max_batch), "the fine grid");
     }
     dg_ = g;
+  }
+
+  // Sort sub-bins (point_bin), each trimmed to divide the bin. 3D with tile kernels: 2x2x2
+  // cells, the register boxes; interp_tile gains from them too (H100, case H: 2.99 -> 2.64 ms
+  // against 16x4x2). Otherwise rows of 16 (3D, gathering through L1) or 8 (2D) cells along x,
+  // thin across (H100, type 2: 3D 16x4x2 against 16x8x4 bins alone: H 4.48 -> 3.81 ms, I 56.4
+  // -> 47.5; 2D 8x4 against 32x32: G 1.32 -> 1.13, J 0.98 -> 0.77).
+  void set_sub_bins(DevGrid& g, bool boxes) const {
+    const auto& info = this->setup_.info;
+    const int dim = info.dim;
+    const bool tiles3d = dim == 3 && info.method != nufft::Method::kNuptsDriven;
+    const std::array<int, 3> sub = boxes || tiles3d ? std::array<int, 3>{2, 2, 2}
+                                   : dim == 3       ? std::array<int, 3>{16, 4, 2}
+                                   : dim == 2       ? std::array<int, 3>{8, 4, 1}
+                                                    : std::array<int, 3>{g.bin[0], 1, 1};
+    g.nsub = 1;
+    for (int d = 0; d < 3; ++d) {
+      g.sub[d] = std::max(1, std::min(sub[d], g.bin[d]));
+      while (g.bin[d] % g.sub[d] != 0) --g.sub[d];
+      if (d < dim) g.nsub *= g.bin[d] / g.sub[d] + 1;
+    }
+    g.boxes = boxes ? 1 : 0;
+  }
+
+  // Register boxes (spread_tile_boxes) for a warp-tile plan in 3D at W <= 7: as Options asks,
+  // or automatically when the points are dense enough that a box holds several of them.
+  bool use_boxes(std::int64_t m) const {
+    const auto& info = this->setup_.info;
+    const int opt = this->setup_.options.spread_boxes;
+    if (info.dim != 3 || info.method != nufft::Method::kOutputDriven || info.kernel_width > 7 || opt == 0) return false;
+    return opt == 1 || static_cast<double>(m) >= kBoxDensity * static_cast<double>(dg_.size);
   }
 
   void check_device_memory(double bytes, const char* what) const {
@@ -452,7 +476,9 @@ class CudaPlan final : public PlanImpl<T> {
   // subproblems), scatter. Horner variables computed in C are stored in T.
   template <class C>
   void sort_device(std::int64_t m, const C* const* dx) {
-    const auto& info = this->setup_.info;
+    auto& info = this->setup_.info;
+    set_sub_bins(dg_, use_boxes(m));
+    info.spread_boxes = dg_.boxes != 0;
     const std::int64_t nbins = std::int64_t(dg_.nbins[0]) * dg_.nbins[1] * dg_.nbins[2];
     const std::int64_t nkeys = nbins * dg_.nsub;  // sort keys: (bin, sub-bin), point_bin
     DeviceBuffer<int> bin_count(nkeys, "bin counts"), rank(m, "bin ranks"), bin_of(m, "point bins");

@@ -20,7 +20,9 @@ struct DevGrid {
   int bin[3];          // bin sizes (cells)
   int nbins[3];        // bins per dimension
   int sub[3];          // sort sub-bin sizes (cells), dividing bin
-  int nsub;            // sub-bins per bin
+  int nsub;            // sort keys per bin: prod over dimensions of (bin / sub + 1), see point_bin
+  int width;           // kernel width W
+  int boxes;           // 1: 3D warp tiles accumulate 2x2x2-cell boxes in registers (spread_tile_boxes)
 };
 
 // Sorted points: first cell and Horner variable per dimension, and the caller's index.
@@ -43,18 +45,22 @@ __global__ void find_non_finite(std::int64_t m, const T* __restrict__ x, unsigne
     if (!isfinite(x[j])) atomicMin(bad, static_cast<unsigned long long>(j));
 }
 
-// Sort key of a point: its bin, then its sub-bin inside the bin (both x fastest). Bins group
-// the points of a spreading subproblem; sub-bins keep the 32 points of an interpolating warp
-// close together, so that its loads fall on few cache lines (H100, case H: bins 16x8x4 alone
-// 4.48 ms, sub-bins 16x4x2 3.81).
+// Sort key of a point: its bin (by the cell holding it), then its sub-bin inside the bin (both x
+// fastest). Bins group the points of a spreading subproblem; sub-bins keep the 32 points of an
+// interpolating warp close together, so that its loads fall on few cache lines (H100, case H:
+// bins 16x8x4 alone 4.48 ms, sub-bins 16x4x2 3.81), and group the points of a register box
+// (spread_tile_boxes). The sub-bin is taken from the offset l of the point's first footprint
+// cell from its tile's origin (bin start − W/2), the quantity the tile kernels use: l is in
+// [0, bin] (the cell offset or one more), hence bin / sub + 1 sub-bins per dimension.
 template <class T, int D>
 __device__ inline int point_bin(const T* const* x, std::int64_t j, const DevGrid& g) {
   int b = 0, sb = 0;
   for (int d = D - 1; d >= 0; --d) {
     const double u = detail::fold_rescale(static_cast<double>(x[d][j]), g.nf[d]);
-    const int cell = static_cast<int>(static_cast<std::int64_t>(u));
-    b = b * g.nbins[d] + cell / g.bin[d];
-    sb = sb * (g.bin[d] / g.sub[d]) + (cell % g.bin[d]) / g.sub[d];
+    const int bd = static_cast<int>(static_cast<std::int64_t>(u)) / g.bin[d];
+    const int l = static_cast<int>(detail::kernel_start(u, g.width).i0) - (bd * g.bin[d] - g.width / 2);
+    b = b * g.nbins[d] + bd;
+    sb = sb * (g.bin[d] / g.sub[d] + 1) + l / g.sub[d];
   }
   return b * g.nsub + sb;
 }
@@ -310,7 +316,26 @@ __host__ __device__ constexpr int tile_row_stride(int len0) {
   return s;
 }
 
-template <class T, int D, int W>
+// Row and plane strides (cells) of a warp tile. A kernel instantiated for fixed bin sizes
+// (BX > 0: the planner's 3D default, tile_bins) gets them as constants, so that every cell
+// address of a footprint is a base register plus an immediate: with runtime strides each cell
+// costs an IADD3 and a LEA (SASS of case B: 45 of 171 instructions per point).
+template <class T, int W, int BX, int BY>
+__device__ inline void tile_strides(const int* len, int& sy, int& sz) {
+  if constexpr (BX > 0) {
+    constexpr int kSy = tile_row_stride<T, W>(BX + W);
+    sy = kSy;
+    sz = kSy * (BY + W);
+  } else {
+    sy = tile_row_stride<T, W>(len[0]);
+    sz = sy * len[1];
+  }
+}
+
+// The bin sizes with fixed-stride instantiations of the warp-tile kernels (3D, W <= 8).
+constexpr int kTileBins[3] = {16, 8, 4};
+
+template <class T, int D, int W, int BX = 0, int BY = 0>
 __global__ void __launch_bounds__(32)
     spread_tile(DevPoints<T> p, DevGrid g, const T* __restrict__ horner, int degree, const Cplx<T>* __restrict__ c,
                 std::int64_t c_stride, Cplx<T>* __restrict__ grid, int nbatch, Subproblems sp) {
@@ -332,8 +357,8 @@ __global__ void __launch_bounds__(32)
   const int s = blockIdx.x;
   int len[3], origin[3];
   bin_tile<D, W>(g, sp.bin[s], len, origin);
-  const int sy = tile_row_stride<T, W>(len[0]);  // cells between rows
-  const int sz = sy * len[1];                     // between planes
+  int sy, sz;  // cells between rows, between planes
+  tile_strides<T, W, BX, BY>(len, sy, sz);
   const int ncell = sz * len[2];
   const int ox = lane % XL, rg = lane / XL;
   const bool x_on = ox < W;
@@ -427,6 +452,134 @@ __global__ void __launch_bounds__(32)
     __syncwarp();
     // Lanes over consecutive tile cells: a row-by-row loop, which wraps each row once but leaves
     // 9 of 32 lanes idle on 23-cell rows, measured 1.7x slower on case B.
+    add_tile_to_grid(tile, origin, len, sy, sz, g, reinterpret_cast<T*>(grid + b * g.size), lane, 32);
+  }
+}
+
+// Register boxes (3D warp tiles on dense points, DevGrid::boxes). The points of a subproblem
+// are sorted by the 2x2x2-cell box of their first footprint cell l (point_bin, sub-bins 2x2x2),
+// so consecutive points mostly share a box; the union of the footprints of a box's points is
+// (W + 1)^3 cells, 16 per lane at W = 7 (lane = x offset, 2 rows y, W + 1 planes z), held in
+// registers. Each point adds its weights there (zero outside its own footprint) with no
+// shared-memory traffic but its parameters; when the box changes, the registers are added to the
+// shared tile once. spread_tile instead makes a load-add-store round trip to shared memory per
+// cell and point, which bounds it (ncu on case B: shared-memory pipe ~70 %, 6 warps per SM).
+// The same idea as holding the updates of a point group in registers in the compute floors of
+// shared/BENCHMARKS.md; W <= 7 so that the union rows fit 8 x-lanes. H100, same run: C (1 point
+// per fine cell) 55.0 -> 49.2 ms, B (0.6) 4.47 -> 4.44; sparse E (0.12, a flush per point)
+// 12.2 -> 14.6, F 0.217 -> 0.260: hence automatic from 0.5 points per cell (cuda_plan.cu).
+// Both kernels issue ~200 instructions per point and are latency bound at 6 warps per SM
+// (the 30 KiB tile); see docs/benchmarks.md.
+template <class T, int W, int BX = 0, int BY = 0>
+__global__ void __launch_bounds__(32)
+    spread_tile_boxes(DevPoints<T> p, DevGrid g, const T* __restrict__ horner, int degree,
+                      const Cplx<T>* __restrict__ c, std::int64_t c_stride, Cplx<T>* __restrict__ grid, int nbatch,
+                      Subproblems sp) {
+  constexpr int U = W + 1;                 // union cells per dimension of a 2-cell box
+  static_assert(U <= 8, "register boxes need W + 1 <= 8 x-lanes");
+  constexpr int XL = 8, RG = 4;
+  constexpr int kRowsY = (U + RG - 1) / RG;  // y rows per lane
+  extern __shared__ unsigned char smem_raw[];
+  Cplx<T>* tile = reinterpret_cast<Cplx<T>*>(smem_raw);
+  __shared__ Cplx<T> scx[32][U];  // strength times x weight, union-aligned (zero outside the footprint)
+  __shared__ T swy[32][U], swz[32][U];
+  __shared__ int sbox[32];        // tile offset of the point's union origin (identifies its box)
+  __shared__ T sh[kMaxHornerCoefs];
+  const T* hz = stage_horner(horner, (degree + 1) * W, sh);
+
+  const int lane = threadIdx.x;
+  const int s = blockIdx.x;
+  int len[3], origin[3];
+  bin_tile<3, W>(g, sp.bin[s], len, origin);
+  int sy, sz;
+  tile_strides<T, W, BX, BY>(len, sy, sz);
+  const int ncell = sz * len[2];
+  const int ox = lane % XL, rg = lane / XL;
+  const bool x_on = ox < U;
+  const int lane_off = ox + rg * sy;
+  const std::int64_t j0 = sp.begin[s], j1 = sp.end[s];
+  Cplx<T> acc[kRowsY][U];
+
+  // Adds the registers to the tile cells of the box with union origin o (skipping union cells
+  // past the tile: a box starting at l = bin reaches one cell beyond it, with zero weight), then
+  // clears them. Loads first, then stores (see spread_tile).
+  auto flush = [&](int o) {
+    const int oz = o / sz, rem = o - oz * sz, oy = rem / sy, oxx = rem - oy * sy;
+    const bool xin = x_on && oxx + ox < len[0];
+    Cplx<T>* base = tile + o + lane_off;
+    Cplx<T> v[kRowsY][U];
+#pragma unroll
+    for (int r = 0; r < kRowsY; ++r)
+#pragma unroll
+      for (int z = 0; z < U; ++z)
+        if (xin && rg + r * RG < U && oy + rg + r * RG < len[1] && oz + z < len[2]) v[r][z] = base[z * sz + r * RG * sy];
+#pragma unroll
+    for (int r = 0; r < kRowsY; ++r)
+#pragma unroll
+      for (int z = 0; z < U; ++z) {
+        if (xin && rg + r * RG < U && oy + rg + r * RG < len[1] && oz + z < len[2])
+          base[z * sz + r * RG * sy] = Cplx<T>{v[r][z].re + acc[r][z].re, v[r][z].im + acc[r][z].im};
+        acc[r][z] = Cplx<T>{T(0), T(0)};
+      }
+    __syncwarp();  // the next box's cells may be read by other lanes
+  };
+
+  for (int b = 0; b < nbatch; ++b) {
+    for (int i = lane; i < ncell; i += 32) tile[i] = Cplx<T>{T(0), T(0)};
+#pragma unroll
+    for (int r = 0; r < kRowsY; ++r)
+#pragma unroll
+      for (int z = 0; z < U; ++z) acc[r][z] = Cplx<T>{T(0), T(0)};
+    int cur = -1;  // union origin of the box in the registers; warp-uniform
+    for (std::int64_t g0 = j0; g0 < j1; g0 += 32) {
+      const int n = static_cast<int>(j1 - g0 < 32 ? j1 - g0 : 32);
+      __syncwarp();  // the previous group's parameters are no longer read; the zeroed tile is visible
+      if (lane < n) {
+        const std::int64_t j = g0 + lane;
+        const Cplx<T> cv = c[b * c_stride + p.perm[j]];
+        int o = 0;
+#pragma unroll
+        for (int d = 2; d >= 0; --d) {
+          T k[W];
+          detail::eval_kernel_horner<W>(hz, degree, p.t[d][j], k);
+          const int l = p.i0[d][j] - origin[d], dd = l & 1;
+          o += (l - dd) * (d == 2 ? sz : d == 1 ? sy : 1);
+#pragma unroll
+          for (int u = 0; u < U; ++u) {
+            const T v = dd ? (u >= 1 ? k[u >= 1 ? u - 1 : 0] : T(0)) : (u < W ? k[u < W ? u : 0] : T(0));
+            if (d == 0) scx[lane][u] = Cplx<T>{cv.re * v, cv.im * v};
+            else if (d == 1) swy[lane][u] = v;
+            else swz[lane][u] = v;
+          }
+        }
+        sbox[lane] = o;
+      }
+      __syncwarp();
+      for (int q = 0; q < n; ++q) {
+        const int o = sbox[q];
+        if (o != cur) {
+          if (cur >= 0) flush(cur);
+          cur = o;
+        }
+        const Cplx<T> cx = x_on ? scx[q][ox] : Cplx<T>{T(0), T(0)};
+        T wz[U];
+#pragma unroll
+        for (int z = 0; z < U; ++z) wz[z] = swz[q][z];
+#pragma unroll
+        for (int r = 0; r < kRowsY; ++r) {
+          const int uy = rg + r * RG;
+          const T wy = uy < U ? swy[q][uy < U ? uy : 0] : T(0);
+          const T are = cx.re * wy, aim = cx.im * wy;
+#pragma unroll
+          for (int z = 0; z < U; ++z) {
+            acc[r][z].re += are * wz[z];
+            acc[r][z].im += aim * wz[z];
+          }
+        }
+      }
+    }
+    if (cur >= 0) flush(cur);
+    __syncwarp();
     add_tile_to_grid(tile, origin, len, sy, sz, g, reinterpret_cast<T*>(grid + b * g.size), lane, 32);
   }
 }

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <complex>
 #include <vector>
@@ -142,6 +143,59 @@ TEST(GpuRuntime, ThousandPlanLifetimesDoNotLeak) {
   for (int i = 0; i < 1000; ++i)
     cycle(i % 3 == 0 ? nufft::Method::kNuptsDriven : (i % 3 == 1 ? nufft::Method::kSubproblem : nufft::Method::kOutputDriven));
   EXPECT_EQ(free_device_memory(), before);
+}
+
+// 3D output-driven spreading with and without register boxes (Options::spread_boxes) gives the
+// same grid up to rounding, for every width the boxes take (2 to 7), float and double, dense and
+// sparse points, several transforms, and bins that are odd or do not divide the fine grid (box
+// unions then reach past the tile and must be clipped). The battery runs output-driven plans
+// with boxes against the exact sums; this test ties them to the plain warp tiles. Also: the
+// plan reports what it chose, auto takes boxes on dense points only, and other methods ignore
+// the option.
+TEST(GpuRuntime, RegisterBoxesMatchPlainWarpTiles) {
+  SKIP_WITHOUT_GPU();
+  const std::vector<std::int64_t> modes{20, 17, 13};
+  const auto run = [&]<class T>(T, double eps, std::int64_t m, int boxes, std::array<int, 3> bins, bool& used) {
+    const auto pts = random_points<T>(3, m, 31);
+    const auto c = random_complex<T>(2 * pts.size(), 32);
+    std::vector<std::complex<T>> f(2 * 20 * 17 * 13);
+    nufft::Options o = cuda_options(nufft::Method::kOutputDriven);
+    o.spread_boxes = boxes;
+    o.bin_size = bins;
+    nufft::Plan<T> plan(1, modes, 1, 2, eps, o);
+    plan.set_points(pts.size(), pts.x.data(), pts.y.data(), pts.z.data());
+    plan.execute(c.data(), f.data());
+    used = plan.info().spread_boxes;
+    EXPECT_LE(plan.info().kernel_width, 7);
+    return f;
+  };
+  const auto compare = [&]<class T>(T zero, double eps, double tol) {
+    for (std::int64_t m : {std::int64_t{60}, std::int64_t{40000}})
+      for (auto bins : {std::array<int, 3>{0, 0, 0}, std::array<int, 3>{5, 3, 3}, std::array<int, 3>{16, 6, 4}}) {
+        bool on = false, off = true, automatic = false;
+        const auto a = run(zero, eps, m, 1, bins, on);
+        const auto b = run(zero, eps, m, 0, bins, off);
+        run(zero, eps, m, -1, bins, automatic);
+        EXPECT_TRUE(on);
+        EXPECT_FALSE(off);
+        EXPECT_EQ(automatic, m > 10000) << "auto: " << m << " points on a 40x34x26 grid";
+        EXPECT_LE(rel_diff(a, b), tol) << "eps " << eps << ", " << m << " points, bins " << bins[0] << "," << bins[1]
+                                       << "," << bins[2];
+      }
+  };
+  for (double eps : {0.3, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5}) compare(0.0f, eps, 1e-5);  // w = 2 ... 7
+  for (double eps : {1e-2, 1e-4, 1e-5}) compare(0.0, eps, 1e-12);
+  // Methods other than output-driven, and 2D, ignore the option.
+  const auto pts = random_points<float>(3, 1000, 33);
+  nufft::Options o = cuda_options(nufft::Method::kSubproblem);
+  o.spread_boxes = 1;
+  nufft::Plan<float> sub(1, modes, 1, 1, 1e-4, o);
+  sub.set_points(pts.size(), pts.x.data(), pts.y.data(), pts.z.data());
+  EXPECT_FALSE(sub.info().spread_boxes);
+  o.method = nufft::Method::kOutputDriven;
+  nufft::Plan<float> flat(1, std::vector<std::int64_t>{40, 30}, 1, 1, 1e-4, o);
+  flat.set_points(pts.size(), pts.x.data(), pts.y.data());
+  EXPECT_FALSE(flat.info().spread_boxes);
 }
 
 // The same points and options on the CPU and the GPU agree within the accuracy both promise:

@@ -254,6 +254,12 @@ TYPED_TEST(NufftBadInput, OtherOptionsOutOfRange) {
   opt.bin_size = {8, -2, 0};
   EXPECT_TRUE(throws_error(make<T>(1, {16, 16}, 1, 1, working_eps<T>(), opt),
                            ErrorCode::kInvalidArgument, {"bin"}));
+  for (int boxes : {-2, 2}) {
+    opt = options_for();
+    opt.spread_boxes = boxes;
+    EXPECT_TRUE(throws_error(make<T>(1, {8, 8, 8}, 1, 1, working_eps<T>(), opt), ErrorCode::kInvalidArgument,
+                             {"spread_boxes"}));
+  }
   // The CPU backend has one spreading method (nufft.hpp); the CUDA-only ones are refused by name.
   if (kBackend == Backend::kCpu) {
     for (Method m : {Method::kSubproblem, Method::kOutputDriven}) {

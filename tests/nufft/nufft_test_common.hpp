@@ -38,6 +38,10 @@ inline nufft::Options options_for(nufft::Method method = nufft::Method::kAuto,
   o.method = method;
   o.upsampfac = upsampfac;
   o.modeord = modeord;
+  // CUDA output-driven: register boxes wherever they apply (3D, w <= 7), so that the battery
+  // holds for them; plain warp tiles are what auto picks for the battery's sparse points, and
+  // GpuRuntime.RegisterBoxesMatchPlainWarpTiles compares the two.
+  if (kBackend == Backend::kCuda && method == nufft::Method::kOutputDriven) o.spread_boxes = 1;
   return o;
 }
 
