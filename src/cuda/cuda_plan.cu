@@ -9,6 +9,8 @@
 
 #include <cufft.h>
 
+#include <cub/device/device_scan.cuh>
+
 #include <algorithm>
 #include <climits>
 #include <limits>
@@ -472,8 +474,8 @@ class CudaPlan final : public PlanImpl<T> {
   }
 
   // Bin sort of m points with device coordinates dx of type C (the plan's T, or double for the
-  // points type 3 computes): count, prefix sum on the host (the counts also define the
-  // subproblems), scatter. Horner variables computed in C are stored in T.
+  // points type 3 computes): count, prefix sum on the device (the bins' starts, on the host,
+  // also define the subproblems), scatter. Horner variables computed in C are stored in T.
   template <class C>
   void sort_device(std::int64_t m, const C* const* dx) {
     auto& info = this->setup_.info;
@@ -481,17 +483,28 @@ class CudaPlan final : public PlanImpl<T> {
     info.spread_boxes = dg_.boxes != 0;
     const std::int64_t nbins = std::int64_t(dg_.nbins[0]) * dg_.nbins[1] * dg_.nbins[2];
     const std::int64_t nkeys = nbins * dg_.nsub;  // sort keys: (bin, sub-bin), point_bin
-    DeviceBuffer<int> bin_count(nkeys, "bin counts"), rank(m, "bin ranks"), bin_of(m, "point bins");
-    FIELDFT_CUDA_CHECK(cudaMemsetAsync(bin_count.get(), 0, nkeys * sizeof(int), stream_));
-    std::vector<int> counts(nkeys, 0);
+    // One count more than keys, left zero, so that the scan's last entry is the total.
+    DeviceBuffer<int> bin_count(nkeys + 1, "bin counts"), rank(m, "bin ranks"), bin_of(m, "point bins");
+    FIELDFT_CUDA_CHECK(cudaMemsetAsync(bin_count.get(), 0, (nkeys + 1) * sizeof(int), stream_));
     for (int d = 0; d < 3; ++d) {
       i0_[d] = DeviceBuffer<std::int32_t>(d < info.dim ? m : 0, "sorted points");
       t_[d] = DeviceBuffer<T>(d < info.dim ? m : 0, "sorted points");
     }
     perm_ = DeviceBuffer<std::int64_t>(m, "sort permutation");
+    // First sorted point of each key (exclusive scan on the device: 3D tile plans have 135 keys
+    // per bin, 35 million for case C, too many to add up on the host), and of each bin, the
+    // only part the host needs.
+    std::vector<std::int64_t> bin_first(nbins + 1, 0);
     if (m > 0) {
       dispatch_dim([&]<int D>() { Launch<C, D>::count_bins(stream_, m, dx, dg_, bin_count.get(), rank.get(), bin_of.get()); });
-      FIELDFT_CUDA_CHECK(cudaMemcpyAsync(counts.data(), bin_count.get(), nkeys * sizeof(int), cudaMemcpyDeviceToHost, stream_));
+      bin_start_ = DeviceBuffer<std::int64_t>(nkeys + 1, "bin starts");
+      std::size_t bytes = 0;
+      FIELDFT_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, bin_count.get(), bin_start_.get(), nkeys + 1, stream_));
+      DeviceBuffer<unsigned char> scratch(bytes, "scan workspace");
+      FIELDFT_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(scratch.get(), bytes, bin_count.get(), bin_start_.get(), nkeys + 1, stream_));
+      FIELDFT_CUDA_CHECK(cudaMemcpy2DAsync(bin_first.data(), sizeof(std::int64_t), bin_start_.get(),
+                                           dg_.nsub * sizeof(std::int64_t), sizeof(std::int64_t), nbins + 1,
+                                           cudaMemcpyDeviceToHost, stream_));
       FIELDFT_CUDA_CHECK(cudaStreamSynchronize(stream_));
     }
     // Points per subproblem. Subproblem blocks: kMaxSubproblem, for load balance. Warp tiles
@@ -500,13 +513,11 @@ class CudaPlan final : public PlanImpl<T> {
     const std::int64_t cap = info.method == nufft::Method::kOutputDriven
                                  ? std::clamp<std::int64_t>(m / (16 * std::int64_t(sms_)), 64, kMaxSubproblem)
                                  : kMaxSubproblem;
-    std::vector<std::int64_t> start(nkeys + 1, 0);  // first sorted point of each key
-    for (std::int64_t k = 0; k < nkeys; ++k) start[k + 1] = start[k] + counts[k];
     // Subproblems cover whole bins: the keys of a bin are consecutive.
     std::vector<int> sub_bin;
     std::vector<std::int64_t> sub_begin, sub_end;
     for (std::int64_t b = 0; b < nbins; ++b) {
-      const std::int64_t first = start[b * dg_.nsub], last = start[(b + 1) * dg_.nsub];
+      const std::int64_t first = bin_first[b], last = bin_first[b + 1];
       for (std::int64_t s = first; s < last; s += cap) {
         sub_bin.push_back(static_cast<int>(b));
         sub_begin.push_back(s);
@@ -514,7 +525,6 @@ class CudaPlan final : public PlanImpl<T> {
       }
     }
     if (m > 0) {
-      upload(bin_start_, start);
       std::int32_t* i0p[3] = {i0_[0].get(), i0_[1].get(), i0_[2].get()};
       // Horner variables in C, narrowed to T afterwards when C is wider.
       DeviceBuffer<C> wide[3];
