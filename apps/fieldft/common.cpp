@@ -184,6 +184,7 @@ void add_plan_info(nlohmann::json& j, const nufft::PlanInfo& info) {
   j["fine_grid"] = first(info.fine_grid);
   j["max_batch"] = info.max_batch;
   j["bin_size"] = std::vector<int>(info.bin_size.begin(), info.bin_size.begin() + info.dim);
+  j["spread_boxes"] = info.spread_boxes;
 }
 
 std::string describe_plan(const nufft::PlanInfo& info) {

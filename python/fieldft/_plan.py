@@ -24,7 +24,7 @@ from . import _arrays, _core
 from ._engine import COMPLEX_DTYPES, Engine, check_type, expected_shape_text, lead_shape
 
 OPTION_NAMES = ("modeord", "upsampfac", "max_batch", "bin_size", "nthreads", "fft_planning", "method", "device",
-                "stream")
+                "stream", "spread_boxes")
 
 
 def complex_dtype(dtype) -> np.dtype:
@@ -58,7 +58,7 @@ def make_options(backend: str, opts: dict) -> "_core.Options":
         raise TypeError(f"unknown option(s) {', '.join(unknown)}; valid options: {', '.join(OPTION_NAMES)}")
     o = _core.Options()
     o.backend = str(backend)
-    for name in ("modeord", "max_batch", "nthreads", "device"):
+    for name in ("modeord", "max_batch", "nthreads", "device", "spread_boxes"):
         if name in opts:
             setattr(o, name, operator.index(opts[name]))
     if "upsampfac" in opts:
@@ -101,7 +101,8 @@ class Plan:
 
     opts: modeord (0 increasing, 1 FFT order), upsampfac (0 automatic, else 1.25 to 2),
     max_batch, bin_size (array order), nthreads (CPU), fft_planning ("estimate"/"measure",
-    CPU), method ("auto", "nupts", "subproblem", "output"; CUDA), device (CUDA ordinal),
+    CPU), method ("auto", "nupts", "subproblem", "output"; CUDA), spread_boxes (CUDA, 3D
+    output-driven at kernel width <= 7: -1 automatic, 0 off, 1 on), device (CUDA ordinal),
     stream (CUDA stream: int handle, cupy or torch stream; default: the current stream of
     cupy or torch, whichever is in use, else the default stream).
 
@@ -141,6 +142,8 @@ class Plan:
     modeord = property(lambda self: self._engine.core.modeord, doc="0 increasing, 1 FFT order")
     upsampfac = property(lambda self: self._engine.core.upsampfac, doc="fine grid / modes")
     kernel_width = property(lambda self: self._engine.core.kernel_width, doc="kernel width in fine-grid cells")
+    spread_boxes = property(lambda self: self._engine.core.spread_boxes,
+                            doc="CUDA: setpts chose register boxes for 3D output-driven spreading")
     fine_grid = property(lambda self: tuple(reversed(self._engine.core.fine_grid[:self._engine.dim])),
                          doc="fine (upsampled) grid in array order (type 1 and 2)")
     num_points = property(lambda self: self._engine.nj, doc="M, once setpts was called (else None)")

@@ -309,6 +309,7 @@ void bind_plan(nb::module_& m, const char* name) {
       .def_prop_ro("horner_degree", [](const P& p) { return p.info().horner_degree; })
       .def_prop_ro("max_batch", [](const P& p) { return p.info().max_batch; })
       .def_prop_ro("bin_size", [](const P& p) { return p.info().bin_size; })
+      .def_prop_ro("spread_boxes", [](const P& p) { return p.info().spread_boxes; })
       .def_prop_ro("backend", [](const P& p) { return std::string(backend_name(p.info().backend)); })
       .def_prop_ro("method", [](const P& p) { return std::string(nufft::method_name(p.info().method)); })
       .def_prop_ro("modeord", [](const P& p) { return p.info().modeord; })
@@ -340,6 +341,7 @@ void bind_options(nb::module_& m) {
       .def_rw("upsampfac", &Options::upsampfac)
       .def_rw("max_batch", &Options::max_batch)
       .def_rw("bin_size", &Options::bin_size)
+      .def_rw("spread_boxes", &Options::spread_boxes)
       .def_rw("nthreads", &Options::nthreads)
       .def_rw("device", &Options::device)
       .def_prop_rw(

@@ -215,6 +215,12 @@ def test_library_errors_map_to_python_exceptions():
         fieldft.Plan(1, (8,), upsampfac=3.0)
     with pytest.raises(TypeError, match="unknown option"):
         fieldft.Plan(1, (8,), spread_sort=1)
+    with pytest.raises(fieldft.InvalidArgumentError, match="spread_boxes"):
+        fieldft.Plan(1, (8, 8, 8), spread_boxes=2)
+    # Accepted by every backend; only the CUDA backend's 3D output-driven spreading uses it.
+    plan = fieldft.Plan(1, (8, 8, 8), spread_boxes=1, backend="cpu")
+    plan.setpts(*(np.zeros(3, np.float32) for _ in range(3)))
+    assert plan.spread_boxes is False
     plan = fieldft.Plan(1, (8,))
     with pytest.raises(fieldft.InvalidStateError) as e:
         plan.execute(np.zeros(3, np.complex64))
