@@ -643,6 +643,21 @@ __global__ void __launch_bounds__(128)
   int len[3], origin[3];
   bin_tile<D, W>(g, sp.bin[s], len, origin);
   const int sy = len[0], sz = len[0] * len[1];
+  const std::int64_t j0 = sp.begin[s], j1 = sp.end[s];
+  // A point's weights and tile offsets. When the subproblem has at most one point per thread
+  // (sparse problems: ~60 points on case K), they are evaluated once for all transforms
+  // (H100: K 8.52 -> 8.32 ms).
+  T k[D][W];
+  int l[3] = {0, 0, 0};
+  auto weights = [&](std::int64_t j) {
+#pragma unroll
+    for (int d = 0; d < D; ++d) {
+      detail::eval_kernel_horner<W>(hz, degree, p.t[d][j], k[d]);
+      l[d] = p.i0[d][j] - origin[d];
+    }
+  };
+  const bool one_each = j1 - j0 <= blockDim.x;
+  if (one_each && j0 + threadIdx.x < j1) weights(j0 + threadIdx.x);
   for (int b = 0; b < nbatch; ++b) {
     const Cplx<T>* gb = grid + b * g.size;
     if (b > 0) __syncthreads();  // the previous transform's tile is no longer read
@@ -654,13 +669,8 @@ __global__ void __launch_bounds__(128)
     __pipeline_commit();
     __pipeline_wait_prior(0);
     __syncthreads();
-    for (std::int64_t j = sp.begin[s] + threadIdx.x; j < sp.end[s]; j += blockDim.x) {
-      T k[D][W];
-      int l[3] = {0, 0, 0};
-      for (int d = 0; d < D; ++d) {
-        detail::eval_kernel_horner<W>(hz, degree, p.t[d][j], k[d]);
-        l[d] = p.i0[d][j] - origin[d];
-      }
+    for (std::int64_t j = j0 + threadIdx.x; j < j1; j += blockDim.x) {
+      if (!one_each) weights(j);
       T re = T(0), im = T(0);
 #pragma unroll
       for (int kz = 0; kz < (D > 2 ? W : 1); ++kz)
