@@ -140,8 +140,9 @@ class CudaPlan final : public PlanImpl<T> {
       std::array<int, 3> b = defaults;
       // Warp tiles in 3D: thinner bricks, smaller tiles, more blocks per SM (H200, float, eps
       // 1e-5: 16x8x4 gave B 6.98 ms, C 85.1, E 19.8, F 0.358 against 9.52, 124, 23.3, 0.494
-      // for 16x8x8 and 8.47, 103, 25.3, 0.448 for 16x16x2).
-      if (m == nufft::Method::kOutputDriven && info.dim == 3 && opt.bin_size[2] <= 0) b[2] = kTileBins[2];  // kTileBins: the fixed-stride kernels
+      // for 16x8x8 and 8.47, 103, 25.3, 0.448 for 16x16x2). kTileBins: the bins of the
+      // fixed-stride kernel instantiations.
+      if (m == nufft::Method::kOutputDriven && info.dim == 3 && opt.bin_size[2] <= 0) b[2] = kTileBins[2];
       while (tile_bytes(m, b) > budget && (b[0] > 4 || b[2] > 1)) {
         if (info.dim == 3 && b[2] > 1) b[2] /= 2;
         else
