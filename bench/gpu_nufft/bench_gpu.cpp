@@ -12,7 +12,8 @@
 //   Inputs (strengths or modes): real and imaginary parts uniform in [-1, 1], NTRANSF stacked.
 //   METHODS: auto, output, subproblem or nupts, or several separated by commas: each is planned and
 //            timed on the same data and checked against the same reference values. A suffix
-//            +boxes or -boxes forces Options::spread_boxes on or off (e.g. output+boxes).
+//            +boxes or -boxes forces Options::spread_boxes on or off (e.g. output+boxes); a
+//            last suffix @S sets Options::upsampfac to S (e.g. output@2.5, auto+boxes@2).
 //   REPEAT: timed executes per method (default 5).
 //   POINTS_FILE: raw little-endian float64 coordinates, DIM arrays of M values, instead of random
 //                points ("-" for random).
@@ -435,6 +436,10 @@ int run(const Args& a) {
       opt.backend = fieldft::Backend::kCuda;
       // "output+boxes" / "output-boxes": method output with register boxes forced on / off.
       std::string name = method;
+      if (const auto at = name.rfind('@'); at != std::string::npos) {
+        opt.upsampfac = parse_number(name.substr(at + 1), "the upsampfac after @");
+        name.resize(at);
+      }
       for (const auto& [suffix, value] : {std::pair<std::string, int>{"+boxes", 1}, {"-boxes", 0}})
         if (name.size() > suffix.size() && name.ends_with(suffix)) {
           name.resize(name.size() - suffix.size());

@@ -74,7 +74,10 @@ struct Options {
   Backend backend = Backend::kAuto;  // kAuto: CUDA when compiled in and a device is present
   Method method = Method::kAuto;
   int modeord = 0;                   // 0 increasing (CMCL) order, 1 FFT order
-  double upsampfac = 0.0;            // sigma, fine grid / modes; 0 = automatic; else in [1.25, 2]
+  // sigma, fine grid / modes, in [1.25, 2.25]; 0 = automatic: 2, except on CUDA (types 1 and 2)
+  // where the first set_points with points takes 2.25 when the points are dense (>= 0.3 per cell
+  // of the sigma = 2 grid) and that narrows the kernel (eps 1e-5: w 7 -> 6).
+  double upsampfac = 0.0;
   int max_batch = 0;                 // transforms processed together; 0 = automatic
   std::array<int, 3> bin_size{0, 0, 0};  // bin sizes in fine-grid cells (x, y, z); 0 = automatic
   // CPU
@@ -104,7 +107,8 @@ class PlanImpl;  // backend implementation (src/core/plan_impl.hpp)
 
 // Read-only facts about a plan, fixed at construction (points excepted). Type 3: `modes` is
 // {1, 1, 1} (unused); fine_grid and the kernel fields describe the spreading stage, and
-// fine_grid is set by set_points (it depends on the points).
+// fine_grid is set by set_points (it depends on the points). Automatic upsampfac on CUDA:
+// upsampfac, fine_grid and the kernel fields are final after the first set_points with points.
 struct PlanInfo {
   int type = 0;
   int dim = 0;

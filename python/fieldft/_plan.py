@@ -99,7 +99,7 @@ class Plan:
     float32 or float64 to match). backend: "auto" (CUDA when built in and a device is present),
     "cpu" or "cuda".
 
-    opts: modeord (0 increasing, 1 FFT order), upsampfac (0 automatic, else 1.25 to 2),
+    opts: modeord (0 increasing, 1 FFT order), upsampfac (0 automatic, else 1.25 to 2.25),
     max_batch, bin_size (array order), nthreads (CPU), fft_planning ("estimate"/"measure",
     CPU), method ("auto", "nupts", "subproblem", "output"; CUDA), spread_boxes (CUDA, 3D
     output-driven at kernel width <= 7: -1 automatic, 0 off, 1 on), device (CUDA ordinal),

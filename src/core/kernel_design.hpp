@@ -19,11 +19,24 @@ struct KernelDesign {
 constexpr int kMaxKernelWidth = 16;
 
 // Chooses w and β for relative error eps at upsampling factor sigma in `dim` dimensions, and fits
-// the polynomial table. Width: w = ⌈log10(1/e)⌉ + 1 at σ = 2, and w = ⌈ln(1/e) / (π√(1 − 1/σ))⌉
-// otherwise (the error model of Barnett et al. 2019, §4, and its upsampling-factor
-// generalisation), with e = eps/2.5 (a margin measured necessary, see the .cpp); capped at kMaxKernelWidth. β = 0.97·π·(1 − 1/(2σ))·w. The degree is the smallest whose maximal
-// deviation from φ is below eps/10 (so the polynomial never dominates the error budget).
+// the polynomial table. Width: kernel_width_for below, capped at kMaxKernelWidth.
+// β = 0.97·π·(1 − 1/(2σ))·w. The degree is the smallest whose maximal deviation from φ is below
+// eps/10 (so the polynomial never dominates the error budget).
 KernelDesign design_kernel(double eps, double sigma, int dim);
+
+// The width the error model asks for (before the cap), with e = eps/2.5, a margin measured
+// necessary (see the .cpp): w = ⌈log10(1/e)⌉ + 1 for 2 ≤ σ < 2.25, and w = ⌈ln(1/e) / (π√(1 − 1/σ))⌉
+// otherwise (σ < 2 and σ = 2.25): the error model of Barnett et al. 2019, §4, and its
+// upsampling-factor generalisation. Both were checked against the oracle on the tolerance sweep
+// (docs/accuracy.md); the general rule is not used between 2 and 2.25, where it was not.
+int kernel_width_for(double eps, double sigma);
+
+// The automatic upsampling factor of the backends that choose it from the points (CUDA, at the
+// first set_points): kWideUpsampfac where its kernel is narrower than at σ = 2 and there are at
+// least min_density points per cell of the σ = 2 fine grid (spreading and interpolation cost
+// ∝ w^dim per point, the FFT and the grid passes ∝ σ^dim), else 2.
+inline constexpr double kWideUpsampfac = 2.25;
+double auto_upsampfac(double eps, double density, double min_density);
 
 // Degree-`degree` piecewise polynomial fit of the kernel (Chebyshev interpolation on each cell,
 // converted to monomials in t ∈ [-1, 1]). Exposed for tests.

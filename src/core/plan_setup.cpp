@@ -97,8 +97,9 @@ PlanSetup make_plan_setup(int type, std::span<const std::int64_t> modes, int isi
   for (int b : options.bin_size)
     require(b >= 0, ErrorCode::kInvalidArgument, "bin sizes must be >= 0 (0 = automatic)");
   const double sigma = options.upsampfac == 0.0 ? 2.0 : options.upsampfac;
-  require(std::isfinite(sigma) && sigma >= 1.25 - 1e-12 && sigma <= 2.0 + 1e-12, ErrorCode::kInvalidArgument,
-          "upsampfac must be 0 (automatic) or in [1.25, 2], got " + std::to_string(options.upsampfac));
+  require(std::isfinite(sigma) && sigma >= 1.25 - 1e-12 && sigma <= kWideUpsampfac + 1e-12,
+          ErrorCode::kInvalidArgument,
+          "upsampfac must be 0 (automatic) or in [1.25, 2.25], got " + std::to_string(options.upsampfac));
   info.upsampfac = sigma;
 
   s.kernel = design_kernel(eps, sigma, info.dim);

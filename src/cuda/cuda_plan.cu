@@ -95,6 +95,12 @@ class CufftPlan {
 constexpr std::int64_t kMaxSubproblem = 1024;         // points per subproblem, for load balance
 constexpr std::size_t kSubproblemSmem = 48 * 1024;     // tile budget that keeps several blocks per SM
 constexpr double kBoxDensity = 0.5;                    // points per fine-grid cell from which register boxes pay
+// Points per cell of the sigma = 2 grid from which the automatic upsampling factor is 2.25 where
+// that narrows the kernel (H100, float, eps 1e-5, w 7 -> 6, ms at sigma 2 -> 2.25: dense cases
+// A 1.06 -> 1.00 (2.4 points per cell), G 1.12 -> 0.95 (2.4), B 4.44 -> 3.81 (0.6), H 2.65 ->
+// 2.01 (0.6), C 49.3 -> 44.7 (1.0), I 30.4 -> 21.0 (1.0), J 0.74 -> 0.60 (1.0), D 1.52 -> 1.53
+// (1.0); sparse ones E 12.3 -> 12.7 (0.12), K 8.29 -> 8.95 (0.12), F and L unchanged (0.125)).
+constexpr double kWideDensity = 0.3;
 
 template <class T>
 class CudaPlan final : public PlanImpl<T> {
@@ -111,86 +117,9 @@ class CudaPlan final : public PlanImpl<T> {
     device_ = opt.device;
     stream_ = static_cast<cudaStream_t>(opt.stream);
     DeviceGuard guard(device_);
-    info.backend = Backend::kCuda;
-    info.max_batch = static_cast<int>(opt.max_batch > 0 ? std::min<std::int64_t>(opt.max_batch, info.ntransf)
-                                                        : std::min<std::int64_t>(info.ntransf, 8));
-    const int w = info.kernel_width;
     FIELDFT_CUDA_CHECK(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, device_));
-    // Bins: square tiles in 2D, flat bricks in 3D (case B: 16x8x8 22.4 ms vs 24.1 for 16x16x2 with
-    // subproblems), trimmed until the method's shared-memory tile fits its budget: 48 KiB when
-    // chosen automatically (several blocks per SM), the device's opt-in maximum less the
-    // kernel's static arrays when requested.
-    std::array<int, 3> defaults = info.dim == 1   ? std::array<int, 3>{1024, 1, 1}
-                                  : info.dim == 2 ? std::array<int, 3>{32, 32, 1}
-                                                  : std::array<int, 3>{16, 8, 8};
-    for (int d = 0; d < info.dim; ++d)
-      if (opt.bin_size[d] > 0) defaults[d] = opt.bin_size[d];
-    int optin = 0;
-    FIELDFT_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device_));
-    auto tile_bytes = [&](nufft::Method m, const std::array<int, 3>& b) {
-      return m == nufft::Method::kOutputDriven ? warp_tile_bytes<T>(info.dim, b.data(), w)
-                                               : subproblem_tile_bytes<T>(info.dim, b.data(), w);
-    };
-    struct Fit {
-      std::array<int, 3> bins;
-      bool fits;
-      double padding;  // tile cells per bin cell: each tile is zeroed and added to the grid whole
-    };
-    auto fit = [&](nufft::Method m, std::size_t budget) {
-      std::array<int, 3> b = defaults;
-      // Warp tiles in 3D: thinner bricks, smaller tiles, more blocks per SM (H200, float, eps
-      // 1e-5: 16x8x4 gave B 6.98 ms, C 85.1, E 19.8, F 0.358 against 9.52, 124, 23.3, 0.494
-      // for 16x8x8 and 8.47, 103, 25.3, 0.448 for 16x16x2). kTileBins: the bins of the
-      // fixed-stride kernel instantiations.
-      if (m == nufft::Method::kOutputDriven && info.dim == 3 && opt.bin_size[2] <= 0) b[2] = kTileBins[2];
-      while (tile_bytes(m, b) > budget && (b[0] > 4 || b[2] > 1)) {
-        if (info.dim == 3 && b[2] > 1) b[2] /= 2;
-        else
-          for (int d = 0; d < std::min(info.dim, 2); ++d) b[d] = std::max(4, b[d] / 2);
-      }
-      std::int64_t cells = 1;
-      for (int d = 0; d < info.dim; ++d) cells *= b[d];
-      return Fit{b, tile_bytes(m, b) <= budget,
-                 static_cast<double>(tile_bytes(m, b)) / (2.0 * sizeof(T) * static_cast<double>(cells))};
-    };
-    const std::size_t requested_budget = static_cast<std::size_t>(optin) - 20 * 1024;
-    Fit chosen{defaults, true, 1.0};
-    if (opt.method == nufft::Method::kSubproblem || opt.method == nufft::Method::kOutputDriven) {
-      chosen = fit(opt.method, requested_budget);
-      require(chosen.fits, ErrorCode::kInvalidArgument,
-              std::string("method ") + nufft::method_name(opt.method) + ": a shared-memory tile for kernel width " +
-                  std::to_string(w) + " does not fit; use a larger eps or method nupts");
-      info.method = opt.method;
-    } else if (opt.method == nufft::Method::kAuto) {
-      // Auto: warp tiles (no shared-memory atomics; 2.7x faster than subproblems on cases A and
-      // B, H200) when the tile fits 48 KiB and its padding is moderate, else subproblems on the
-      // same terms, else global atomics. A tile much larger than its bin (wide kernels trimmed to
-      // tiny bins: 169x for 3D double at w = 11, measured 2.1 s) costs more than global atomics.
-      info.method = nufft::Method::kNuptsDriven;
-      for (nufft::Method m : {nufft::Method::kOutputDriven, nufft::Method::kSubproblem}) {
-        const Fit f = fit(m, kSubproblemSmem);
-        if (f.fits && f.padding <= 16.0) {
-          chosen = f;
-          info.method = m;
-          break;
-        }
-      }
-    } else {
-      info.method = opt.method;
-    }
-    const std::array<int, 3> bins = chosen.bins;
-    info.bin_size = bins;
-
-    bins_ = bins;
-    set_grid(info.fine_grid);
-    upload(horner_, std::vector<T>(this->setup_.kernel.horner.begin(), this->setup_.kernel.horner.end()));
-    for (int d = 0; d < 3; ++d) {
-      upload(deconv_[d], std::vector<T>(this->setup_.deconv[d].begin(), this->setup_.deconv[d].end()));
-      upload(fine_index_[d], this->setup_.fine_index[d]);
-      modes_.n[d] = info.modes[d];
-      modes_.fine_index[d] = fine_index_[d].get();
-    }
-    FIELDFT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    choose_upsampfac_ = opt.upsampfac == 0.0 && info.type != 3;
+    configure();
   }
 
   void set_points(std::int64_t m, const T* x, const T* y, const T* z) override {
@@ -229,6 +158,10 @@ class CudaPlan final : public PlanImpl<T> {
         throw Error(ErrorCode::kNonFinite, std::string("non-finite value (") + std::to_string(double(v)) + ") in " +
                                                names[d] + "[" + std::to_string(first) + "]; coordinates must be finite");
       }
+    }
+    if (choose_upsampfac_ && m > 0) {
+      choose_upsampfac_ = false;
+      choose_upsampfac(m);
     }
     sort_device<T>(m, dx);
     this->has_points_ = true;
@@ -328,6 +261,115 @@ class CudaPlan final : public PlanImpl<T> {
   }
 
  private:
+  // Upsampfac 0 (types 1 and 2): the factor is chosen once, at the first set_points with points,
+  // from their density (core::auto_upsampfac); the plan is set up again when it is not 2. The
+  // larger grid is taken only when it fits in device memory.
+  void choose_upsampfac(std::int64_t m) {
+    const auto& info = this->setup_.info;
+    const double sigma = core::auto_upsampfac(info.eps, static_cast<double>(m) / static_cast<double>(dg_.size),
+                                              kWideDensity);
+    if (sigma == info.upsampfac) return;
+    nufft::Options opt = this->setup_.options;
+    opt.upsampfac = sigma;
+    core::PlanSetup wide = core::make_plan_setup(
+        info.type, std::span<const std::int64_t>(info.modes.data(), static_cast<std::size_t>(info.dim)), info.isign,
+        info.ntransf, info.eps, opt, nufft::min_eps<T>(), std::numeric_limits<T>::epsilon() / 2);
+    std::size_t free_b = 0, total_b = 0;
+    FIELDFT_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    const double grown = static_cast<double>(wide.fine_grid_size() - dg_.size) * info.max_batch * sizeof(Complex);
+    if (grown > 0.5 * static_cast<double>(free_b)) return;
+    wide.options.upsampfac = 0.0;  // as asked: automatic
+    this->setup_ = std::move(wide);
+    ffts_.clear();
+    configure();
+  }
+
+  // The backend's choices for the setup's kernel and grid: batch size, method, bins; the fine
+  // grid and the tables on the device.
+  void configure() {
+    auto& info = this->setup_.info;
+    const auto& opt = this->setup_.options;
+    info.backend = Backend::kCuda;
+    info.max_batch = static_cast<int>(opt.max_batch > 0 ? std::min<std::int64_t>(opt.max_batch, info.ntransf)
+                                                        : std::min<std::int64_t>(info.ntransf, 8));
+    const int w = info.kernel_width;
+    // Bins: square tiles in 2D, flat bricks in 3D (case B: 16x8x8 22.4 ms vs 24.1 for 16x16x2 with
+    // subproblems), trimmed until the method's shared-memory tile fits its budget: 48 KiB when
+    // chosen automatically (several blocks per SM), the device's opt-in maximum less the
+    // kernel's static arrays when requested.
+    std::array<int, 3> defaults = info.dim == 1   ? std::array<int, 3>{1024, 1, 1}
+                                  : info.dim == 2 ? std::array<int, 3>{32, 32, 1}
+                                                  : std::array<int, 3>{16, 8, 8};
+    for (int d = 0; d < info.dim; ++d)
+      if (opt.bin_size[d] > 0) defaults[d] = opt.bin_size[d];
+    int optin = 0;
+    FIELDFT_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device_));
+    auto tile_bytes = [&](nufft::Method m, const std::array<int, 3>& b) {
+      return m == nufft::Method::kOutputDriven ? warp_tile_bytes<T>(info.dim, b.data(), w)
+                                               : subproblem_tile_bytes<T>(info.dim, b.data(), w);
+    };
+    struct Fit {
+      std::array<int, 3> bins;
+      bool fits;
+      double padding;  // tile cells per bin cell: each tile is zeroed and added to the grid whole
+    };
+    auto fit = [&](nufft::Method m, std::size_t budget) {
+      std::array<int, 3> b = defaults;
+      // Warp tiles in 3D: thinner bricks, smaller tiles, more blocks per SM (H200, float, eps
+      // 1e-5: 16x8x4 gave B 6.98 ms, C 85.1, E 19.8, F 0.358 against 9.52, 124, 23.3, 0.494
+      // for 16x8x8 and 8.47, 103, 25.3, 0.448 for 16x16x2). kTileBins: the bins of the
+      // fixed-stride kernel instantiations.
+      if (m == nufft::Method::kOutputDriven && info.dim == 3 && opt.bin_size[2] <= 0) b[2] = kTileBins[2];
+      while (tile_bytes(m, b) > budget && (b[0] > 4 || b[2] > 1)) {
+        if (info.dim == 3 && b[2] > 1) b[2] /= 2;
+        else
+          for (int d = 0; d < std::min(info.dim, 2); ++d) b[d] = std::max(4, b[d] / 2);
+      }
+      std::int64_t cells = 1;
+      for (int d = 0; d < info.dim; ++d) cells *= b[d];
+      return Fit{b, tile_bytes(m, b) <= budget,
+                 static_cast<double>(tile_bytes(m, b)) / (2.0 * sizeof(T) * static_cast<double>(cells))};
+    };
+    const std::size_t requested_budget = static_cast<std::size_t>(optin) - 20 * 1024;
+    Fit chosen{defaults, true, 1.0};
+    if (opt.method == nufft::Method::kSubproblem || opt.method == nufft::Method::kOutputDriven) {
+      chosen = fit(opt.method, requested_budget);
+      require(chosen.fits, ErrorCode::kInvalidArgument,
+              std::string("method ") + nufft::method_name(opt.method) + ": a shared-memory tile for kernel width " +
+                  std::to_string(w) + " does not fit; use a larger eps or method nupts");
+      info.method = opt.method;
+    } else if (opt.method == nufft::Method::kAuto) {
+      // Auto: warp tiles (no shared-memory atomics; 2.7x faster than subproblems on cases A and
+      // B, H200) when the tile fits 48 KiB and its padding is moderate, else subproblems on the
+      // same terms, else global atomics. A tile much larger than its bin (wide kernels trimmed to
+      // tiny bins: 169x for 3D double at w = 11, measured 2.1 s) costs more than global atomics.
+      info.method = nufft::Method::kNuptsDriven;
+      for (nufft::Method m : {nufft::Method::kOutputDriven, nufft::Method::kSubproblem}) {
+        const Fit f = fit(m, kSubproblemSmem);
+        if (f.fits && f.padding <= 16.0) {
+          chosen = f;
+          info.method = m;
+          break;
+        }
+      }
+    } else {
+      info.method = opt.method;
+    }
+    const std::array<int, 3> bins = chosen.bins;
+    info.bin_size = bins;
+
+    bins_ = bins;
+    set_grid(info.fine_grid);
+    upload(horner_, std::vector<T>(this->setup_.kernel.horner.begin(), this->setup_.kernel.horner.end()));
+    for (int d = 0; d < 3; ++d) {
+      upload(deconv_[d], std::vector<T>(this->setup_.deconv[d].begin(), this->setup_.deconv[d].end()));
+      upload(fine_index_[d], this->setup_.fine_index[d]);
+      modes_.n[d] = info.modes[d];
+      modes_.fine_index[d] = fine_index_[d].get();
+    }
+    FIELDFT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
   // Types 1 and 2 on ntransf transforms of device data (type and sign as applied, not as planned).
   void run(int type, int sign, const Cplx<T>* din, Cplx<T>* dout, std::int64_t ntransf) {
     const auto& info = this->setup_.info;
@@ -609,6 +651,7 @@ class CudaPlan final : public PlanImpl<T> {
   DeviceBuffer<int> sub_bin_;
   int nsub_ = 0;
   int sms_ = 1;
+  bool choose_upsampfac_ = false;  // upsampfac 0, not yet chosen (choose_upsampfac)
   std::array<int, 3> bins_{1, 1, 1};
   // Type 3: the inner type 2 plan on the grid, the factors of core/type3.hpp (source order), and
   // one batch of scaled strengths or targets.

@@ -88,3 +88,26 @@ TEST(KernelDesign, WidthGrowsAsEpsShrinksAndIsCapped) {
   EXPECT_GT(core::design_kernel(1e-6, 1.25, 2).width, core::design_kernel(1e-6, 2.0, 2).width);
   EXPECT_GT(core::design_kernel(1e-12, 1.25, 1).width_needed, core::kMaxKernelWidth);
 }
+
+// Between 2 and 2.25 the width is that of sigma = 2 (the general rule is unchecked there); at 2.25
+// it is never wider, and one cell narrower at the decade tolerances the automatic choice is for.
+TEST(KernelDesign, WidthAboveSigmaTwo) {
+  for (double eps : {1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-9, 1e-12, 3e-5, 5e-8}) {
+    const int w2 = core::kernel_width_for(eps, 2.0);
+    EXPECT_EQ(core::kernel_width_for(eps, 2.1), w2) << eps;
+    EXPECT_LE(core::kernel_width_for(eps, 2.25), w2) << eps;
+  }
+  EXPECT_EQ(core::kernel_width_for(1e-5, 2.0), 7);
+  EXPECT_EQ(core::kernel_width_for(1e-5, 2.25), 6);
+  EXPECT_EQ(core::kernel_width_for(1e-9, 2.25), 10);
+}
+
+// The automatic factor: 2.25 only for dense points where the kernel gets narrower.
+TEST(KernelDesign, AutomaticUpsampfac) {
+  EXPECT_EQ(core::auto_upsampfac(1e-5, 1.0, 0.3), 2.25);
+  EXPECT_EQ(core::auto_upsampfac(1e-5, 0.29, 0.3), 2.0);
+  for (double eps : {1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 3e-5, 5e-8})
+    EXPECT_EQ(core::auto_upsampfac(eps, 10.0, 0.3) == 2.25,
+              core::kernel_width_for(eps, 2.25) < core::kernel_width_for(eps, 2.0))
+        << eps;
+}

@@ -224,3 +224,53 @@ TEST(GpuRuntime, CpuAndGpuAgreeOnTheSamePoints) {
             << "dim " << dim << " type " << type << " method " << nufft::method_name(m);
       }
 }
+
+// Upsampfac 0 on the GPU: the first set_points with points chooses 2.25 when the points are
+// dense (at least 0.3 per cell of the sigma = 2 grid) and the kernel is one cell narrower there,
+// else keeps 2; later set_points keep the choice. The wide plan computes what a plan asked for
+// 2.25 computes on the CPU (the same kernel and grid: they differ by rounding only).
+TEST(GpuRuntime, AutomaticUpsampfacFollowsPointDensity) {
+  SKIP_WITHOUT_GPU();
+  for (int dim : {2, 3})
+    for (int type : {1, 2}) {
+      const std::vector<std::int64_t> modes(dim, dim == 2 ? 96 : 24);
+      std::int64_t n = 1, cells = 1;
+      for (auto v : modes) {
+        n *= v;
+        cells *= 2 * v;
+      }
+      const double eps = 1e-5;
+      const auto dense = random_points<float>(dim, cells, 30 + dim);        // 1 point per cell
+      const auto sparse = random_points<float>(dim, cells / 20, 40 + dim);  // 0.05
+      auto set = [&](nufft::Plan<float>& p, const auto& pts) {
+        p.set_points(pts.size(), pts.x.data(), dim > 1 ? pts.y.data() : nullptr, dim > 2 ? pts.z.data() : nullptr);
+      };
+      SCOPED_TRACE(::testing::Message() << "dim " << dim << " type " << type);
+
+      nufft::Plan<float> thin(type, modes, 1, 1, eps, cuda_options());
+      set(thin, sparse);
+      EXPECT_EQ(thin.info().upsampfac, 2.0);
+      EXPECT_EQ(thin.info().kernel_width, 7);
+
+      nufft::Plan<float> wide(type, modes, 1, 1, eps, cuda_options());
+      EXPECT_EQ(wide.info().upsampfac, 2.0);  // not chosen before the points are known
+      set(wide, dense);
+      EXPECT_EQ(wide.info().upsampfac, 2.25);
+      EXPECT_EQ(wide.info().kernel_width, 6);
+      EXPECT_EQ(wide.info().fine_grid[0], 2 * (dim == 2 ? 108 : 27));
+      nufft::Options oc;
+      oc.backend = Backend::kCpu;
+      oc.upsampfac = 2.25;
+      nufft::Plan<float> cpu(type, modes, 1, 1, eps, oc);
+      set(cpu, dense);
+      const auto in = random_complex<float>(type == 1 ? dense.size() : n, 50 + type);
+      std::vector<std::complex<float>> got(type == 1 ? n : dense.size()), want(got.size());
+      wide.execute(in.data(), got.data());
+      cpu.execute(in.data(), want.data());
+      EXPECT_LE(rel_diff(got, want), 1e-5);
+
+      set(wide, sparse);  // the choice stays
+      EXPECT_EQ(wide.info().upsampfac, 2.25);
+      EXPECT_EQ(wide.info().kernel_width, 6);
+    }
+}

@@ -34,7 +34,7 @@ SweepProblem sweep_problem(int type, int dim);
 
 // Tolerances swept: 1e-1 .. 1e-6 (float), 1e-1 .. 1e-12 (double), one per decade.
 std::vector<double> sweep_eps(Precision p);
-inline constexpr double kSweepUpsampfacs[] = {2.0, 1.25};
+inline constexpr double kSweepUpsampfacs[] = {2.0, 1.25, 2.25};
 
 // Smallest tolerance a plan must accept at this upsampling factor: the library caps the kernel
 // width at 16, which at σ = 1.25 limits the reachable error to about exp(-16π·sqrt(1 - 1/σ))

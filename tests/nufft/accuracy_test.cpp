@@ -33,7 +33,7 @@ std::string sweep_name(const ::testing::TestParamInfo<SweepParam>& info) {
   const auto& p = info.param;
   std::ostringstream os;
   os << "type" << p.type << "_" << p.dim << "d_" << precision_name(p.precision) << "_sigma"
-     << (p.upsampfac == 2.0 ? "2" : "1p25") << "_" << nufft::method_name(p.method);
+     << (p.upsampfac == 2.0 ? "2" : p.upsampfac == 1.25 ? "1p25" : "2p25") << "_" << nufft::method_name(p.method);
   return os.str();
 }
 
@@ -331,7 +331,7 @@ TYPED_TEST(NufftTypedTest, LargerProblemsOnARandomSubsetOfOutputs) {
   }
 }
 
-// upsampfac = 0 asks the planner to choose; its choice must lie in [1.25, 2] and meet eps.
+// upsampfac = 0 asks the planner to choose; its choice must lie in [1.25, 2.25] and meet eps.
 TYPED_TEST(NufftTypedTest, AutomaticUpsampfacIsInRangeAndAccurate) {
   using T = TypeParam;
   for (int dim : {1, 2, 3}) {
@@ -339,8 +339,8 @@ TYPED_TEST(NufftTypedTest, AutomaticUpsampfacIsInRangeAndAccurate) {
     const auto pts = random_points<T>(dim, 1000, 90 + dim);
     Plan<T> plan(1, modes, 1, 1, working_eps<T>(), options_for(Method::kAuto, 0.0));
     EXPECT_GE(plan.info().upsampfac, 1.25);
-    EXPECT_LE(plan.info().upsampfac, 2.0);
     set_points(plan, pts);
+    EXPECT_LE(plan.info().upsampfac, 2.25);
     const auto c = random_complex<T>(pts.size(), 91);
     EXPECT_LE(rel_error(apply(plan, c), oracle(1, pts.exact, widen(c), modes, 1, 0)),
               property_bound(plan));
