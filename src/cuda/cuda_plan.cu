@@ -59,21 +59,16 @@ struct CufftTraits<double> {
   }
 };
 
-// A batched in-place cuFFT plan over the fine grid (x fastest), 64-bit sizes.
+// A batched in-place cuFFT plan of `rank` dimensions n (slowest first), 64-bit sizes: elements
+// at stride `stride`, transforms `dist` apart.
 template <class T>
 class CufftPlan {
  public:
-  CufftPlan(int dim, const std::int64_t* nf, std::int64_t batch, cudaStream_t stream) {
+  CufftPlan(int rank, long long* n, long long stride, long long dist, long long batch, cudaStream_t stream) {
     FIELDFT_CUDA_CHECK(cufftCreate(&h_));
-    long long n[3];
-    long long dist = 1;
-    for (int d = 0; d < dim; ++d) {
-      n[d] = nf[dim - 1 - d];  // slowest first
-      dist *= nf[d];
-    }
     std::size_t work = 0;
     try {
-      FIELDFT_CUDA_CHECK(cufftMakePlanMany64(h_, dim, n, nullptr, 1, dist, nullptr, 1, dist, CufftTraits<T>::kType,
+      FIELDFT_CUDA_CHECK(cufftMakePlanMany64(h_, rank, n, n, stride, dist, n, stride, dist, CufftTraits<T>::kType,
                                              batch, &work));
       FIELDFT_CUDA_CHECK(cufftSetStream(h_, stream));
     } catch (...) {
@@ -90,6 +85,59 @@ class CufftPlan {
 
  private:
   cufftHandle h_{};
+};
+
+// Fine grids (x fastest) of this many cells and more are transformed pruned (GridFft).
+constexpr std::int64_t kPrunedFftCells = std::int64_t(1) << 22;
+
+// The FFT of nb fine grids for types 1 and 2. Small grids: one batched plan. Large 2D and 3D
+// grids: pruned along the slowest axis (the zero-padding of the modes is known): the 1D pass
+// along it over every column, and the passes over the other axes only for the slabs (planes in
+// 3D, rows in 2D) that hold modes, the two ends of that axis; type 2 has zeros elsewhere on
+// input, type 1 uses no other slab on output. At upsampfac 2 this skips half of the work of all
+// passes but the last.
+template <class T>
+class GridFft {
+ public:
+  GridFft(int dim, const std::int64_t* nf, const std::int64_t* modes, int nb, cudaStream_t stream) {
+    long long n[3];
+    std::int64_t size = 1;
+    for (int d = 0; d < dim; ++d) {
+      n[d] = nf[dim - 1 - d];  // slowest first
+      size *= nf[d];
+    }
+    const int last = dim - 1;
+    ends_ = modes[last] - modes[last] / 2;  // slabs k = 0 .. ends_-1 and nf-ends_ .. nf-1 hold the modes
+    if (dim == 1 || size < kPrunedFftCells || 2 * ends_ >= nf[last]) {
+      whole_ = std::make_unique<CufftPlan<T>>(dim, n, 1, size, nb, stream);
+      return;
+    }
+    size_ = size;
+    slab_ = size / nf[last];
+    nlast_ = nf[last];
+    slabs_ = std::make_unique<CufftPlan<T>>(dim - 1, n + 1, 1, slab_, ends_, stream);
+    long long nl = nf[last];
+    columns_ = std::make_unique<CufftPlan<T>>(1, &nl, slab_, 1, slab_, stream);
+  }
+
+  // type 1: spread grid -> modes; type 2: modes -> grid to interpolate.
+  void exec(Cplx<T>* data, int sign, int type, int nb) const {
+    if (whole_) {
+      whole_->exec(data, sign);
+      return;
+    }
+    for (int b = 0; b < nb; ++b) {
+      Cplx<T>* g = data + b * size_;
+      if (type == 1) columns_->exec(g, sign);
+      slabs_->exec(g, sign);
+      slabs_->exec(g + (nlast_ - ends_) * slab_, sign);
+      if (type == 2) columns_->exec(g, sign);
+    }
+  }
+
+ private:
+  std::unique_ptr<CufftPlan<T>> whole_, slabs_, columns_;
+  std::int64_t size_ = 0, slab_ = 0, nlast_ = 0, ends_ = 0;
 };
 
 constexpr std::int64_t kMaxSubproblem = 1024;         // points per subproblem, for load balance
@@ -384,11 +432,11 @@ class CudaPlan final : public PlanImpl<T> {
       FIELDFT_CUDA_CHECK(cudaMemsetAsync(fine_.get(), 0, nb * dg_.size * sizeof(Complex), stream_));
       if (type == 1) {
         spread(din + b0 * m, nb);
-        cufft(nb).exec(fine_.get(), sign);
+        cufft(nb).exec(fine_.get(), sign, 1, nb);
         launch_copy_modes<T>(stream_, modes_, deconv, dg_, fine_.get(), dout + b0 * n, nb, true);
       } else {
         launch_copy_modes<T>(stream_, modes_, deconv, dg_, fine_.get(), const_cast<Cplx<T>*>(din) + b0 * n, nb, false);
-        cufft(nb).exec(fine_.get(), sign);
+        cufft(nb).exec(fine_.get(), sign, 2, nb);
         interp(fine_.get(), dout + b0 * m, nb);
       }
     }
@@ -625,9 +673,10 @@ class CudaPlan final : public PlanImpl<T> {
     });
   }
 
-  const CufftPlan<T>& cufft(int nb) {
+  const GridFft<T>& cufft(int nb) {
     auto& slot = ffts_[nb];
-    if (!slot) slot = std::make_unique<CufftPlan<T>>(this->setup_.info.dim, dg_.nf, nb, stream_);
+    if (!slot)
+      slot = std::make_unique<GridFft<T>>(this->setup_.info.dim, dg_.nf, this->setup_.info.modes.data(), nb, stream_);
     return *slot;
   }
 
@@ -657,7 +706,7 @@ class CudaPlan final : public PlanImpl<T> {
   // one batch of scaled strengths or targets.
   std::unique_ptr<CudaPlan> inner_;
   DeviceBuffer<Cplx<T>> prephase_, postfactor_, scaled_;
-  std::map<int, std::unique_ptr<CufftPlan<T>>> ffts_;
+  std::map<int, std::unique_ptr<GridFft<T>>> ffts_;
 };
 
 }  // namespace
