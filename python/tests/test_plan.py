@@ -151,6 +151,20 @@ def test_non_contiguous_input_is_copied_and_correct(rng):
     assert rel_err(got, want) < tol(dtype)
 
 
+def test_upsampfac_2_25_narrows_the_kernel_and_meets_eps(rng):
+    modes, eps = (20, 18), 1e-5
+    pts = random_points(rng, 2, 500, np.complex128)
+    c = random_complex(rng, (500,), np.complex128)
+    widths = []
+    for sigma in (2.0, 2.25):
+        plan = fieldft.Plan(1, modes, eps=eps, dtype="complex128", backend="cpu", upsampfac=sigma)
+        plan.setpts(*pts)
+        assert plan.upsampfac == sigma
+        widths.append(plan.kernel_width)
+        assert rel_err(plan.execute(c), direct_type1(pts, c, modes, +1)) < eps
+    assert widths == [7, 6]
+
+
 def test_properties(rng):
     plan = fieldft.Plan(2, (16, 12), n_trans=3, eps=1e-5, dtype="complex128", backend="cpu", upsampfac=1.25)
     assert (plan.type, plan.dim, plan.n_modes, plan.n_trans) == (2, 2, (16, 12), 3)
@@ -213,6 +227,8 @@ def test_library_errors_map_to_python_exceptions():
         fieldft.Plan(1, (0,))  # a mode count < 1
     with pytest.raises(ValueError):
         fieldft.Plan(1, (8,), upsampfac=3.0)
+    with pytest.raises(ValueError, match=r"\[1.25, 2.25\]"):
+        fieldft.Plan(1, (8,), upsampfac=2.3)
     with pytest.raises(TypeError, match="unknown option"):
         fieldft.Plan(1, (8,), spread_sort=1)
     with pytest.raises(fieldft.InvalidArgumentError, match="spread_boxes"):
