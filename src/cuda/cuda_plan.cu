@@ -311,7 +311,8 @@ class CudaPlan final : public PlanImpl<T> {
  private:
   // Upsampfac 0 (types 1 and 2): the factor is chosen once, at the first set_points with points,
   // from their density (core::auto_upsampfac); the plan is set up again when it is not 2. The
-  // larger grid is taken only when it fits in device memory.
+  // larger grid is taken only when it can be planned (host memory for its tables) and fits in
+  // device memory; otherwise the plan stays at 2.
   void choose_upsampfac(std::int64_t m) {
     const auto& info = this->setup_.info;
     const double sigma = core::auto_upsampfac(info.eps, static_cast<double>(m) / static_cast<double>(dg_.size),
@@ -319,9 +320,14 @@ class CudaPlan final : public PlanImpl<T> {
     if (sigma == info.upsampfac) return;
     nufft::Options opt = this->setup_.options;
     opt.upsampfac = sigma;
-    core::PlanSetup wide = core::make_plan_setup(
-        info.type, std::span<const std::int64_t>(info.modes.data(), static_cast<std::size_t>(info.dim)), info.isign,
-        info.ntransf, info.eps, opt, nufft::min_eps<T>(), std::numeric_limits<T>::epsilon() / 2);
+    core::PlanSetup wide;
+    try {
+      wide = core::make_plan_setup(
+          info.type, std::span<const std::int64_t>(info.modes.data(), static_cast<std::size_t>(info.dim)),
+          info.isign, info.ntransf, info.eps, opt, nufft::min_eps<T>(), std::numeric_limits<T>::epsilon() / 2);
+    } catch (const Error&) {
+      return;
+    }
     std::size_t free_b = 0, total_b = 0;
     FIELDFT_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
     const double grown = static_cast<double>(wide.fine_grid_size() - dg_.size) * info.max_batch * sizeof(Complex);
