@@ -198,29 +198,47 @@ __global__ void spread_nupts(DevPoints<T> p, DevGrid g, const T* __restrict__ ho
 
 // Calls f(i, gi) for tile cells i = first, first + step, ... and their grid cells gi (periodic
 // wrap). The tile starts at grid cell origin and holds len cells per dimension, rows sy cells
-// apart (sy ≥ len[0]: the rest is padding, skipped) and planes sz apart.
+// apart (sy ≥ len[0]: the rest is padding, skipped) and planes sz = sy·len[1] apart. The cell's
+// tile coordinates are carried from one step to the next (each of step's parts in x and y
+// carries at most once): dividing i by the strides at every cell cost two integer divisions, 38
+// instructions per cell and a quarter of spread_tile's stall samples on case F (ncu).
 template <class F>
 __device__ inline void for_tile_cells(const int* origin, const int* len, int sy, int sz, const DevGrid& g, int first,
                                       int step, F&& f) {
   const int nfx = static_cast<int>(g.nf[0]), nfy = static_cast<int>(g.nf[1]), nfz = static_cast<int>(g.nf[2]);
   const int ncell = sz * len[2];
+  const int dz = step / sz, dy = (step - dz * sz) / sy, dx = step - dz * sz - dy * sy;
+  int lz = first / sz, ly = (first - lz * sz) / sy, lx = first - lz * sz - ly * sy;
   for (int i = first; i < ncell; i += step) {
-    const int lz = i / sz, rem = i - lz * sz, ly = rem / sy, lx = rem - ly * sy;
-    if (lx >= len[0]) continue;  // row padding
-    int ix = origin[0] + lx, iy = origin[1] + ly, iz = origin[2] + lz;
-    ix = ix < 0 ? ix + nfx : (ix >= nfx ? ix - nfx : ix);
-    iy = iy < 0 ? iy + nfy : (iy >= nfy ? iy - nfy : iy);
-    iz = iz < 0 ? iz + nfz : (iz >= nfz ? iz - nfz : iz);
-    f(i, (iz * nfy + iy) * nfx + ix);
+    if (lx < len[0]) {  // not row padding
+      int ix = origin[0] + lx, iy = origin[1] + ly, iz = origin[2] + lz;
+      ix = ix < 0 ? ix + nfx : (ix >= nfx ? ix - nfx : ix);
+      iy = iy < 0 ? iy + nfy : (iy >= nfy ? iy - nfy : iy);
+      iz = iz < 0 ? iz + nfz : (iz >= nfz ? iz - nfz : iz);
+      f(i, (iz * nfy + iy) * nfx + ix);
+    }
+    lx += dx;
+    ly += dy;
+    lz += dz;
+    if (lx >= sy) {
+      lx -= sy;
+      ++ly;
+    }
+    if (ly >= len[1]) {
+      ly -= len[1];
+      ++lz;
+    }
   }
 }
 
-// Adds a shared-memory tile to the grid gb; cells that stayed zero are skipped.
+// Adds a shared-memory tile to the grid gb; cells that stayed zero are skipped. With clear, the
+// tile is left zero for the next transform (one pass over the tile instead of two).
 template <class T>
-__device__ inline void add_tile_to_grid(const Cplx<T>* tile, const int* origin, const int* len, int sy, int sz,
-                                        const DevGrid& g, T* gb, int first, int step) {
+__device__ inline void add_tile_to_grid(Cplx<T>* tile, const int* origin, const int* len, int sy, int sz,
+                                        const DevGrid& g, T* gb, int first, int step, bool clear) {
   for_tile_cells(origin, len, sy, sz, g, first, step, [&](int i, int gi) {
     const Cplx<T> v = tile[i];
+    if (clear) tile[i] = Cplx<T>{T(0), T(0)};
     if (v.re != T(0) || v.im != T(0)) atomic_add_cell(gb, gi, v);
   });
 }
@@ -286,8 +304,8 @@ __global__ void spread_subproblem(DevPoints<T> p, DevGrid g, const T* __restrict
       }
     }
     __syncthreads();
-    add_tile_to_grid(reinterpret_cast<const Cplx<T>*>(tile), origin, len, len[0], len[0] * len[1], g,
-                     reinterpret_cast<T*>(grid + b * g.size), threadIdx.x, blockDim.x);
+    add_tile_to_grid(reinterpret_cast<Cplx<T>*>(tile), origin, len, len[0], len[0] * len[1], g,
+                     reinterpret_cast<T*>(grid + b * g.size), threadIdx.x, blockDim.x, false);
     __syncthreads();
   }
 }
@@ -333,6 +351,55 @@ __device__ inline void tile_strides(const int* len, int& sy, int& sz) {
     sz = sy * len[1];
   }
 }
+
+// The global inputs of a warp-tile kernel's points (one per lane, in groups of 32), loaded a
+// group ahead of their use: the Horner variables, first cells and strength of step k + 1 while
+// step k is spread, and the sorted index perm of step k + 2 (the strength's address depends on
+// it). Steps k = b·ngroups + group run over the transforms b and the subproblem's groups. Loaded
+// when its group began, the warp waited for global memory twice per group: ncu on case B put a
+// third of spread_tile's stall samples in the group set-up, ~20 % at the first uses of t, perm
+// and c.
+template <class T, int D>
+struct PointInputs {
+  const DevPoints<T>& p;
+  const Cplx<T>* c;
+  std::int64_t c_stride, j0, j1;
+  int lane, ngroups, nsteps;
+  T t[D];           // step k's Horner variables,
+  int i0[D];        // first footprint cells
+  Cplx<T> cv;       // and strength, k the step last fetched
+  std::int64_t pn;  // perm of the step after it
+
+  __device__ PointInputs(const DevPoints<T>& pts, const Cplx<T>* strengths, std::int64_t stride, std::int64_t begin,
+                         std::int64_t end, int nbatch, int l)
+      : p(pts), c(strengths), c_stride(stride), j0(begin), j1(end), lane(l),
+        ngroups(static_cast<int>((end - begin + 31) / 32)), nsteps(ngroups * nbatch), pn(0) {
+    fetch_perm(0);
+  }
+  // This lane's point of step k, or -1 (past the subproblem or the last step).
+  __device__ std::int64_t point(int k) const {
+    if (k >= nsteps) return -1;
+    const std::int64_t j = j0 + static_cast<std::int64_t>(k % ngroups) * 32 + lane;
+    return j < j1 ? j : -1;
+  }
+  __device__ void fetch_perm(int k) {
+    const std::int64_t j = point(k);
+    if (j >= 0) pn = p.perm[j];
+  }
+  // Step k's inputs (pn holds its perm), then the perm of step k + 1.
+  __device__ void fetch(int k) {
+    const std::int64_t j = point(k);
+    if (j >= 0) {
+#pragma unroll
+      for (int d = 0; d < D; ++d) {
+        t[d] = p.t[d][j];
+        i0[d] = p.i0[d][j];
+      }
+      cv = c[(k / ngroups) * c_stride + pn];
+    }
+    fetch_perm(k + 1);
+  }
+};
 
 // The bin sizes with fixed-stride instantiations of the warp-tile kernels (3D, W <= 8).
 constexpr int kTileBins[3] = {16, 8, 4};
@@ -386,26 +453,28 @@ __global__ void __launch_bounds__(32)
     for (int oz = 0; oz < kRowsZ; ++oz) pp.kz[oz] = D > 2 ? sk[q][D > 2 ? 2 : 0][oz] : T(1);
     pp.off = soff[q];
   };
-  const std::int64_t j0 = sp.begin[s], j1 = sp.end[s];
-
-  for (int b = 0; b < nbatch; ++b) {
-    for (int i = lane; i < ncell; i += 32) tile[i] = Cplx<T>{T(0), T(0)};
-    for (std::int64_t g0 = j0; g0 < j1; g0 += 32) {
-      const int n = static_cast<int>(j1 - g0 < 32 ? j1 - g0 : 32);
+  PointInputs<T, D> in(p, c, c_stride, sp.begin[s], sp.end[s], nbatch, lane);
+  for (int i = lane; i < ncell; i += 32) tile[i] = Cplx<T>{T(0), T(0)};
+  in.fetch(0);
+  for (int step = 0; step < in.nsteps; ++step) {
+    const int b = step / in.ngroups, group = step - b * in.ngroups;
+    {
+      const std::int64_t left = in.j1 - in.j0 - 32 * static_cast<std::int64_t>(group);
+      const int n = static_cast<int>(left < 32 ? left : 32);
       __syncwarp();  // the previous group's weights are no longer read; the zeroed tile is visible
       if (lane < n) {
-        const std::int64_t j = g0 + lane;
         for (int d = 0; d < D; ++d) {
           T k[W];
-          detail::eval_kernel_horner<W>(hz, degree, p.t[d][j], k);
+          detail::eval_kernel_horner<W>(hz, degree, in.t[d], k);
           for (int w = 0; w < W; ++w) sk[lane][d][w] = k[w];
         }
-        const int l0 = p.i0[0][j] - origin[0];
-        const int l1 = D > 1 ? p.i0[1][j] - origin[1] : 0;
-        const int l2 = D > 2 ? p.i0[2][j] - origin[2] : 0;
+        const int l0 = in.i0[0] - origin[0];
+        const int l1 = D > 1 ? in.i0[D > 1 ? 1 : 0] - origin[1] : 0;
+        const int l2 = D > 2 ? in.i0[D > 2 ? 2 : 0] - origin[2] : 0;
         soff[lane] = l2 * sz + l1 * sy + l0;
-        sc[lane] = c[b * c_stride + p.perm[j]];
+        sc[lane] = in.cv;
       }
+      in.fetch(step + 1);
       __syncwarp();
       // 3D: point q + 1's strength, weights and offset are read while point q is applied, so
       // that each point starts with its loads from the tile rather than with loads of its
@@ -451,10 +520,12 @@ __global__ void __launch_bounds__(32)
         if constexpr (kPrefetch) cur = next;
       }
     }
-    __syncwarp();
-    // Lanes over consecutive tile cells: a row-by-row loop, which wraps each row once but leaves
-    // 9 of 32 lanes idle on 23-cell rows, measured 1.7x slower on case B.
-    add_tile_to_grid(tile, origin, len, sy, sz, g, reinterpret_cast<T*>(grid + b * g.size), lane, 32);
+    if (group == in.ngroups - 1) {
+      __syncwarp();
+      // Lanes over consecutive tile cells: a row-by-row loop, which wraps each row once but
+      // leaves 9 of 32 lanes idle on 23-cell rows, measured 1.7x slower on case B.
+      add_tile_to_grid(tile, origin, len, sy, sz, g, reinterpret_cast<T*>(grid + b * g.size), lane, 32, b + 1 < nbatch);
+    }
   }
 }
 
@@ -499,7 +570,6 @@ __global__ void __launch_bounds__(32)
   const int ox = lane % XL, rg = lane / XL;
   const bool x_on = ox < U;
   const int lane_off = ox + rg * sy;
-  const std::int64_t j0 = sp.begin[s], j1 = sp.end[s];
   Cplx<T> acc[kRowsY][U];
 
   // Adds the registers to the tile cells of the box with union origin o (skipping union cells
@@ -526,25 +596,28 @@ __global__ void __launch_bounds__(32)
     __syncwarp();  // the next box's cells may be read by other lanes
   };
 
-  for (int b = 0; b < nbatch; ++b) {
-    for (int i = lane; i < ncell; i += 32) tile[i] = Cplx<T>{T(0), T(0)};
+  PointInputs<T, 3> in(p, c, c_stride, sp.begin[s], sp.end[s], nbatch, lane);
+  for (int i = lane; i < ncell; i += 32) tile[i] = Cplx<T>{T(0), T(0)};
 #pragma unroll
-    for (int r = 0; r < kRowsY; ++r)
+  for (int r = 0; r < kRowsY; ++r)
 #pragma unroll
-      for (int z = 0; z < U; ++z) acc[r][z] = Cplx<T>{T(0), T(0)};
-    int cur = -1;  // union origin of the box in the registers; warp-uniform
-    for (std::int64_t g0 = j0; g0 < j1; g0 += 32) {
-      const int n = static_cast<int>(j1 - g0 < 32 ? j1 - g0 : 32);
+    for (int z = 0; z < U; ++z) acc[r][z] = Cplx<T>{T(0), T(0)};
+  in.fetch(0);
+  int cur = -1;  // union origin of the box in the registers; warp-uniform
+  for (int step = 0; step < in.nsteps; ++step) {
+    const int b = step / in.ngroups, group = step - b * in.ngroups;
+    {
+      const std::int64_t left = in.j1 - in.j0 - 32 * static_cast<std::int64_t>(group);
+      const int n = static_cast<int>(left < 32 ? left : 32);
       __syncwarp();  // the previous group's parameters are no longer read; the zeroed tile is visible
       if (lane < n) {
-        const std::int64_t j = g0 + lane;
-        const Cplx<T> cv = c[b * c_stride + p.perm[j]];
+        const Cplx<T> cv = in.cv;
         int o = 0;
 #pragma unroll
         for (int d = 2; d >= 0; --d) {
           T k[W];
-          detail::eval_kernel_horner<W>(hz, degree, p.t[d][j], k);
-          const int l = p.i0[d][j] - origin[d], dd = l & 1;
+          detail::eval_kernel_horner<W>(hz, degree, in.t[d], k);
+          const int l = in.i0[d] - origin[d], dd = l & 1;
           o += (l - dd) * (d == 2 ? sz : d == 1 ? sy : 1);
 #pragma unroll
           for (int u = 0; u < U; ++u) {
@@ -556,6 +629,7 @@ __global__ void __launch_bounds__(32)
         }
         sbox[lane] = o;
       }
+      in.fetch(step + 1);
       __syncwarp();
       for (int q = 0; q < n; ++q) {
         const int o = sbox[q];
@@ -580,9 +654,12 @@ __global__ void __launch_bounds__(32)
         }
       }
     }
-    if (cur >= 0) flush(cur);
-    __syncwarp();
-    add_tile_to_grid(tile, origin, len, sy, sz, g, reinterpret_cast<T*>(grid + b * g.size), lane, 32);
+    if (group == in.ngroups - 1) {
+      if (cur >= 0) flush(cur);
+      cur = -1;
+      __syncwarp();
+      add_tile_to_grid(tile, origin, len, sy, sz, g, reinterpret_cast<T*>(grid + b * g.size), lane, 32, b + 1 < nbatch);
+    }
   }
 }
 
