@@ -88,7 +88,7 @@ struct Options {
   void* stream = nullptr;            // cudaStream_t; nullptr = the default stream
   // 3D output-driven spreading at kernel width <= 7: accumulate the points of each 2x2x2-cell
   // box in registers before adding them to the shared-memory tile. -1: when set_points finds
-  // at least 0.5 points per fine-grid cell; 0: never; 1: always.
+  // at least 1.2 points per fine-grid cell; 0: never; 1: always.
   int spread_boxes = -1;
 };
 

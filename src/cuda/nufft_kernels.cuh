@@ -200,8 +200,9 @@ __global__ void spread_nupts(DevPoints<T> p, DevGrid g, const T* __restrict__ ho
 // wrap). The tile starts at grid cell origin and holds len cells per dimension, rows sy cells
 // apart (sy ≥ len[0]: the rest is padding, skipped) and planes sz = sy·len[1] apart. The cell's
 // tile coordinates are carried from one step to the next (each of step's parts in x and y
-// carries at most once): dividing i by the strides at every cell cost two integer divisions, 38
-// instructions per cell and a quarter of spread_tile's stall samples on case F (ncu).
+// carries at most once), and so is its grid index where the tile does not wrap around the grid
+// (most tiles): dividing i by the strides and wrapping each coordinate at every cell cost ~48
+// instructions per cell, a quarter of spread_tile's instructions on cases E and F (ncu).
 template <class F>
 __device__ inline void for_tile_cells(const int* origin, const int* len, int sy, int sz, const DevGrid& g, int first,
                                       int step, F&& f) {
@@ -209,8 +210,31 @@ __device__ inline void for_tile_cells(const int* origin, const int* len, int sy,
   const int ncell = sz * len[2];
   const int dz = step / sz, dy = (step - dz * sz) / sy, dx = step - dz * sz - dy * sy;
   int lz = first / sz, ly = (first - lz * sz) / sy, lx = first - lz * sz - ly * sy;
+  const bool wraps = origin[0] < 0 || origin[0] + len[0] > nfx || origin[1] < 0 || origin[1] + len[1] > nfy ||
+                     origin[2] < 0 || origin[2] + len[2] > nfz;
+  if (!wraps) {
+    const int nfxy = nfx * nfy;
+    int gi = ((origin[2] + lz) * nfy + origin[1] + ly) * nfx + origin[0] + lx;
+    const int dgi = dz * nfxy + dy * nfx + dx, carry_x = nfx - sy, carry_y = nfxy - len[1] * nfx;
+    for (int i = first; i < ncell; i += step) {
+      if (lx < len[0]) f(i, gi);  // not row padding
+      lx += dx;
+      ly += dy;
+      gi += dgi;
+      if (lx >= sy) {
+        lx -= sy;
+        ++ly;
+        gi += carry_x;
+      }
+      if (ly >= len[1]) {
+        ly -= len[1];
+        gi += carry_y;
+      }
+    }
+    return;
+  }
   for (int i = first; i < ncell; i += step) {
-    if (lx < len[0]) {  // not row padding
+    if (lx < len[0]) {
       int ix = origin[0] + lx, iy = origin[1] + ly, iz = origin[2] + lz;
       ix = ix < 0 ? ix + nfx : (ix >= nfx ? ix - nfx : ix);
       iy = iy < 0 ? iy + nfy : (iy >= nfy ? iy - nfy : iy);
@@ -319,7 +343,13 @@ __global__ void spread_subproblem(DevPoints<T> p, DevGrid g, const T* __restrict
 // applied in order (__syncwarp between them), so plain loads and stores suffice where
 // spread_subproblem needs a compare-and-swap loop per float (shared memory has no native float
 // add). Parallelising over the footprint rather than over points is the output-driven scheme
-// of cuFINUFFT 2.4 and NonuniformFFTs.jl (J. I. Polanco); the one-warp block is ours.
+// of cuFINUFFT 2.4 and NonuniformFFTs.jl (J. I. Polanco); the warp-owned tile is ours.
+// In 3D a tile is shared by K warps, warp k owning the tile planes z with z % K == k: each warp
+// applies every point of the group to its own planes only, so no cell is written by two warps
+// and still no atomics are needed; a block barrier separates groups. One warp per tile left 6-7
+// warps per SM (the tile takes 26-30 KiB of shared memory), too few to hide the latency of
+// each point's shared-memory round trips (ncu on case B: one instruction per 3.8 cycles per
+// warp, 1.7 warps per scheduler).
 template <int W>
 constexpr int tile_x_lanes() {
   return W <= 8 ? 8 : 16;
@@ -365,15 +395,17 @@ struct PointInputs {
   const Cplx<T>* c;
   std::int64_t c_stride, j0, j1;
   int lane, ngroups, nsteps;
+  unsigned t_mask;  // dimensions whose Horner variables this warp loads
+  bool rest;        // whether it loads the first cells, perm and strengths
   T t[D];           // step k's Horner variables,
   int i0[D];        // first footprint cells
   Cplx<T> cv;       // and strength, k the step last fetched
   std::int64_t pn;  // perm of the step after it
 
   __device__ PointInputs(const DevPoints<T>& pts, const Cplx<T>* strengths, std::int64_t stride, std::int64_t begin,
-                         std::int64_t end, int nbatch, int l)
+                         std::int64_t end, int nbatch, int l, unsigned tm = (1u << D) - 1, bool r = true)
       : p(pts), c(strengths), c_stride(stride), j0(begin), j1(end), lane(l),
-        ngroups(static_cast<int>((end - begin + 31) / 32)), nsteps(ngroups * nbatch), pn(0) {
+        ngroups(static_cast<int>((end - begin + 31) / 32)), nsteps(ngroups * nbatch), t_mask(tm), rest(r), pn(0) {
     fetch_perm(0);
   }
   // This lane's point of step k, or -1 (past the subproblem or the last step).
@@ -383,7 +415,7 @@ struct PointInputs {
     return j < j1 ? j : -1;
   }
   __device__ void fetch_perm(int k) {
-    const std::int64_t j = point(k);
+    const std::int64_t j = rest ? point(k) : -1;
     if (j >= 0) pn = p.perm[j];
   }
   // Step k's inputs (pn holds its perm), then the perm of step k + 1.
@@ -392,37 +424,78 @@ struct PointInputs {
     if (j >= 0) {
 #pragma unroll
       for (int d = 0; d < D; ++d) {
-        t[d] = p.t[d][j];
-        i0[d] = p.i0[d][j];
+        if (t_mask >> d & 1u) t[d] = p.t[d][j];
+        if (rest) i0[d] = p.i0[d][j];
       }
-      cv = c[(k / ngroups) * c_stride + pn];
+      if (rest) cv = c[(k / ngroups) * c_stride + pn];
     }
     fetch_perm(k + 1);
   }
 };
 
+// Barrier of the K warps of a warp-tile block.
+template <int K>
+__device__ inline void tile_sync() {
+  if constexpr (K == 1) __syncwarp();
+  else __syncthreads();
+}
+
+// Warps sharing a 3D warp tile (spread_tile's K).
+#ifndef FIELDFT_TILE_WARPS
+#define FIELDFT_TILE_WARPS 2
+#endif
+constexpr int kTileWarps = FIELDFT_TILE_WARPS;
+
 // The bin sizes with fixed-stride instantiations of the warp-tile kernels (3D, W <= 8).
 constexpr int kTileBins[3] = {16, 8, 4};
 
-template <class T, int D, int W, int BX = 0, int BY = 0>
-__global__ void __launch_bounds__(32)
+// Alignment (bytes) for a vector load of n values of T: the largest power of two up to 16
+// dividing their size.
+template <class T>
+constexpr std::size_t vec_align(int n) {
+  std::size_t a = 16;
+  while (a > alignof(T) && (sizeof(T) * static_cast<std::size_t>(n)) % a != 0) a /= 2;
+  return a;
+}
+
+template <class T, int D, int W, int BX = 0, int BY = 0, int K = 1>
+__global__ void __launch_bounds__(32 * K)
     spread_tile(DevPoints<T> p, DevGrid g, const T* __restrict__ horner, int degree, const Cplx<T>* __restrict__ c,
                 std::int64_t c_stride, Cplx<T>* __restrict__ grid, int nbatch, Subproblems sp) {
+  static_assert(K == 1 || D == 3, "several warps per tile own planes: 3D only");
   constexpr int XL = tile_x_lanes<W>();
-  constexpr int RG = 32 / XL;                              // row groups
-  constexpr int kRowsY = D > 1 ? (W + RG - 1) / RG : 1;    // y rows per lane
-  constexpr int kRowsZ = D > 2 ? W : 1;
+  constexpr int RG = 32 / XL;                                // row groups
+  constexpr int kRowsY = D > 1 ? (W + RG - 1) / RG : 1;      // y rows per lane
+  constexpr int kRowsZ = D > 2 ? (W + K - 1) / K : 1;        // footprint planes per warp (at most)
   // Planes per load-then-store chunk: at most 16 cells (32 values of T) in flight per lane.
   constexpr int kChunkZ = (16 / kRowsY < 1 ? 1 : (16 / kRowsY > kRowsZ ? kRowsZ : 16 / kRowsY));
+  // What a lane reads of one point of the group, laid out so that each is one vector load (in
+  // float, 3D, K = 2: the head and the z weights one LDS.128 each, the y weights one LDS.64):
+  // with ten scalar loads per point and warp, the loads of these parameters were a third of
+  // the shared-memory wavefronts on case B (ncu), the pipe that bounds the kernel.
+  // With K warps, warp k applies the footprint planes oz0, oz0 + K, ... (oz0 = (k - l2) mod K)
+  // that fall on its tile planes (z % K == k); the last may lie past the footprint.
+  struct alignas(16) Head {
+    Cplx<T> c;    // strength
+    int off;      // tile offset of the warp's first footprint cell
+    int last_on;  // whether the warp's last plane slot is in the footprint
+  };
+  struct alignas(vec_align<T>(kRowsY)) RowWeights {
+    T v[kRowsY];  // y weights of rows rg, rg + RG, ... (0 past the footprint)
+  };
+  struct alignas(vec_align<T>(kRowsZ)) PlaneWeights {
+    T v[kRowsZ];  // z weights of the warp's planes (0 past the footprint)
+  };
   extern __shared__ unsigned char smem_raw[];
   Cplx<T>* tile = reinterpret_cast<Cplx<T>*>(smem_raw);
-  __shared__ T sk[32][D][W];  // kernel weights of the group's points
-  __shared__ Cplx<T> sc[32];  // their strengths
-  __shared__ int soff[32];    // tile offset of their first footprint cell
+  __shared__ T skx[32][XL];              // x weights of the group's points (0 past W)
+  __shared__ RowWeights sky[32][RG];
+  __shared__ PlaneWeights skz[K][32];
+  __shared__ Head shd[K][32];
   __shared__ T sh[kMaxHornerCoefs];
   const T* hz = stage_horner(horner, (degree + 1) * W, sh);
 
-  const int lane = threadIdx.x;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int s = blockIdx.x;
   int len[3], origin[3];
   bin_tile<D, W>(g, sp.bin[s], len, origin);
@@ -435,51 +508,81 @@ __global__ void __launch_bounds__(32)
   bool row_on[kRowsY];  // this lane's rows (rg, rg + RG, ...) that fall inside the footprint
 #pragma unroll
   for (int r = 0; r < kRowsY; ++r) row_on[r] = x_on && (D > 1 ? rg + r * RG < W : rg == 0);  // 1D: one row
-  // What this lane needs of one point of the group.
   struct PointParams {
-    Cplx<T> c;
-    T kx, ky[kRowsY], kz[kRowsZ];
-    int off;
+    Head h;
+    T kx;
+    RowWeights ky;
+    PlaneWeights kz;
   };
   auto load_params = [&](int q, PointParams& pp) {
-    pp.c = sc[q];
-    pp.kx = x_on ? sk[q][0][ox] : T(0);
-#pragma unroll
-    for (int r = 0; r < kRowsY; ++r) {
-      const int oy = rg + r * RG;
-      pp.ky[r] = (D > 1 && oy < W) ? sk[q][D > 1 ? 1 : 0][oy] : T(1);
-    }
-#pragma unroll
-    for (int oz = 0; oz < kRowsZ; ++oz) pp.kz[oz] = D > 2 ? sk[q][D > 2 ? 2 : 0][oz] : T(1);
-    pp.off = soff[q];
+    pp.h = shd[warp][q];
+    pp.kx = skx[q][ox];
+    pp.ky = sky[q][rg];
+    if constexpr (D > 2) pp.kz = skz[warp][q];
+    else pp.kz.v[0] = T(1);
   };
-  PointInputs<T, D> in(p, c, c_stride, sp.begin[s], sp.end[s], nbatch, lane);
-  for (int i = lane; i < ncell; i += 32) tile[i] = Cplx<T>{T(0), T(0)};
+  // The group's set-up is shared out: the Horner weights of dimension d by warp d·K/3; the last
+  // of them, kRest, also loads the first cells, perm and strengths and writes the heads.
+  constexpr int kRest = D == 3 ? 2 * K / 3 : 0;
+  auto owns_dim = [&](int d) { return D < 3 ? warp == 0 : d * K / 3 == warp; };
+  unsigned t_mask = 0;
+  for (int d = 0; d < D; ++d)
+    if (owns_dim(d)) t_mask |= 1u << d;
+  PointInputs<T, D> in(p, c, c_stride, sp.begin[s], sp.end[s], nbatch, lane, t_mask, warp == kRest);
+  for (int i = threadIdx.x; i < ncell; i += 32 * K) tile[i] = Cplx<T>{T(0), T(0)};
   in.fetch(0);
   for (int step = 0; step < in.nsteps; ++step) {
     const int b = step / in.ngroups, group = step - b * in.ngroups;
     {
       const std::int64_t left = in.j1 - in.j0 - 32 * static_cast<std::int64_t>(group);
       const int n = static_cast<int>(left < 32 ? left : 32);
-      __syncwarp();  // the previous group's weights are no longer read; the zeroed tile is visible
+      tile_sync<K>();  // the previous group's weights are no longer read; the zeroed tile is visible
       if (lane < n) {
+        const int l2 = D > 2 && warp == kRest ? in.i0[D > 2 ? 2 : 0] - origin[2] : 0;  // >= 0
+#pragma unroll
         for (int d = 0; d < D; ++d) {
+          if (!owns_dim(d)) continue;
           T k[W];
           detail::eval_kernel_horner<W>(hz, degree, in.t[d], k);
-          for (int w = 0; w < W; ++w) sk[lane][d][w] = k[w];
+          if (d == 0) {
+#pragma unroll
+            for (int x = 0; x < XL; ++x) skx[lane][x] = x < W ? k[x < W ? x : 0] : T(0);
+          } else if (d == 1) {
+#pragma unroll
+            for (int r0 = 0; r0 < RG; ++r0)
+#pragma unroll
+              for (int r = 0; r < kRowsY; ++r) {
+                const int oy = r0 + r * RG;
+                sky[lane][r0].v[r] = oy < W ? k[oy < W ? oy : 0] : T(0);
+              }
+          } else {
+            // Footprint plane oz lies on tile plane l2 + oz: warp (l2 + oz) % K, slot oz / K.
+#pragma unroll
+            for (int w = 0; w < K; ++w) skz[w][lane].v[kRowsZ - 1] = T(0);
+#pragma unroll
+            for (int oz = 0; oz < W; ++oz) skz[(l2 + oz) % K][lane].v[oz / K] = k[oz];
+          }
         }
-        const int l0 = in.i0[0] - origin[0];
-        const int l1 = D > 1 ? in.i0[D > 1 ? 1 : 0] - origin[1] : 0;
-        const int l2 = D > 2 ? in.i0[D > 2 ? 2 : 0] - origin[2] : 0;
-        soff[lane] = l2 * sz + l1 * sy + l0;
-        sc[lane] = in.cv;
+        if (warp == kRest) {
+          const int l0 = in.i0[0] - origin[0];
+          const int l1 = D > 1 ? in.i0[D > 1 ? 1 : 0] - origin[1] : 0;
+          const int off = l2 * sz + l1 * sy + l0;
+#pragma unroll
+          for (int w = 0; w < K; ++w) {
+            const int oz0 = ((w - l2) % K + K) % K;
+            shd[w][lane] = Head{in.cv, off + oz0 * sz, oz0 + K * (kRowsZ - 1) < W ? 1 : 0};
+          }
+          if constexpr (D < 2)
+#pragma unroll
+            for (int r0 = 0; r0 < RG; ++r0) sky[lane][r0].v[0] = r0 == 0 ? T(1) : T(0);
+        }
       }
       in.fetch(step + 1);
-      __syncwarp();
-      // 3D: point q + 1's strength, weights and offset are read while point q is applied, so
-      // that each point starts with its loads from the tile rather than with loads of its
-      // parameters (the group's arrays do not change until the next group). H100, B 5.98 ->
-      // 5.35 ms; in 2D (two cells per lane and point) it was slower, A 1.10 -> 1.23 ms.
+      tile_sync<K>();
+      // 3D: point q + 1's parameters are read while point q is applied, so that each point
+      // starts with its loads from the tile rather than with loads of its parameters (the
+      // group's arrays do not change until the next group). H100, B 5.98 -> 5.35 ms; in 2D (two
+      // cells per lane and point) it was slower, A 1.10 -> 1.23 ms.
       constexpr bool kPrefetch = D == 3;
       PointParams cur, next;
       if constexpr (kPrefetch) load_params(0, cur);
@@ -489,8 +592,9 @@ __global__ void __launch_bounds__(32)
         } else {
           load_params(q, cur);
         }
-        const T cre = cur.c.re * cur.kx, cim = cur.c.im * cur.kx;
-        Cplx<T>* base = tile + cur.off + lane_off;
+        const T cre = cur.h.c.re * cur.kx, cim = cur.h.c.im * cur.kx;
+        const bool last_on = K == 1 || cur.h.last_on != 0;
+        Cplx<T>* base = tile + cur.h.off + lane_off;
         // A chunk of this lane's cells (up to kChunkZ planes) is loaded before any is stored:
         // written as one load-add-store per cell, the compiler must assume that a store may
         // alias the next load and runs the round trips to shared memory one after another
@@ -502,17 +606,18 @@ __global__ void __launch_bounds__(32)
           for (int oz = 0; oz < kChunkZ; ++oz)
 #pragma unroll
             for (int r = 0; r < kRowsY; ++r)
-              if (z0 + oz < kRowsZ && row_on[r]) v[oz][r] = base[(z0 + oz) * sz + r * RG * sy];
+              if (z0 + oz < kRowsZ && row_on[r] && (z0 + oz < kRowsZ - 1 || last_on))
+                v[oz][r] = base[(z0 + oz) * K * sz + r * RG * sy];
 #pragma unroll
           for (int oz = 0; oz < kChunkZ; ++oz) {
             if (z0 + oz >= kRowsZ) continue;
 #pragma unroll
             for (int r = 0; r < kRowsY; ++r) {
-              if (!row_on[r]) continue;
-              const T wgt = cur.ky[r] * cur.kz[z0 + oz];
+              if (!row_on[r] || !(z0 + oz < kRowsZ - 1 || last_on)) continue;
+              const T wgt = cur.ky.v[r] * cur.kz.v[z0 + oz < kRowsZ ? z0 + oz : 0];
               v[oz][r].re += cre * wgt;
               v[oz][r].im += cim * wgt;
-              base[(z0 + oz) * sz + r * RG * sy] = v[oz][r];
+              base[(z0 + oz) * K * sz + r * RG * sy] = v[oz][r];
             }
           }
         }
@@ -521,10 +626,11 @@ __global__ void __launch_bounds__(32)
       }
     }
     if (group == in.ngroups - 1) {
-      __syncwarp();
+      tile_sync<K>();
       // Lanes over consecutive tile cells: a row-by-row loop, which wraps each row once but
       // leaves 9 of 32 lanes idle on 23-cell rows, measured 1.7x slower on case B.
-      add_tile_to_grid(tile, origin, len, sy, sz, g, reinterpret_cast<T*>(grid + b * g.size), lane, 32, b + 1 < nbatch);
+      add_tile_to_grid(tile, origin, len, sy, sz, g, reinterpret_cast<T*>(grid + b * g.size), threadIdx.x, 32 * K,
+                       b + 1 < nbatch);
     }
   }
 }
@@ -540,7 +646,8 @@ __global__ void __launch_bounds__(32)
 // The same idea as holding the updates of a point group in registers in the compute floors of
 // shared/BENCHMARKS.md; W <= 7 so that the union rows fit 8 x-lanes. H100, same run: C (1 point
 // per fine cell) 55.0 -> 49.2 ms, B (0.6) 4.47 -> 4.44; sparse E (0.12, a flush per point)
-// 12.2 -> 14.6, F 0.217 -> 0.260: hence automatic from 0.5 points per cell (cuda_plan.cu).
+// 12.2 -> 14.6, F 0.217 -> 0.260. Against spread_tile with two warps per tile they pay only from
+// ~1.2 points per cell (cuda_plan.cu, kBoxDensity).
 // Both kernels issue ~200 instructions per point and are latency bound at 6 warps per SM
 // (the 30 KiB tile); see docs/benchmarks.md.
 template <class T, int W, int BX = 0, int BY = 0>

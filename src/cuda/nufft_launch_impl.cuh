@@ -76,17 +76,21 @@ void Launch<T, D>::spread_tile(cudaStream_t s, const DevPoints<T>& p, const DevG
   if (nsub == 0) return;
   core::dispatch_width(width, [&]<int W>() {
     const std::size_t smem = spread_tile_bytes<T, W>(D, g.bin);
-    auto kernel = fieldft::cuda::spread_tile<T, D, W>;
+    constexpr int K = D == 3 ? kTileWarps : 1;
+    auto kernel = fieldft::cuda::spread_tile<T, D, W, 0, 0, K>;
+    int threads = 32 * K;
     if constexpr (D == 3 && W <= 8) {
       constexpr int BX = kTileBins[0], BY = kTileBins[1];
       const bool fixed = g.bin[0] == BX && g.bin[1] == BY && g.bin[2] == kTileBins[2];
-      if (fixed) kernel = fieldft::cuda::spread_tile<T, D, W, BX, BY>;
+      if (fixed) kernel = fieldft::cuda::spread_tile<T, D, W, BX, BY, K>;
       if constexpr (W <= 7)
-        if (g.boxes)
+        if (g.boxes) {
           kernel = fixed ? fieldft::cuda::spread_tile_boxes<T, W, BX, BY> : fieldft::cuda::spread_tile_boxes<T, W>;
+          threads = 32;
+        }
     }
     FIELDFT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-    kernel<<<nsub, 32, smem, s>>>(p, g, horner, degree, c, c_stride, grid, nbatch, sp);
+    kernel<<<nsub, threads, smem, s>>>(p, g, horner, degree, c, c_stride, grid, nbatch, sp);
   });
   FIELDFT_CUDA_CHECK_LAUNCH();
 }
