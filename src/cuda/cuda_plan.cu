@@ -398,14 +398,27 @@ class CudaPlan final : public PlanImpl<T> {
     } else if (opt.method == nufft::Method::kAuto) {
       // Auto: warp tiles (no shared-memory atomics; 2.7x faster than subproblems on cases A and
       // B, H200) when the tile fits 48 KiB and its padding is moderate, else subproblems on the
-      // same terms, else global atomics. A tile much larger than its bin (wide kernels trimmed to
-      // tiny bins: 169x for 3D double at w = 11, measured 2.1 s) costs more than global atomics.
+      // same terms, else warp tiles in the opt-in budget, else global atomics. A tile much larger
+      // than its bin (wide kernels trimmed to tiny bins: 169x for 3D double at w = 11, measured
+      // 2.1 s) costs more than global atomics. Wide kernels whose warp tile fits only the opt-in
+      // budget still take it, one or two blocks per SM (H100, 3D double, ms, warp tiles against
+      // global atomics: 128^3 modes, 1e7 points, eps 1e-9, w = 10, 16x8x4 bins (12.7 tile cells
+      // per bin cell): 35.4 against 265; 64^3 modes, 2e6 points, w = 13, 14, 15 (padding 20, 23,
+      // 47 with 16x8x2 bins): 10.4, 10.9, 13.5 against 118, 153, 182).
       info.method = nufft::Method::kNuptsDriven;
-      for (nufft::Method m : {nufft::Method::kOutputDriven, nufft::Method::kSubproblem}) {
-        const Fit f = fit(m, kSubproblemSmem);
-        if (f.fits && f.padding <= 16.0) {
+      struct Candidate {
+        nufft::Method method;
+        std::size_t budget;
+        double max_padding;
+      };
+      const Candidate candidates[] = {{nufft::Method::kOutputDriven, kSubproblemSmem, 16.0},
+                                      {nufft::Method::kSubproblem, kSubproblemSmem, 16.0},
+                                      {nufft::Method::kOutputDriven, requested_budget, 64.0}};
+      for (const Candidate& cand : candidates) {
+        const Fit f = fit(cand.method, cand.budget);
+        if (f.fits && f.padding <= cand.max_padding) {
           chosen = f;
-          info.method = m;
+          info.method = cand.method;
           break;
         }
       }

@@ -7,6 +7,7 @@
 #include <cuda_pipeline.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "fieldft/detail/complex.hpp"
 #include "fieldft/detail/fold.hpp"
@@ -108,12 +109,35 @@ __global__ void scatter_sorted(std::int64_t m, const T* x0, const T* x1, const T
 // Largest Horner table: degree <= 26 (core/kernel_design.cpp) times width <= 16.
 constexpr int kMaxHornerCoefs = 27 * 16;
 
-// Copies the Horner table into shared memory once per block (every thread reads all of it).
-template <class T>
-__device__ inline const T* stage_horner(const T* __restrict__ horner, int n, T* smem) {
-  for (int i = threadIdx.x; i < n; i += blockDim.x) smem[i] = horner[i];
+// Columns of the shared-memory copy of the Horner table: W rounded up to whole 16-byte vectors,
+// so that each degree's coefficients are read as vector loads (kernel.hpp's w_pad; the extra
+// columns are zero and their results unused).
+template <class T, int W>
+constexpr int horner_cols() {
+  constexpr int per_vec = static_cast<int>(16 / sizeof(T));
+  return (W + per_vec - 1) / per_vec * per_vec;
+}
+
+// Copies the Horner table (degree + 1 rows of W) into shared memory once per block (every thread
+// reads all of it), rows padded to horner_cols. smem: kMaxHornerCoefs values, 16-byte aligned.
+template <class T, int W>
+__device__ inline const T* stage_horner(const T* __restrict__ horner, int degree, T* smem) {
+  constexpr int kCols = horner_cols<T, W>();
+  for (int i = threadIdx.x; i < (degree + 1) * kCols; i += blockDim.x) {
+    const int row = i / kCols, col = i - row * kCols;
+    smem[i] = col < W ? horner[row * W + col] : T(0);
+  }
   __syncthreads();
   return smem;
+}
+
+// The W kernel weights of Horner variable t from a table staged by stage_horner.
+template <class T, int W>
+__device__ inline void horner_weights(const T* hz, int degree, T t, T* out) {
+  T k[horner_cols<T, W>()];
+  detail::eval_kernel_horner<horner_cols<T, W>()>(hz, degree, t, k);
+#pragma unroll
+  for (int i = 0; i < W; ++i) out[i] = k[i];
 }
 
 // A point's kernel weights and its wrapped cell indices per dimension. In-grid offsets are
@@ -129,7 +153,7 @@ __device__ inline void point_footprint(const DevPoints<T>& p, std::int64_t j, co
                                        int degree, PointFootprint<T, D, W>& f) {
   for (int d = 0; d < D; ++d) {
     const int i0 = p.i0[d][j], nf = static_cast<int>(g.nf[d]);
-    detail::eval_kernel_horner<W>(horner, degree, p.t[d][j], f.k[d]);
+    horner_weights<T, W>(horner, degree, p.t[d][j], f.k[d]);
     for (int k = 0; k < W; ++k) {
       const int i = i0 + k;
       f.idx[d][k] = i < 0 ? i + nf : (i >= nf ? i - nf : i);
@@ -174,8 +198,8 @@ template <class T, int D, int W>
 __global__ void spread_nupts(DevPoints<T> p, DevGrid g, const T* __restrict__ horner, int degree,
                              const Cplx<T>* __restrict__ c, std::int64_t c_stride, Cplx<T>* __restrict__ grid,
                              int nbatch) {
-  __shared__ T sh[kMaxHornerCoefs];
-  const T* hz = stage_horner(horner, (degree + 1) * W, sh);
+  __shared__ alignas(16) T sh[kMaxHornerCoefs];
+  const T* hz = stage_horner<T, W>(horner, degree, sh);
   const std::int64_t j = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
   if (j >= p.m) return;
   PointFootprint<T, D, W> f;
@@ -207,50 +231,38 @@ template <class F>
 __device__ inline void for_tile_cells(const int* origin, const int* len, int sy, int sz, const DevGrid& g, int first,
                                       int step, F&& f) {
   const int nfx = static_cast<int>(g.nf[0]), nfy = static_cast<int>(g.nf[1]), nfz = static_cast<int>(g.nf[2]);
-  const int ncell = sz * len[2];
+  const int nfxy = nfx * nfy, ncell = sz * len[2];
   const int dz = step / sz, dy = (step - dz * sz) / sy, dx = step - dz * sz - dy * sy;
   int lz = first / sz, ly = (first - lz * sz) / sy, lx = first - lz * sz - ly * sy;
   const bool wraps = origin[0] < 0 || origin[0] + len[0] > nfx || origin[1] < 0 || origin[1] + len[1] > nfy ||
-                     origin[2] < 0 || origin[2] + len[2] > nfz;
-  if (!wraps) {
-    const int nfxy = nfx * nfy;
-    int gi = ((origin[2] + lz) * nfy + origin[1] + ly) * nfx + origin[0] + lx;
-    const int dgi = dz * nfxy + dy * nfx + dx, carry_x = nfx - sy, carry_y = nfxy - len[1] * nfx;
-    for (int i = first; i < ncell; i += step) {
-      if (lx < len[0]) f(i, gi);  // not row padding
-      lx += dx;
-      ly += dy;
-      gi += dgi;
-      if (lx >= sy) {
-        lx -= sy;
-        ++ly;
-        gi += carry_x;
-      }
-      if (ly >= len[1]) {
-        ly -= len[1];
-        gi += carry_y;
-      }
-    }
-    return;
-  }
+                     origin[2] < 0 || origin[2] + len[2] > nfz;  // the same for the whole block
+  int gi = ((origin[2] + lz) * nfy + origin[1] + ly) * nfx + origin[0] + lx;  // valid where !wraps
+  const int dgi = dz * nfxy + dy * nfx + dx, carry_x = nfx - sy, carry_y = nfxy - len[1] * nfx;
   for (int i = first; i < ncell; i += step) {
-    if (lx < len[0]) {
-      int ix = origin[0] + lx, iy = origin[1] + ly, iz = origin[2] + lz;
-      ix = ix < 0 ? ix + nfx : (ix >= nfx ? ix - nfx : ix);
-      iy = iy < 0 ? iy + nfy : (iy >= nfy ? iy - nfy : iy);
-      iz = iz < 0 ? iz + nfz : (iz >= nfz ? iz - nfz : iz);
-      f(i, (iz * nfy + iy) * nfx + ix);
+    if (lx < len[0]) {  // not row padding
+      if (wraps) {
+        int ix = origin[0] + lx, iy = origin[1] + ly, iz = origin[2] + lz;
+        ix = ix < 0 ? ix + nfx : (ix >= nfx ? ix - nfx : ix);
+        iy = iy < 0 ? iy + nfy : (iy >= nfy ? iy - nfy : iy);
+        iz = iz < 0 ? iz + nfz : (iz >= nfz ? iz - nfz : iz);
+        f(i, (iz * nfy + iy) * nfx + ix);
+      } else {
+        f(i, gi);
+      }
     }
     lx += dx;
     ly += dy;
     lz += dz;
+    gi += dgi;
     if (lx >= sy) {
       lx -= sy;
       ++ly;
+      gi += carry_x;
     }
     if (ly >= len[1]) {
       ly -= len[1];
       ++lz;
+      gi += carry_y;
     }
   }
 }
@@ -297,8 +309,8 @@ __global__ void spread_subproblem(DevPoints<T> p, DevGrid g, const T* __restrict
                                   int nbatch, Subproblems sp) {
   extern __shared__ unsigned char smem_raw[];
   T* tile = reinterpret_cast<T*>(smem_raw);
-  __shared__ T sh[kMaxHornerCoefs];
-  const T* hz = stage_horner(horner, (degree + 1) * W, sh);
+  __shared__ alignas(16) T sh[kMaxHornerCoefs];
+  const T* hz = stage_horner<T, W>(horner, degree, sh);
   const int s = blockIdx.x;
   int len[3], origin[3];
   bin_tile<D, W>(g, sp.bin[s], len, origin);
@@ -310,7 +322,7 @@ __global__ void spread_subproblem(DevPoints<T> p, DevGrid g, const T* __restrict
       T k[D][W];
       int l[3] = {0, 0, 0};
       for (int d = 0; d < D; ++d) {
-        detail::eval_kernel_horner<W>(hz, degree, p.t[d][j], k[d]);
+        horner_weights<T, W>(hz, degree, p.t[d][j], k[d]);
         l[d] = p.i0[d][j] - origin[d];
       }
       const Cplx<T> cv = c[b * c_stride + p.perm[j]];
@@ -396,16 +408,19 @@ struct PointInputs {
   std::int64_t c_stride, j0, j1;
   int lane, ngroups, nsteps;
   unsigned t_mask;  // dimensions whose Horner variables this warp loads
-  bool rest;        // whether it loads the first cells, perm and strengths
+  bool i0_on;       // whether it loads the first cells
+  bool c_on;        // whether it loads perm and the strengths
   T t[D];           // step k's Horner variables,
   int i0[D];        // first footprint cells
   Cplx<T> cv;       // and strength, k the step last fetched
   std::int64_t pn;  // perm of the step after it
 
   __device__ PointInputs(const DevPoints<T>& pts, const Cplx<T>* strengths, std::int64_t stride, std::int64_t begin,
-                         std::int64_t end, int nbatch, int l, unsigned tm = (1u << D) - 1, bool r = true)
+                         std::int64_t end, int nbatch, int l, unsigned tm = (1u << D) - 1, bool first_cells = true,
+                         bool strengths_on = true)
       : p(pts), c(strengths), c_stride(stride), j0(begin), j1(end), lane(l),
-        ngroups(static_cast<int>((end - begin + 31) / 32)), nsteps(ngroups * nbatch), t_mask(tm), rest(r), pn(0) {
+        ngroups(static_cast<int>((end - begin + 31) / 32)), nsteps(ngroups * nbatch), t_mask(tm),
+        i0_on(first_cells), c_on(strengths_on), pn(0) {
     fetch_perm(0);
   }
   // This lane's point of step k, or -1 (past the subproblem or the last step).
@@ -415,7 +430,7 @@ struct PointInputs {
     return j < j1 ? j : -1;
   }
   __device__ void fetch_perm(int k) {
-    const std::int64_t j = rest ? point(k) : -1;
+    const std::int64_t j = c_on ? point(k) : -1;
     if (j >= 0) pn = p.perm[j];
   }
   // Step k's inputs (pn holds its perm), then the perm of step k + 1.
@@ -425,9 +440,9 @@ struct PointInputs {
 #pragma unroll
       for (int d = 0; d < D; ++d) {
         if (t_mask >> d & 1u) t[d] = p.t[d][j];
-        if (rest) i0[d] = p.i0[d][j];
+        if (i0_on) i0[d] = p.i0[d][j];
       }
-      if (rest) cv = c[(k / ngroups) * c_stride + pn];
+      if (c_on) cv = c[(k / ngroups) * c_stride + pn];
     }
     fetch_perm(k + 1);
   }
@@ -467,31 +482,42 @@ __global__ void __launch_bounds__(32 * K)
   constexpr int kRowsZ = D > 2 ? (W + K - 1) / K : 1;        // footprint planes per warp (at most)
   // Planes per load-then-store chunk: at most 16 cells (32 values of T) in flight per lane.
   constexpr int kChunkZ = (16 / kRowsY < 1 ? 1 : (16 / kRowsY > kRowsZ ? kRowsZ : 16 / kRowsY));
-  // What a lane reads of one point of the group, laid out so that each is one vector load (in
-  // float, 3D, K = 2: the head and the z weights one LDS.128 each, the y weights one LDS.64):
-  // with ten scalar loads per point and warp, the loads of these parameters were a third of
-  // the shared-memory wavefronts on case B (ncu), the pipe that bounds the kernel.
+  // What a lane reads of one point of the group, three loads (float, 3D, K = 2, W = 6: an
+  // LDS.128 broadcast of the head, an LDS.64 each of the strength times x weight and of the y
+  // weights). Shared memory bounds the kernel (ncu on case B: 94 % of its pipe, 56 wavefronts
+  // per point), and these loads were a quarter of its wavefronts when the strength, offset,
+  // last-plane flag and z weights took two 128-bit loads and the z weights of W = 6 three scalar
+  // ones (an LDS.128 costs two wavefronts even as a broadcast, a scalar or 64-bit load one).
   // With K warps, warp k applies the footprint planes oz0, oz0 + K, ... (oz0 = (k - l2) mod K)
-  // that fall on its tile planes (z % K == k); the last may lie past the footprint.
-  struct alignas(16) Head {
-    Cplx<T> c;    // strength
-    int off;      // tile offset of the warp's first footprint cell
-    int last_on;  // whether the warp's last plane slot is in the footprint
+  // that fall on its tile planes (z % K == k); the last may lie past the footprint, unless K
+  // divides W.
+  // The head holds the z weights of the warp's planes (0 past the footprint) and, where both
+  // fit one 16-byte load, the offset; else the offset is a separate 32-bit load (the head
+  // padded to 32 bytes would cost E and F a block per SM).
+  // Offset: of the warp's first footprint cell in the tile; where kLastVaries, times 2 plus
+  // whether the warp's last plane slot is in the footprint.
+  constexpr bool kLastVaries = K > 1 && W % K != 0;
+  constexpr bool kOffInHead = (kRowsZ + 1) * sizeof(T) <= 16;
+  struct alignas(16) HeadWithOffset {
+    T kz[kRowsZ];
+    int off;
   };
+  struct alignas(vec_align<T>(kRowsZ)) HeadWeights {
+    T kz[kRowsZ];
+  };
+  using Head = std::conditional_t<kOffInHead, HeadWithOffset, HeadWeights>;
   struct alignas(vec_align<T>(kRowsY)) RowWeights {
     T v[kRowsY];  // y weights of rows rg, rg + RG, ... (0 past the footprint)
   };
-  struct alignas(vec_align<T>(kRowsZ)) PlaneWeights {
-    T v[kRowsZ];  // z weights of the warp's planes (0 past the footprint)
-  };
   extern __shared__ unsigned char smem_raw[];
   Cplx<T>* tile = reinterpret_cast<Cplx<T>*>(smem_raw);
-  __shared__ T skx[32][XL];              // x weights of the group's points (0 past W)
-  __shared__ RowWeights sky[32][RG];
-  __shared__ PlaneWeights skz[K][32];
+  // Rows padded by one element: the set-up's stores (lane = point) hit distinct banks.
+  __shared__ Cplx<T> scx[32][XL + 1];   // strength times x weight (0 past W)
+  __shared__ RowWeights sky[32][RG + 1];
   __shared__ Head shd[K][32];
-  __shared__ T sh[kMaxHornerCoefs];
-  const T* hz = stage_horner(horner, (degree + 1) * W, sh);
+  __shared__ int soff[kOffInHead ? 1 : K][32];
+  __shared__ alignas(16) T sh[kMaxHornerCoefs];
+  const T* hz = stage_horner<T, W>(horner, degree, sh);
 
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int s = blockIdx.x;
@@ -508,25 +534,26 @@ __global__ void __launch_bounds__(32 * K)
   for (int r = 0; r < kRowsY; ++r) row_on[r] = x_on && (D > 1 ? rg + r * RG < W : rg == 0);  // 1D: one row
   struct PointParams {
     Head h;
-    T kx;
+    int off;
+    Cplx<T> cx;
     RowWeights ky;
-    PlaneWeights kz;
   };
   auto load_params = [&](int q, PointParams& pp) {
     pp.h = shd[warp][q];
-    pp.kx = skx[q][ox];
+    if constexpr (kOffInHead) pp.off = pp.h.off;
+    else pp.off = soff[warp][q];
+    pp.cx = scx[q][ox];
     pp.ky = sky[q][rg];
-    if constexpr (D > 2) pp.kz = skz[warp][q];
-    else pp.kz.v[0] = T(1);
   };
-  // The group's set-up is shared out: the Horner weights of dimension d by warp d·K/3; the last
-  // of them, kRest, also loads the first cells, perm and strengths and writes the heads.
+  // The group's set-up is shared out: the Horner weights of dimension d by warp d·K/3. The
+  // owner of dimension 0 loads perm and the strengths; the owner of dimension D − 1, kRest, the
+  // first cells, and writes the heads.
   constexpr int kRest = D == 3 ? 2 * K / 3 : 0;
   auto owns_dim = [&](int d) { return D < 3 ? warp == 0 : d * K / 3 == warp; };
   unsigned t_mask = 0;
   for (int d = 0; d < D; ++d)
     if (owns_dim(d)) t_mask |= 1u << d;
-  PointInputs<T, D> in(p, c, c_stride, sp.begin[s], sp.end[s], nbatch, lane, t_mask, warp == kRest);
+  PointInputs<T, D> in(p, c, c_stride, sp.begin[s], sp.end[s], nbatch, lane, t_mask, warp == kRest, owns_dim(0));
   for (int i = threadIdx.x; i < ncell; i += 32 * K) tile[i] = Cplx<T>{T(0), T(0)};
   in.fetch(0);
   for (int step = 0; step < in.nsteps; ++step) {
@@ -541,10 +568,13 @@ __global__ void __launch_bounds__(32 * K)
         for (int d = 0; d < D; ++d) {
           if (!owns_dim(d)) continue;
           T k[W];
-          detail::eval_kernel_horner<W>(hz, degree, in.t[d], k);
+          horner_weights<T, W>(hz, degree, in.t[d], k);
           if (d == 0) {
 #pragma unroll
-            for (int x = 0; x < XL; ++x) skx[lane][x] = x < W ? k[x < W ? x : 0] : T(0);
+            for (int x = 0; x < XL; ++x) {
+              const T kx = x < W ? k[x < W ? x : 0] : T(0);
+              scx[lane][x] = Cplx<T>{in.cv.re * kx, in.cv.im * kx};
+            }
           } else if (d == 1) {
 #pragma unroll
             for (int r0 = 0; r0 < RG; ++r0)
@@ -556,9 +586,9 @@ __global__ void __launch_bounds__(32 * K)
           } else {
             // Footprint plane oz lies on tile plane l2 + oz: warp (l2 + oz) % K, slot oz / K.
 #pragma unroll
-            for (int w = 0; w < K; ++w) skz[w][lane].v[kRowsZ - 1] = T(0);
+            for (int w = 0; w < K; ++w) shd[w][lane].kz[kRowsZ - 1] = T(0);
 #pragma unroll
-            for (int oz = 0; oz < W; ++oz) skz[(l2 + oz) % K][lane].v[oz / K] = k[oz];
+            for (int oz = 0; oz < W; ++oz) shd[(l2 + oz) % K][lane].kz[oz / K] = k[oz];
           }
         }
         if (warp == kRest) {
@@ -568,8 +598,11 @@ __global__ void __launch_bounds__(32 * K)
 #pragma unroll
           for (int w = 0; w < K; ++w) {
             const int oz0 = ((w - l2) % K + K) % K;
-            shd[w][lane] = Head{in.cv, off + oz0 * sz, oz0 + K * (kRowsZ - 1) < W ? 1 : 0};
+            const int o = kLastVaries ? 2 * (off + oz0 * sz) + (oz0 + K * (kRowsZ - 1) < W ? 1 : 0) : off + oz0 * sz;
+            if constexpr (kOffInHead) shd[w][lane].off = o;
+            else soff[w][lane] = o;
           }
+          if constexpr (D < 3) shd[0][lane].kz[0] = T(1);
           if constexpr (D < 2)
 #pragma unroll
             for (int r0 = 0; r0 < RG; ++r0) sky[lane][r0].v[0] = r0 == 0 ? T(1) : T(0);
@@ -590,9 +623,9 @@ __global__ void __launch_bounds__(32 * K)
         } else {
           load_params(q, cur);
         }
-        const T cre = cur.h.c.re * cur.kx, cim = cur.h.c.im * cur.kx;
-        const bool last_on = K == 1 || cur.h.last_on != 0;
-        Cplx<T>* base = tile + cur.h.off + lane_off;
+        const T cre = cur.cx.re, cim = cur.cx.im;
+        const bool last_on = !kLastVaries || (cur.off & 1) != 0;
+        Cplx<T>* base = tile + (kLastVaries ? cur.off >> 1 : cur.off) + lane_off;
         // A chunk of this lane's cells (up to kChunkZ planes) is loaded before any is stored:
         // written as one load-add-store per cell, the compiler must assume that a store may
         // alias the next load and runs the round trips to shared memory one after another
@@ -612,7 +645,7 @@ __global__ void __launch_bounds__(32 * K)
 #pragma unroll
             for (int r = 0; r < kRowsY; ++r) {
               if (!row_on[r] || !(z0 + oz < kRowsZ - 1 || last_on)) continue;
-              const T wgt = cur.ky.v[r] * cur.kz.v[z0 + oz < kRowsZ ? z0 + oz : 0];
+              const T wgt = cur.ky.v[r] * cur.h.kz[z0 + oz < kRowsZ ? z0 + oz : 0];
               v[oz][r].re += cre * wgt;
               v[oz][r].im += cim * wgt;
               base[(z0 + oz) * K * sz + r * RG * sy] = v[oz][r];
@@ -662,8 +695,8 @@ __global__ void __launch_bounds__(32)
   __shared__ Cplx<T> scx[32][U];  // strength times x weight, union-aligned (zero outside the footprint)
   __shared__ T swy[32][U], swz[32][U];
   __shared__ int sbox[32];        // tile offset of the point's union origin (identifies its box)
-  __shared__ T sh[kMaxHornerCoefs];
-  const T* hz = stage_horner(horner, (degree + 1) * W, sh);
+  __shared__ alignas(16) T sh[kMaxHornerCoefs];
+  const T* hz = stage_horner<T, W>(horner, degree, sh);
 
   const int lane = threadIdx.x;
   const int s = blockIdx.x;
@@ -721,7 +754,7 @@ __global__ void __launch_bounds__(32)
 #pragma unroll
         for (int d = 2; d >= 0; --d) {
           T k[W];
-          detail::eval_kernel_horner<W>(hz, degree, in.t[d], k);
+          horner_weights<T, W>(hz, degree, in.t[d], k);
           const int l = in.i0[d] - origin[d], dd = l & 1;
           o += (l - dd) * (d == 2 ? sz : d == 1 ? sy : 1);
 #pragma unroll
@@ -781,8 +814,8 @@ template <class T, int D, int W>
 __global__ void interp_nupts(DevPoints<T> p, DevGrid g, const T* __restrict__ horner, int degree,
                              const Cplx<T>* __restrict__ grid, Cplx<T>* __restrict__ c, std::int64_t c_stride,
                              int nbatch) {
-  __shared__ T sh[kMaxHornerCoefs];
-  const T* hz = stage_horner(horner, (degree + 1) * W, sh);
+  __shared__ alignas(16) T sh[kMaxHornerCoefs];
+  const T* hz = stage_horner<T, W>(horner, degree, sh);
   const std::int64_t j = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
   if (j >= p.m) return;
   PointFootprint<T, D, W> f;
@@ -819,8 +852,8 @@ __global__ void __launch_bounds__(128)
                 Subproblems sp) {
   extern __shared__ unsigned char smem_raw[];
   Cplx<T>* tile = reinterpret_cast<Cplx<T>*>(smem_raw);
-  __shared__ T sh[kMaxHornerCoefs];
-  const T* hz = stage_horner(horner, (degree + 1) * W, sh);
+  __shared__ alignas(16) T sh[kMaxHornerCoefs];
+  const T* hz = stage_horner<T, W>(horner, degree, sh);
   const int s = blockIdx.x;
   int len[3], origin[3];
   bin_tile<D, W>(g, sp.bin[s], len, origin);
@@ -834,7 +867,7 @@ __global__ void __launch_bounds__(128)
   auto weights = [&](std::int64_t j) {
 #pragma unroll
     for (int d = 0; d < D; ++d) {
-      detail::eval_kernel_horner<W>(hz, degree, p.t[d][j], k[d]);
+      horner_weights<T, W>(hz, degree, p.t[d][j], k[d]);
       l[d] = p.i0[d][j] - origin[d];
     }
   };

@@ -198,6 +198,32 @@ TEST(GpuRuntime, RegisterBoxesMatchPlainWarpTiles) {
   EXPECT_FALSE(flat.info().spread_boxes);
 }
 
+// Method auto with a kernel too wide for a 48 KiB warp tile (3D double, eps 1e-9 at sigma 2:
+// w = 11, a 123 KB tile of 16x8x4 bins) still picks warp tiles, in the device's opt-in shared memory,
+// rather than global atomics (8x slower on case B's problem), and stays within eps of the CPU.
+TEST(GpuRuntime, AutoKeepsWarpTilesForWideKernels) {
+  SKIP_WITHOUT_GPU();
+  const std::vector<std::int64_t> modes{24, 24, 24};
+  const auto pts = random_points<double>(3, 20000, 41);
+  const auto in = random_complex<double>(pts.size(), 42);
+  const double eps = 1e-9;
+  nufft::Options og = cuda_options();
+  og.upsampfac = 2.0;
+  nufft::Plan<double> pg(1, modes, 1, 1, eps, og);
+  pg.set_points(pts.size(), pts.x.data(), pts.y.data(), pts.z.data());
+  EXPECT_GE(pg.info().kernel_width, 10);
+  EXPECT_EQ(pg.info().method, nufft::Method::kOutputDriven);
+  nufft::Options oc;
+  oc.backend = Backend::kCpu;
+  oc.upsampfac = 2.0;
+  nufft::Plan<double> pc(1, modes, 1, 1, eps, oc);
+  pc.set_points(pts.size(), pts.x.data(), pts.y.data(), pts.z.data());
+  std::vector<std::complex<double>> gpu_out(24 * 24 * 24), cpu_out(gpu_out.size());
+  pg.execute(in.data(), gpu_out.data());
+  pc.execute(in.data(), cpu_out.data());
+  EXPECT_LE(rel_diff(gpu_out, cpu_out), 2 * eps);
+}
+
 // The same points and options on the CPU and the GPU agree within the accuracy both promise:
 // each is within eps of the exact sum, so they are within 2·eps of each other.
 TEST(GpuRuntime, CpuAndGpuAgreeOnTheSamePoints) {
