@@ -81,7 +81,7 @@ void Launch<T, D>::spread_tile(cudaStream_t s, const DevPoints<T>& p, const DevG
     int threads = 32 * K;
     if constexpr (D == 3 && W <= 8) {
       constexpr int BX = kTileBins[0], BY = kTileBins[1];
-      const bool fixed = g.bin[0] == BX && g.bin[1] == BY && g.bin[2] == kTileBins[2];
+      const bool fixed = g.bin[0] == BX && g.bin[1] == BY;  // the strides do not depend on bin[2]
       if (fixed) kernel = fieldft::cuda::spread_tile<T, D, W, BX, BY, K>;
       if constexpr (W <= 7)
         if (g.boxes) {

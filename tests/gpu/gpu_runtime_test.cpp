@@ -252,9 +252,10 @@ TEST(GpuRuntime, CpuAndGpuAgreeOnTheSamePoints) {
 }
 
 // Upsampfac 0 on the GPU: the first set_points with points chooses 2.25 when the points are
-// dense (at least 0.3 per cell of the sigma = 2 grid) and the kernel is one cell narrower there,
-// else keeps 2; later set_points keep the choice. The wide plan computes what a plan asked for
-// 2.25 computes on the CPU (the same kernel and grid: they differ by rounding only).
+// dense (at least 0.3 per cell of the sigma = 2 grid, 0.1 for 3D type 2) and the kernel is one
+// cell narrower there, else keeps 2; later set_points keep the choice. The wide plan computes
+// what a plan asked for 2.25 computes on the CPU (the same kernel and grid: they differ by
+// rounding only).
 TEST(GpuRuntime, AutomaticUpsampfacFollowsPointDensity) {
   SKIP_WITHOUT_GPU();
   for (int dim : {2, 3})
