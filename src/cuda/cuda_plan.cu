@@ -218,6 +218,7 @@ class CudaPlan final : public PlanImpl<T> {
       choose_upsampfac_ = false;
       choose_upsampfac(m);
     }
+    this->has_points_ = false;  // until the new points are in place (the sort reuses their buffers)
     sort_device<T>(m, dx);
     this->has_points_ = true;
   }
@@ -596,7 +597,8 @@ class CudaPlan final : public PlanImpl<T> {
 
   // Bin sort of m points with device coordinates dx of type C (the plan's T, or double for the
   // points type 3 computes): count, prefix sum on the device (the bins' starts, on the host,
-  // also define the subproblems), scatter. Horner variables computed in C are stored in T.
+  // also define the subproblems), the permutation, then the sorted points in order. Horner
+  // variables computed in C are stored in T.
   template <class C>
   void sort_device(std::int64_t m, const C* const* dx) {
     auto& info = this->setup_.info;
@@ -607,11 +609,11 @@ class CudaPlan final : public PlanImpl<T> {
     // One count more than keys, left zero, so that the scan's last entry is the total.
     DeviceBuffer<int> bin_count(nkeys + 1, "bin counts"), rank(m, "bin ranks"), bin_of(m, "point bins");
     FIELDFT_CUDA_CHECK(cudaMemsetAsync(bin_count.get(), 0, (nkeys + 1) * sizeof(int), stream_));
-    for (int d = 0; d < 3; ++d) {
-      i0_[d] = DeviceBuffer<std::int32_t>(d < info.dim ? m : 0, "sorted points");
-      t_[d] = DeviceBuffer<T>(d < info.dim ? m : 0, "sorted points");
+    for (int d = 0; d < 3; ++d) {  // kept when the number of points is unchanged
+      i0_[d].resize(d < info.dim ? m : 0, "sorted points");
+      t_[d].resize(d < info.dim ? m : 0, "sorted points");
     }
-    perm_ = DeviceBuffer<std::int64_t>(m, "sort permutation");
+    perm_.resize(m, "sort permutation");
     // First sorted point of each key (exclusive scan on the device: 3D tile plans have 135 keys
     // per bin, 35 million for case C, too many to add up on the host), and of each bin, the
     // only part the host needs.
@@ -659,7 +661,7 @@ class CudaPlan final : public PlanImpl<T> {
         }
       }
       dispatch_dim([&]<int D>() {
-        Launch<C, D>::scatter_sorted(stream_, m, dx, dg_, info.kernel_width, bin_start_.get(), rank.get(),
+        Launch<C, D>::write_sorted(stream_, m, dx, dg_, info.kernel_width, bin_start_.get(), rank.get(),
                                      bin_of.get(), i0p, tp, perm_.get());
       });
       if constexpr (!std::is_same_v<C, T>)

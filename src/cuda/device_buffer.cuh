@@ -37,6 +37,10 @@ class DeviceBuffer {
     ptr_ = nullptr;
     size_ = 0;
   }
+  // n elements, reallocated only when n differs from the size (contents are then undefined).
+  void resize(std::size_t n, const char* what = "device buffer") {
+    if (n != size_) *this = DeviceBuffer(n, what);
+  }
   T* get() const noexcept { return ptr_; }
   std::size_t size() const noexcept { return size_; }
   std::size_t bytes() const noexcept { return size_ * sizeof(T); }
