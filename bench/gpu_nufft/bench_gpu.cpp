@@ -451,12 +451,15 @@ int run(const Args& a) {
       fieldft::nufft::Plan<T> plan(a.type, p.modes, p.isign, a.ntransf, a.eps, opt);
       const auto t1 = Clock::now();
       check(cudaDeviceSynchronize(), "sync");
+      auto set_points = [&] {
+        if (a.type == 3)
+          plan.set_points(a.m, dx[0], dx[1], dx[2], p.nk, ds[0], ds[1], ds[2]);
+        else
+          plan.set_points(a.m, dx[0], dx[1], dx[2]);
+        check(cudaDeviceSynchronize(), "sync");
+      };
       const auto t2 = Clock::now();
-      if (a.type == 3)
-        plan.set_points(a.m, dx[0], dx[1], dx[2], p.nk, ds[0], ds[1], ds[2]);
-      else
-        plan.set_points(a.m, dx[0], dx[1], dx[2]);
-      check(cudaDeviceSynchronize(), "sync");
+      set_points();
       const auto t3 = Clock::now();
       plan.execute(din, dout);  // warm-up (also creates the cuFFT plan)
       check(cudaDeviceSynchronize(), "warm-up execute");
@@ -474,11 +477,7 @@ int run(const Args& a) {
       // set_points again on the same plan and points: the cost of new points on a plan whose
       // grid, upsampling factor and buffers are already in place (the first call includes them).
       const auto t4 = Clock::now();
-      if (a.type == 3)
-        plan.set_points(a.m, dx[0], dx[1], dx[2], p.nk, ds[0], ds[1], ds[2]);
-      else
-        plan.set_points(a.m, dx[0], dx[1], dx[2]);
-      check(cudaDeviceSynchronize(), "sync");
+      set_points();
       const auto t5 = Clock::now();
       double err = NAN;
       if (!which.empty()) {
