@@ -1,7 +1,8 @@
 // CUDA kernels of the NUFFT: point preparation and bin sort, spreading (nonuniform-point driven
 // with global atomics; shared-memory subproblems; warp-owned tiles), interpolation (one thread
-// per sorted point; from shared-memory tiles in 3D), and the mode copies with deconvolution. The per-point math (fold, kernel start, Horner evaluation) is the same header
-// code the CPU backend uses.
+// per sorted point; from shared-memory tiles in 3D), and the mode copies with deconvolution.
+// The per-point math (fold, kernel start, Horner evaluation) is the same header code the CPU
+// backend uses.
 #pragma once
 
 #include <cuda_pipeline.h>
@@ -83,9 +84,8 @@ __global__ void count_bins(std::int64_t m, const T* x0, const T* x1, const T* x2
 
 // The sorted position p of every point: perm[p] = j (Index: the type of the scanned starts).
 template <class Index>
-__global__ void scatter_perm(std::int64_t m, const Index* __restrict__ bin_start,
-                                    const int* __restrict__ rank, const int* __restrict__ bin_of,
-                                    std::int64_t* __restrict__ perm) {
+__global__ void scatter_perm(std::int64_t m, const Index* __restrict__ bin_start, const int* __restrict__ rank,
+                             const int* __restrict__ bin_of, std::int64_t* __restrict__ perm) {
   for (std::int64_t j = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; j < m;
        j += std::int64_t(gridDim.x) * blockDim.x)
     perm[bin_start[bin_of[j]] + rank[j]] = j;

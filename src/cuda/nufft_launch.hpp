@@ -15,9 +15,11 @@ template <class T, int D>
 struct Launch {
   static void count_bins(cudaStream_t s, std::int64_t m, const T* const* x, const DevGrid& g, int* bin_count,
                          int* rank, int* bin_of);
+  // The sorted points (first cells, Horner variables) and the permutation, from the points'
+  // sort keys (bin_of), ranks within a key and the keys' scanned starts.
   static void write_sorted(cudaStream_t s, std::int64_t m, const T* const* x, const DevGrid& g, int width,
-                             const std::int64_t* bin_start, const int* rank, const int* bin_of,
-                             std::int32_t* const* i0, T* const* t, std::int64_t* perm);
+                           const std::int64_t* bin_start, const int* rank, const int* bin_of,
+                           std::int32_t* const* i0, T* const* t, std::int64_t* perm);
   static void spread_nupts(cudaStream_t s, const DevPoints<T>& p, const DevGrid& g, int width, const T* horner,
                            int degree, const Cplx<T>* c, std::int64_t c_stride, Cplx<T>* grid, int nbatch);
   static void spread_subproblem(cudaStream_t s, const DevPoints<T>& p, const DevGrid& g, int width, const T* horner,

@@ -37,8 +37,8 @@ void Launch<T, D>::count_bins(cudaStream_t s, std::int64_t m, const T* const* x,
 
 template <class T, int D>
 void Launch<T, D>::write_sorted(cudaStream_t s, std::int64_t m, const T* const* x, const DevGrid& g, int width,
-                                  const std::int64_t* bin_start, const int* rank, const int* bin_of,
-                                  std::int32_t* const* i0, T* const* t, std::int64_t* perm) {
+                                const std::int64_t* bin_start, const int* rank, const int* bin_of,
+                                std::int32_t* const* i0, T* const* t, std::int64_t* perm) {
   fieldft::cuda::scatter_perm<std::int64_t><<<grid_for(m), kThreads, 0, s>>>(m, bin_start, rank, bin_of, perm);
   FIELDFT_CUDA_CHECK_LAUNCH();
   fieldft::cuda::gather_sorted<T, D><<<grid_for(m), kThreads, 0, s>>>(m, x[0], x[1], x[2], g, width, perm, i0[0],
