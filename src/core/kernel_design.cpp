@@ -138,13 +138,17 @@ template <class Freq>
 std::vector<double> kernel_fourier(const KernelDesign& kd, std::int64_t nf, std::int64_t n, Freq freq) {
   std::vector<double> nodes, weights;
   gauss_legendre(2 * kd.width + 24, nodes, weights);
-  // ψ̂(k) = (w/2) ∫_{-1}^{1} φ(z) cos(π k w z / nf) dz.
-  const std::size_t q = nodes.size();
-  std::vector<double> phi(q), arg(q);
-  for (std::size_t i = 0; i < q; ++i) {
-    phi[i] = 0.5 * kd.width * weights[i] * detail::es_kernel(nodes[i], kd.beta);
-    arg[i] = std::numbers::pi * kd.width * nodes[i] / static_cast<double>(nf);
+  // ψ̂(k) = (w/2) ∫_{-1}^{1} φ(z) cos(π k w z / nf) dz. The integrand is even and the nodes are
+  // symmetric: the nodes z >= 0 only, those z > 0 counted twice (half the cosines; type 3
+  // evaluates this at every target).
+  std::vector<double> phi, arg;
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    if (nodes[i] < 0) continue;
+    const double twice = nodes[i] > 0 ? 2.0 : 1.0;
+    phi.push_back(twice * 0.5 * kd.width * weights[i] * detail::es_kernel(nodes[i], kd.beta));
+    arg.push_back(std::numbers::pi * kd.width * nodes[i] / static_cast<double>(nf));
   }
+  const std::size_t q = phi.size();
   std::vector<double> out(static_cast<std::size_t>(n));
 #pragma omp parallel for schedule(static)
   for (std::int64_t k = 0; k < n; ++k) {
