@@ -123,7 +123,7 @@ KernelDesign design_kernel(double eps, double sigma, int dim) {
   kd.width_needed = w;
   kd.width = std::clamp(w, 2, kMaxKernelWidth);
   kd.beta = 0.97 * std::numbers::pi * (1.0 - 0.5 / sigma) * kd.width;
-  for (int degree = std::max(3, kd.width - 1); degree <= kd.width + 10; ++degree) {
+  for (int degree = std::max(3, kd.width - 1); degree <= max_horner_degree(kd.width); ++degree) {
     kd.degree = degree;
     kd.horner = fit_horner_table(kd.width, kd.beta, degree);
     if (horner_max_error(kd) < 0.1 * eps) break;

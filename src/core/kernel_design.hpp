@@ -18,6 +18,10 @@ struct KernelDesign {
 
 constexpr int kMaxKernelWidth = 16;
 
+// Largest Horner degree design_kernel takes for width w (it stops at the first degree whose fit
+// is within eps/10); the CUDA kernels size their shared-memory copy of the table by it.
+constexpr int max_horner_degree(int w) { return w + 10; }
+
 // Chooses w and β for relative error eps at upsampling factor sigma in `dim` dimensions, and fits
 // the polynomial table. Width: kernel_width_for below, capped at kMaxKernelWidth.
 // β = 0.97·π·(1 − 1/(2σ))·w. The degree is the smallest whose maximal deviation from φ is below

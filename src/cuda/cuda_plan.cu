@@ -564,7 +564,7 @@ class CudaPlan final : public PlanImpl<T> {
     for (int d = 0; d < 3; ++d) {
       g.sub[d] = std::max(1, std::min(sub[d], g.bin[d]));
       while (g.bin[d] % g.sub[d] != 0) --g.sub[d];
-      if (d < dim) g.nsub *= g.bin[d] / g.sub[d] + 1;
+      if (d < dim) g.nsub *= g.bin[d] / g.sub[d];
     }
     g.boxes = boxes ? 1 : 0;
   }

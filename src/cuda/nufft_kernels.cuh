@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "core/kernel_design.hpp"
 #include "fieldft/detail/complex.hpp"
 #include "fieldft/detail/fold.hpp"
 #include "fieldft/detail/kernel.hpp"
@@ -49,22 +50,37 @@ __global__ void find_non_finite(std::int64_t m, const T* __restrict__ x, unsigne
     if (!isfinite(x[j])) atomicMin(bad, static_cast<unsigned long long>(j));
 }
 
-// Sort key of a point: its bin (by the cell holding it), then its sub-bin inside the bin (both x
-// fastest). Bins group the points of a spreading subproblem; sub-bins keep the 32 points of an
-// interpolating warp close together, so that its loads fall on few cache lines (H100, case H:
-// bins 16x8x4 alone 4.48 ms, sub-bins 16x4x2 3.81), and group the points of a register box
-// (spread_tile_boxes). The sub-bin is taken from the offset l of the point's first footprint
-// cell from its tile's origin (bin start − W/2), the quantity the tile kernels use: l is in
-// [0, bin] (the cell offset or one more), hence bin / sub + 1 sub-bins per dimension.
+// First footprint cell of a point at fine-grid coordinate u, wrapped so that the cell that bins
+// the point, i0 + W/2, lies in [0, nf) (kernel_start gives it in [0, nf]). Binned by that cell
+// rather than by the cell holding u, a point's first cell lies at an offset l in [0, bin) from
+// its tile's origin (bin start − W/2), and a tile holds bin + W − 1 cells per dimension (by the
+// cell holding u, l reached bin: one more cell per dimension, 23x15x11 instead of 22x14x10 cells
+// for 16x8x4 bins at W = 7).
+__device__ inline detail::KernelStart binned_start(double u, std::int64_t nf, int w) {
+  detail::KernelStart ks = detail::kernel_start(u, w);
+  if (ks.i0 + w / 2 >= nf) ks.i0 -= nf;
+  return ks;
+}
+
+// Cells per dimension of the tile of a bin of `bin` cells (see binned_start).
+__host__ __device__ constexpr int tile_len(int bin, int w) { return bin + w - 1; }
+
+// Sort key of a point: its bin (by its cell i0 + W/2, binned_start), then its sub-bin inside the
+// bin (both x fastest). Bins group the points of a spreading subproblem; sub-bins keep the 32
+// points of an interpolating warp close together, so that its loads fall on few cache lines
+// (H100, case H: bins 16x8x4 alone 4.48 ms, sub-bins 16x4x2 3.81), and group the points of a
+// register box (spread_tile_boxes). The sub-bin is taken from the offset l in [0, bin) of the
+// point's first footprint cell from its tile's origin, the quantity the tile kernels use.
 template <class T, int D>
 __device__ inline int point_bin(const T* const* x, std::int64_t j, const DevGrid& g) {
   int b = 0, sb = 0;
   for (int d = D - 1; d >= 0; --d) {
     const double u = detail::fold_rescale(static_cast<double>(x[d][j]), g.nf[d]);
-    const int bd = static_cast<int>(static_cast<std::int64_t>(u)) / g.bin[d];
-    const int l = static_cast<int>(detail::kernel_start(u, g.width).i0) - (bd * g.bin[d] - g.width / 2);
+    const int cell = static_cast<int>(binned_start(u, g.nf[d], g.width).i0) + g.width / 2;  // [0, nf)
+    const int bd = cell / g.bin[d];
+    const int l = cell - bd * g.bin[d];
     b = b * g.nbins[d] + bd;
-    sb = sb * (g.bin[d] / g.sub[d] + 1) + l / g.sub[d];
+    sb = sb * (g.bin[d] / g.sub[d]) + l / g.sub[d];
   }
   return b * g.nsub + sb;
 }
@@ -107,7 +123,7 @@ __global__ void gather_sorted(std::int64_t m, const T* x0, const T* x1, const T*
     const std::int64_t j = perm[p];
     for (int d = 0; d < D; ++d) {
       const double u = detail::fold_rescale(static_cast<double>(x[d][j]), g.nf[d]);
-      const detail::KernelStart ks = detail::kernel_start(u, width);
+      const detail::KernelStart ks = binned_start(u, g.nf[d], width);
       i0[d][p] = static_cast<std::int32_t>(ks.i0);
       tt[d][p] = static_cast<T>(detail::horner_arg(ks.offset, width));
     }
@@ -116,9 +132,6 @@ __global__ void gather_sorted(std::int64_t m, const T* x0, const T* x1, const T*
 
 // ---------------------------------------------------------------------------------------------
 // Spreading and interpolation
-
-// Largest Horner table: degree <= 26 (core/kernel_design.cpp) times width <= 16.
-constexpr int kMaxHornerCoefs = 27 * 16;
 
 // Columns of the shared-memory copy of the Horner table: W rounded up to whole 16-byte vectors,
 // so that each degree's coefficients are read as vector loads (kernel.hpp's w_pad; the extra
@@ -129,8 +142,16 @@ constexpr int horner_cols() {
   return (W + per_vec - 1) / per_vec * per_vec;
 }
 
+// Values of that copy for the largest degree at width W (core::max_horner_degree): sized by W,
+// not by the widest kernel, it leaves room for a seventh spread_tile block per SM on cases E
+// and F (float, W = 7: 576 bytes instead of 1728; blocks of 33.4 KiB fitted six times).
+template <class T, int W>
+constexpr int horner_smem() {
+  return (core::max_horner_degree(W) + 1) * horner_cols<T, W>();
+}
+
 // Copies the Horner table (degree + 1 rows of W) into shared memory once per block (every thread
-// reads all of it), rows padded to horner_cols. smem: kMaxHornerCoefs values, 16-byte aligned.
+// reads all of it), rows padded to horner_cols. smem: horner_smem values, 16-byte aligned.
 template <class T, int W>
 __device__ inline const T* stage_horner(const T* __restrict__ horner, int degree, T* smem) {
   constexpr int kCols = horner_cols<T, W>();
@@ -209,7 +230,7 @@ template <class T, int D, int W>
 __global__ void spread_nupts(DevPoints<T> p, DevGrid g, const T* __restrict__ horner, int degree,
                              const Cplx<T>* __restrict__ c, std::int64_t c_stride, Cplx<T>* __restrict__ grid,
                              int nbatch) {
-  __shared__ alignas(16) T sh[kMaxHornerCoefs];
+  __shared__ alignas(16) T sh[horner_smem<T, W>()];
   const T* hz = stage_horner<T, W>(horner, degree, sh);
   const std::int64_t j = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
   if (j >= p.m) return;
@@ -290,7 +311,7 @@ __device__ inline void add_tile_to_grid(Cplx<T>* tile, const int* origin, const 
   });
 }
 
-// Tile of a bin: len cells per dimension (bin + W, 1 past D) starting at grid cell origin (bin
+// Tile of a bin: len cells per dimension (tile_len, 1 past D) starting at grid cell origin (bin
 // start − W/2), the cells its points' footprints reach.
 template <int D, int W>
 __device__ inline void bin_tile(const DevGrid& g, int bin, int* len, int* origin) {
@@ -301,13 +322,13 @@ __device__ inline void bin_tile(const DevGrid& g, int bin, int* len, int* origin
   for (int d = 0; d < D; ++d) {
     const int bd = bin % g.nbins[d];
     bin /= g.nbins[d];
-    len[d] = g.bin[d] + W;
+    len[d] = tile_len(g.bin[d], W);
     origin[d] = bd * g.bin[d] - W / 2;
   }
 }
 
 // Subproblems: a block spreads the points of (part of) one bin into a shared-memory tile of
-// (bin + W) cells per dimension, then adds the tile to the grid. Tile origin: bin start - W/2.
+// tile_len cells per dimension, then adds the tile to the grid. Tile origin: bin start - W/2.
 struct Subproblems {
   const int* bin;             // bin of each subproblem
   const std::int64_t* begin;  // first sorted point
@@ -320,7 +341,7 @@ __global__ void spread_subproblem(DevPoints<T> p, DevGrid g, const T* __restrict
                                   int nbatch, Subproblems sp) {
   extern __shared__ unsigned char smem_raw[];
   T* tile = reinterpret_cast<T*>(smem_raw);
-  __shared__ alignas(16) T sh[kMaxHornerCoefs];
+  __shared__ alignas(16) T sh[horner_smem<T, W>()];
   const T* hz = stage_horner<T, W>(horner, degree, sh);
   const int s = blockIdx.x;
   int len[3], origin[3];
@@ -358,7 +379,7 @@ __global__ void spread_subproblem(DevPoints<T> p, DevGrid g, const T* __restrict
 }
 
 // Warp-owned tiles, no shared-memory atomics (Method::kOutputDriven). A block is one warp and
-// owns the padded tile of one subproblem (bin + W cells per dimension, as spread_subproblem) in
+// owns the padded tile of one subproblem (tile_len cells per dimension, as spread_subproblem) in
 // shared memory. Points come in groups of 32: each lane evaluates one point's kernel weights
 // into shared memory; then the warp applies the group's points one after another, its lanes
 // covering one point's W^D footprint together: lane = (x offset, row group), XL x offsets by
@@ -396,9 +417,9 @@ __host__ __device__ constexpr int tile_row_stride(int len0) {
 template <class T, int W, int BX, int BY>
 __device__ inline void tile_strides(const int* len, int& sy, int& sz) {
   if constexpr (BX > 0) {
-    constexpr int kSy = tile_row_stride<T, W>(BX + W);
+    constexpr int kSy = tile_row_stride<T, W>(tile_len(BX, W));
     sy = kSy;
-    sz = kSy * (BY + W);
+    sz = kSy * tile_len(BY, W);
   } else {
     sy = tile_row_stride<T, W>(len[0]);
     sz = sy * len[1];
@@ -527,7 +548,7 @@ __global__ void __launch_bounds__(32 * K)
   __shared__ RowWeights sky[32][RG + 1];
   __shared__ Head shd[K][32];
   __shared__ int soff[kOffInHead ? 1 : K][32];
-  __shared__ alignas(16) T sh[kMaxHornerCoefs];
+  __shared__ alignas(16) T sh[horner_smem<T, W>()];
   const T* hz = stage_horner<T, W>(horner, degree, sh);
 
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
@@ -706,7 +727,7 @@ __global__ void __launch_bounds__(32)
   __shared__ Cplx<T> scx[32][U];  // strength times x weight, union-aligned (zero outside the footprint)
   __shared__ T swy[32][U], swz[32][U];
   __shared__ int sbox[32];        // tile offset of the point's union origin (identifies its box)
-  __shared__ alignas(16) T sh[kMaxHornerCoefs];
+  __shared__ alignas(16) T sh[horner_smem<T, W>()];
   const T* hz = stage_horner<T, W>(horner, degree, sh);
 
   const int lane = threadIdx.x;
@@ -722,7 +743,8 @@ __global__ void __launch_bounds__(32)
   Cplx<T> acc[kRowsY][U];
 
   // Adds the registers to the tile cells of the box with union origin o (skipping union cells
-  // past the tile: a box starting at l = bin reaches one cell beyond it, with zero weight), then
+  // past the tile: with an odd bin, a box starting at l = bin - 1 reaches one cell beyond it,
+  // with zero weight), then
   // clears them. Loads first, then stores (see spread_tile).
   auto flush = [&](int o) {
     const int oz = o / sz, rem = o - oz * sz, oy = rem / sy, oxx = rem - oy * sy;
@@ -815,8 +837,8 @@ __global__ void __launch_bounds__(32)
 // Shared memory (bytes) of a spread_tile block's tile.
 template <class T, int W>
 std::size_t spread_tile_bytes(int dim, const int* bin) {
-  std::size_t n = static_cast<std::size_t>(tile_row_stride<T, W>(bin[0] + W));
-  for (int d = 1; d < dim; ++d) n *= static_cast<std::size_t>(bin[d] + W);
+  std::size_t n = static_cast<std::size_t>(tile_row_stride<T, W>(tile_len(bin[0], W)));
+  for (int d = 1; d < dim; ++d) n *= static_cast<std::size_t>(tile_len(bin[d], W));
   return n * sizeof(Cplx<T>);
 }
 
@@ -825,7 +847,7 @@ template <class T, int D, int W>
 __global__ void interp_nupts(DevPoints<T> p, DevGrid g, const T* __restrict__ horner, int degree,
                              const Cplx<T>* __restrict__ grid, Cplx<T>* __restrict__ c, std::int64_t c_stride,
                              int nbatch) {
-  __shared__ alignas(16) T sh[kMaxHornerCoefs];
+  __shared__ alignas(16) T sh[horner_smem<T, W>()];
   const T* hz = stage_horner<T, W>(horner, degree, sh);
   const std::int64_t j = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
   if (j >= p.m) return;
@@ -853,7 +875,7 @@ __global__ void interp_nupts(DevPoints<T> p, DevGrid g, const T* __restrict__ ho
 }
 
 // Interpolation from a shared-memory copy of a subproblem's tile (3D). The block loads the
-// padded tile (bin + W cells per dimension) with coalesced reads once, then each thread gathers
+// padded tile (tile_len cells per dimension) with coalesced reads once, then each thread gathers
 // its points' W³ cells from shared memory: interp_nupts gathers the same cells through L1,
 // which bounds it (ncu on case H: L1/TEX throughput 90 %).
 template <class T, int D, int W>
@@ -863,7 +885,7 @@ __global__ void __launch_bounds__(128)
                 Subproblems sp) {
   extern __shared__ unsigned char smem_raw[];
   Cplx<T>* tile = reinterpret_cast<Cplx<T>*>(smem_raw);
-  __shared__ alignas(16) T sh[kMaxHornerCoefs];
+  __shared__ alignas(16) T sh[horner_smem<T, W>()];
   const T* hz = stage_horner<T, W>(horner, degree, sh);
   const int s = blockIdx.x;
   int len[3], origin[3];

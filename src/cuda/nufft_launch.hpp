@@ -39,7 +39,7 @@ struct Launch {
 template <class T>
 std::size_t subproblem_tile_bytes(int dim, const int* bin, int width) {
   std::size_t n = 1;
-  for (int d = 0; d < dim; ++d) n *= static_cast<std::size_t>(bin[d] + width);
+  for (int d = 0; d < dim; ++d) n *= static_cast<std::size_t>(tile_len(bin[d], width));
   return n * 2 * sizeof(T);
 }
 
