@@ -5,6 +5,7 @@
 #include <numbers>
 
 #include "fieldft/detail/kernel.hpp"
+#include "fieldft/error.hpp"
 
 namespace fieldft::core {
 
@@ -136,31 +137,30 @@ namespace {
 // ψ̂ at n frequencies freq(i), i = 0 … n−1: the one quadrature behind both entry points.
 template <class Freq>
 std::vector<double> kernel_fourier(const KernelDesign& kd, std::int64_t nf, std::int64_t n, Freq freq) {
-  std::vector<double> nodes, weights;
-  gauss_legendre(2 * kd.width + 24, nodes, weights);
-  // ψ̂(k) = (w/2) ∫_{-1}^{1} φ(z) cos(π k w z / nf) dz. The integrand is even and the nodes are
-  // symmetric: the nodes z >= 0 only, those z > 0 counted twice (half the cosines; type 3
-  // evaluates this at every target).
-  std::vector<double> phi, arg;
-  for (std::size_t i = 0; i < nodes.size(); ++i) {
-    if (nodes[i] < 0) continue;
-    const double twice = nodes[i] > 0 ? 2.0 : 1.0;
-    phi.push_back(twice * 0.5 * kd.width * weights[i] * detail::es_kernel(nodes[i], kd.beta));
-    arg.push_back(std::numbers::pi * kd.width * nodes[i] / static_cast<double>(nf));
-  }
-  const std::size_t q = phi.size();
+  const KernelQuadrature q = kernel_quadrature(kd);
   std::vector<double> out(static_cast<std::size_t>(n));
+  const double inv_nf = 1.0 / static_cast<double>(nf);
 #pragma omp parallel for schedule(static)
-  for (std::int64_t k = 0; k < n; ++k) {
-    const double f = freq(k);
-    double s = 0;
-    for (std::size_t i = 0; i < q; ++i) s += phi[i] * std::cos(arg[i] * f);
-    out[static_cast<std::size_t>(k)] = s;
-  }
+  for (std::int64_t k = 0; k < n; ++k) out[static_cast<std::size_t>(k)] = kernel_fourier_at(q, freq(k) * inv_nf);
   return out;
 }
 
 }  // namespace
+
+KernelQuadrature kernel_quadrature(const KernelDesign& kd) {
+  std::vector<double> nodes, weights;
+  gauss_legendre(2 * kd.width + 24, nodes, weights);
+  KernelQuadrature q;
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    if (nodes[i] < 0) continue;
+    require(q.nodes < KernelQuadrature::kMaxNodes, ErrorCode::kInternal, "kernel quadrature: too many nodes");
+    const double twice = nodes[i] > 0 ? 2.0 : 1.0;
+    q.weight[q.nodes] = twice * 0.5 * kd.width * weights[i] * detail::es_kernel(nodes[i], kd.beta);
+    q.scale[q.nodes] = std::numbers::pi * kd.width * nodes[i];
+    ++q.nodes;
+  }
+  return q;
+}
 
 std::vector<double> kernel_fourier_series(const KernelDesign& kd, std::int64_t nf, std::int64_t kmax) {
   return kernel_fourier(kd, nf, kmax + 1, [](std::int64_t k) { return static_cast<double>(k); });

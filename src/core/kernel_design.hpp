@@ -2,9 +2,12 @@
 // Host-only; computed once per plan (tables are copied to the device by the CUDA backend).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <span>
 #include <vector>
+
+#include "fieldft/detail/hd.hpp"
 
 namespace fieldft::core {
 
@@ -52,6 +55,26 @@ double horner_max_error(const KernelDesign& k);
 // ψ̂(k) = ∫ ψ(u) cos(2π k u / nf) du for k = 0 … kmax (ψ in fine-grid cells), by Gauss–Legendre
 // quadrature of the smooth integrand on [−w/2, w/2].
 std::vector<double> kernel_fourier_series(const KernelDesign& k, std::int64_t nf, std::int64_t kmax);
+
+// The Gauss–Legendre rule behind ψ̂ (kernel_fourier_series and _transform, type 3's factors on
+// every backend): ψ̂(k) = (w/2) ∫_{-1}^{1} φ(z) cos(π k w z / nf) dz. The integrand is even and
+// the nodes symmetric, so only the nodes z_i >= 0 are kept, those > 0 weighted twice (half the
+// cosines): ψ̂(k) = Σ_i weight_i cos(scale_i · k / nf), scale_i = π w z_i. A plain struct, so
+// that the CUDA kernels take it by value.
+struct KernelQuadrature {
+  static constexpr int kMaxNodes = kMaxKernelWidth + 12;  // (2w + 24)-point rule: w + 12 nodes >= 0
+  int nodes = 0;
+  double weight[kMaxNodes] = {};
+  double scale[kMaxNodes] = {};
+};
+KernelQuadrature kernel_quadrature(const KernelDesign& k);
+
+// ψ̂ at frequency k in cycles per nf cells, given as k / nf.
+FIELDFT_HD double kernel_fourier_at(const KernelQuadrature& q, double k_over_nf) {
+  double s = 0;
+  for (int i = 0; i < q.nodes; ++i) s += q.weight[i] * ::cos(q.scale[i] * k_over_nf);
+  return s;
+}
 
 // The same integral at arbitrary real frequencies freqs[i] (in cycles per nf cells; type 3
 // evaluates it between the integers), by the same quadrature.

@@ -64,18 +64,24 @@ void check_finite(std::int64_t n, const T* v, const char* name) {
   }
 }
 
-// Checks `count` coordinate arrays c[0..dim) named names[0..dim): present for every dimension
-// (when count > 0), finite. `what` names the count in messages ("points", "targets").
+// Checks a count of coordinates (>= 0) and their arrays c[0..dim) named names[0..dim): present
+// for every dimension when count > 0. `what` names the count in messages ("points", "targets").
 template <class T>
-void check_coordinates(int dim, std::int64_t count, const T* const* c, const char* const* names, const char* what) {
+void check_coordinate_arrays(int dim, std::int64_t count, const T* const* c, const char* const* names,
+                             const char* what) {
   require(count >= 0, ErrorCode::kInvalidArgument,
           std::string("number of ") + what + " must be >= 0, got " + std::to_string(count));
-  for (int d = 0; d < dim; ++d) {
+  for (int d = 0; d < dim; ++d)
     require(count == 0 || c[d] != nullptr, ErrorCode::kInvalidArgument,
             std::string("coordinate array ") + names[d] + " is null but the plan has dimension " +
                 std::to_string(dim));
-    check_finite(count, c[d], names[d]);
-  }
+}
+
+// check_coordinate_arrays, then the values finite (host arrays).
+template <class T>
+void check_coordinates(int dim, std::int64_t count, const T* const* c, const char* const* names, const char* what) {
+  check_coordinate_arrays(dim, count, c, names, what);
+  for (int d = 0; d < dim; ++d) check_finite(count, c[d], names[d]);
 }
 
 // Checks the coordinate arrays of set_points: present for every dimension, finite.

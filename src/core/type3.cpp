@@ -30,26 +30,21 @@ std::pair<double, double> range_of(std::int64_t n, const T* v) {
 
 }  // namespace
 
-template <class T>
-Type3Setup make_type3_setup(const nufft::PlanInfo& info, const KernelDesign& kernel, std::int64_t m, const T* const* x,
-                            std::int64_t nk, const T* const* s) {
-  static constexpr const char* kSourceNames[3] = {"x", "y", "z"};
-  static constexpr const char* kTargetNames[3] = {"s", "t", "u"};
-  const int dim = info.dim;
-  check_coordinates(dim, m, x, kSourceNames, "points");
-  check_coordinates(dim, nk, s, kTargetNames, "targets");
-  check_host_memory((8.0 * dim + 16.0) * (static_cast<double>(m) + static_cast<double>(nk)), "the type 3 point tables");
-
+Type3Geometry type3_geometry(const nufft::PlanInfo& info, const KernelDesign& kernel, std::int64_t m, std::int64_t nk,
+                             const CoordinateRanges& x_range, const CoordinateRanges& s_range, double unit_roundoff) {
   constexpr double pi = std::numbers::pi;
+  const int dim = info.dim;
   const double sigma = info.upsampfac;
   const int w = kernel.width;
-  Type3Setup t;
+  Type3Geometry t;
+  t.dim = dim;
+  t.isign = info.isign;
   t.m = m;
   t.nk = nk;
   double grid_cells = 1;
   for (int d = 0; d < dim; ++d) {
-    const auto [xlo, xhi] = range_of(m, x[d]);
-    const auto [slo, shi] = range_of(nk, s[d]);
+    const auto [xlo, xhi] = x_range[d];
+    const auto [slo, shi] = s_range[d];
     // Centre and half-width in double: exact for float data, within rounding for double.
     t.center_x[d] = 0.5 * xlo + 0.5 * xhi;
     t.half_x[d] = 0.5 * xhi - 0.5 * xlo;
@@ -83,49 +78,54 @@ Type3Setup make_type3_setup(const nufft::PlanInfo& info, const KernelDesign& ker
     const auto band = static_cast<std::int64_t>(std::floor(static_cast<double>(t.nf[d]) / (2.0 * sigma)));
     gain *= deconvolution_gain(kernel_fourier_series(kernel, t.nf[d], band), 2 * band + 1);
   }
-  check_rounding_floor(info.eps, std::numeric_limits<T>::epsilon() / 2, gain, sigma, "the type 3 deconvolution");
+  check_rounding_floor(info.eps, unit_roundoff, gain, sigma, "the type 3 deconvolution");
   // The spreading grid and the inner plan's fine grid (σ^dim times larger), one of each in the
   // smallest complex type, before any backend allocates them.
   check_host_memory(8.0 * grid_cells * (1.0 + std::pow(sigma, dim)), "the type 3 grids");
+  return t;
+}
 
+template <class T>
+Type3Setup make_type3_setup(const nufft::PlanInfo& info, const KernelDesign& kernel, std::int64_t m, const T* const* x,
+                            std::int64_t nk, const T* const* s) {
+  static constexpr const char* kSourceNames[3] = {"x", "y", "z"};
+  static constexpr const char* kTargetNames[3] = {"s", "t", "u"};
+  const int dim = info.dim;
+  check_coordinates(dim, m, x, kSourceNames, "points");
+  check_coordinates(dim, nk, s, kTargetNames, "targets");
+  check_host_memory((8.0 * dim + 16.0) * (static_cast<double>(m) + static_cast<double>(nk)), "the type 3 point tables");
+  CoordinateRanges xr{}, sr{};
+  for (int d = 0; d < dim; ++d) {
+    const auto [xlo, xhi] = range_of(m, x[d]);
+    const auto [slo, shi] = range_of(nk, s[d]);
+    xr[d] = {xlo, xhi};
+    sr[d] = {slo, shi};
+  }
+  Type3Setup t;
+  static_cast<Type3Geometry&>(t) =
+      type3_geometry(info, kernel, m, nk, xr, sr, std::numeric_limits<T>::epsilon() / 2);
   for (int d = 0; d < dim; ++d) {
     t.x_grid[d].resize(static_cast<std::size_t>(m));
     t.s_inner[d].resize(static_cast<std::size_t>(nk));
   }
   t.prephase.resize(static_cast<std::size_t>(m));
   t.postfactor.resize(static_cast<std::size_t>(nk));
-  const double isign = info.isign;
-
+  const KernelQuadrature q = kernel_quadrature(kernel);
 #pragma omp parallel for schedule(static)
   for (std::int64_t j = 0; j < m; ++j) {
-    double phase = 0;
-    for (int d = 0; d < dim; ++d) {
-      const double xj = static_cast<double>(x[d][j]);
-      t.x_grid[d][j] = (xj - t.center_x[d]) / t.gamma[d];
-      phase += t.center_s[d] * xj;
-    }
-    t.prephase[j] = std::polar(1.0, isign * phase);
+    double xj[3] = {0, 0, 0}, xg[3] = {0, 0, 0};
+    for (int d = 0; d < dim; ++d) xj[d] = static_cast<double>(x[d][j]);
+    const double phase = type3_source(t, xj, xg);
+    for (int d = 0; d < dim; ++d) t.x_grid[d][j] = xg[d];
+    t.prephase[j] = std::polar(1.0, t.isign * phase);
   }
-
-  // Targets: the phase of the centre shift, then the kernel's transform at γ(s − D) divided out,
-  // one dimension at a time (ψ̂ of each dimension through the one quadrature of kernel_design).
-  std::vector<double> freq(static_cast<std::size_t>(nk));
 #pragma omp parallel for schedule(static)
   for (std::int64_t k = 0; k < nk; ++k) {
-    double phase = 0;
-    for (int d = 0; d < dim; ++d) phase += (static_cast<double>(s[d][k]) - t.center_s[d]) * t.center_x[d];
-    t.postfactor[k] = std::polar(1.0, isign * phase);
-  }
-  for (int d = 0; d < dim; ++d) {
-    const double h = 2.0 * pi / static_cast<double>(t.nf[d]);
-#pragma omp parallel for schedule(static)
-    for (std::int64_t k = 0; k < nk; ++k) {
-      freq[k] = t.gamma[d] * (static_cast<double>(s[d][k]) - t.center_s[d]);
-      t.s_inner[d][k] = h * freq[k];
-    }
-    const std::vector<double> psi = kernel_fourier_transform(kernel, t.nf[d], freq);
-#pragma omp parallel for schedule(static)
-    for (std::int64_t k = 0; k < nk; ++k) t.postfactor[k] /= psi[k];
+    double sk[3] = {0, 0, 0}, si[3] = {0, 0, 0}, psi = 1;
+    for (int d = 0; d < dim; ++d) sk[d] = static_cast<double>(s[d][k]);
+    const double phase = type3_target(t, q, sk, si, psi);
+    for (int d = 0; d < dim; ++d) t.s_inner[d][k] = si[d];
+    t.postfactor[k] = std::polar(1.0, t.isign * phase) / psi;
   }
   return t;
 }

@@ -23,29 +23,75 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/kernel_design.hpp"
 #include "core/plan_setup.hpp"
+#include "fieldft/detail/hd.hpp"
 
 namespace fieldft::core {
 
-struct Type3Setup {
+// The grid, centres and scalings (the scalars of the method).
+struct Type3Geometry {
+  int dim = 1;
+  double isign = 1;
   std::int64_t m = 0;                            // sources
   std::int64_t nk = 0;                           // targets
   std::array<std::int64_t, 3> nf{1, 1, 1};       // spreading grid (1 for unused dimensions)
   std::array<double, 3> center_x{}, half_x{};    // C, X
   std::array<double, 3> center_s{}, half_s{};    // D, S
   std::array<double, 3> gamma{1, 1, 1};          // γ
+};
+
+// The geometry with the per-point tables, in source and target order.
+struct Type3Setup : Type3Geometry {
   std::array<std::vector<double>, 3> x_grid;     // x'_j = (x_j − C)/γ in radians, |x'| < π
   std::array<std::vector<double>, 3> s_inner;    // t''_k = h·γ·(s_k − D): inner type 2 targets
   std::vector<std::complex<double>> prephase;    // e^{iσ D·x_j}, j = 0..m-1
   std::vector<std::complex<double>> postfactor;  // e^{iσ (s_k−D)·C} / Π_d ψ̂_d(γ_d(s_k,d − D_d))
 };
 
+// [min, max] of each dimension's coordinates.
+using CoordinateRanges = std::array<std::array<double, 2>, 3>;
+
+// The geometry for a type 3 plan of the given info (dim, isign, upsampfac) and kernel from the
+// ranges of the m sources and nk targets. Throws kTooLarge when the space-bandwidth product needs
+// a grid of more than 2^30 points in a dimension (so that the inner plan's fine grid stays below
+// 2^31) or beyond the machine's memory, and kEpsTooSmall when rounding (unit_roundoff) amplified
+// by the division by ψ̂ over the targets' band (u·G_out) exceeds eps; the inner plan checks its
+// own gain when it is made.
+Type3Geometry type3_geometry(const nufft::PlanInfo& info, const KernelDesign& kernel, std::int64_t m, std::int64_t nk,
+                             const CoordinateRanges& x_range, const CoordinateRanges& s_range, double unit_roundoff);
+
+// Per-point factors, the same code on every backend (CUDA: src/cuda/type3_kernels.cu).
+// Source x (dim coordinates): its grid coordinates x' and the phase of its prephase (before isign).
+FIELDFT_HD double type3_source(const Type3Geometry& g, const double* x, double* x_grid) {
+  double phase = 0;
+  for (int d = 0; d < g.dim; ++d) {
+    x_grid[d] = (x[d] - g.center_x[d]) / g.gamma[d];
+    phase += g.center_s[d] * x[d];
+  }
+  return phase;
+}
+
+// Target s: its inner type 2 coordinates t'', the phase of its postfactor (before isign) and the
+// kernel's transform Π_d ψ̂_d(γ_d(s_d − D_d)) it divides by.
+FIELDFT_HD double type3_target(const Type3Geometry& g, const KernelQuadrature& q, const double* s, double* s_inner,
+                               double& psi) {
+  constexpr double kTwoPi = 6.283185307179586476925286766559;
+  double phase = 0;
+  psi = 1;
+  for (int d = 0; d < g.dim; ++d) {
+    const double shifted = s[d] - g.center_s[d];
+    phase += shifted * g.center_x[d];
+    const double f = g.gamma[d] * shifted;  // cycles per nf cells
+    const double nf = static_cast<double>(g.nf[d]);
+    s_inner[d] = kTwoPi / nf * f;
+    psi *= kernel_fourier_at(q, f / nf);
+  }
+  return phase;
+}
+
 // Validates the coordinates (arrays x, y, z and s, t, u: present, finite) and computes the
-// geometry and factors for a type 3 plan of the given info (dim, isign, upsampfac) and kernel.
-// Throws kTooLarge when the space-bandwidth product needs a grid of more than 2^30 points in a
-// dimension (so that the inner plan's fine grid stays below 2^31) or beyond the machine's memory,
-// and kEpsTooSmall when rounding amplified by the division by ψ̂ over the targets' band
-// (u·G_out) exceeds eps; the inner plan checks its own gain when it is made.
+// geometry and the per-point tables (type3_geometry, type3_source, type3_target) on the host.
 template <class T>
 Type3Setup make_type3_setup(const nufft::PlanInfo& info, const KernelDesign& kernel, std::int64_t m, const T* const* x,
                             std::int64_t nk, const T* const* s);

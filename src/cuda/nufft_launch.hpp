@@ -43,6 +43,14 @@ std::size_t subproblem_tile_bytes(int dim, const int* bin, int width) {
   return n * 2 * sizeof(T);
 }
 
+// Shared memory of one interp_tile tile (bytes): rows one cell longer, planes one row more.
+template <class T>
+std::size_t interp_tile_bytes(int dim, const int* bin, int width) {
+  std::size_t n = 1;
+  for (int d = 0; d < dim; ++d) n *= static_cast<std::size_t>(tile_len(bin[d], width) + (d < 2 ? 1 : 0));
+  return n * 2 * sizeof(T);
+}
+
 // Shared memory of one warp tile of spread_tile (bytes).
 template <class T>
 std::size_t warp_tile_bytes(int dim, const int* bin, int width) {

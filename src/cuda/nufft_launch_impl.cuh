@@ -113,7 +113,7 @@ void Launch<T, D>::interp_tile(cudaStream_t s, const DevPoints<T>& p, const DevG
                                int degree, const Cplx<T>* grid, Cplx<T>* c, std::int64_t c_stride, int nbatch,
                                const Subproblems& sp, int nsub) {
   if (nsub == 0) return;
-  const std::size_t smem = subproblem_tile_bytes<T>(D, g.bin, width);
+  const std::size_t smem = interp_tile_bytes<T>(D, g.bin, width);
   core::dispatch_width(width, [&]<int W>() {
     auto kernel = fieldft::cuda::interp_tile<T, D, W>;
     FIELDFT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));

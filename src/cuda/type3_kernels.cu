@@ -24,6 +24,44 @@ __global__ void scale_by_factor(std::int64_t n, std::int64_t total, const detail
   }
 }
 
+template <class T>
+struct Coords {
+  const T* c[3];
+};
+struct Outputs {
+  double* c[3];
+};
+
+template <class T>
+__global__ void type3_sources(core::Type3Geometry g, std::int64_t m, Coords<T> x, Outputs xg,
+                              detail::Cplx<T>* __restrict__ prephase) {
+  for (std::int64_t j = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; j < m;
+       j += std::int64_t(gridDim.x) * blockDim.x) {
+    double xj[3] = {0, 0, 0}, grid[3] = {0, 0, 0};
+    for (int d = 0; d < g.dim; ++d) xj[d] = static_cast<double>(x.c[d][j]);
+    const double phase = g.isign * core::type3_source(g, xj, grid);
+    for (int d = 0; d < g.dim; ++d) xg.c[d][j] = grid[d];
+    double sn = 0, cs = 0;
+    ::sincos(phase, &sn, &cs);
+    prephase[j] = {static_cast<T>(cs), static_cast<T>(sn)};
+  }
+}
+
+template <class T>
+__global__ void type3_targets(core::Type3Geometry g, core::KernelQuadrature q, std::int64_t nk, Coords<T> s,
+                              Outputs si, detail::Cplx<T>* __restrict__ postfactor) {
+  for (std::int64_t k = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; k < nk;
+       k += std::int64_t(gridDim.x) * blockDim.x) {
+    double sk[3] = {0, 0, 0}, inner[3] = {0, 0, 0}, psi = 1;
+    for (int d = 0; d < g.dim; ++d) sk[d] = static_cast<double>(s.c[d][k]);
+    const double phase = g.isign * core::type3_target(g, q, sk, inner, psi);
+    for (int d = 0; d < g.dim; ++d) si.c[d][k] = inner[d];
+    double sn = 0, cs = 0;
+    ::sincos(phase, &sn, &cs);
+    postfactor[k] = {static_cast<T>(cs / psi), static_cast<T>(sn / psi)};
+  }
+}
+
 template <class T, class C>
 __global__ void narrow(std::int64_t n, const C* __restrict__ in, T* __restrict__ out) {
   for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
@@ -42,6 +80,24 @@ void launch_scale_by_factor(cudaStream_t s, std::int64_t n, int nbatch, const de
   FIELDFT_CUDA_CHECK_LAUNCH();
 }
 
+template <class T>
+void launch_type3_sources(cudaStream_t s, const core::Type3Geometry& g, std::int64_t m, const T* const* x,
+                          double* const* x_grid, detail::Cplx<T>* prephase) {
+  if (m == 0) return;
+  type3_sources<T><<<blocks_for(m), kScaleThreads, 0, s>>>(g, m, Coords<T>{{x[0], x[1], x[2]}},
+                                                           Outputs{{x_grid[0], x_grid[1], x_grid[2]}}, prephase);
+  FIELDFT_CUDA_CHECK_LAUNCH();
+}
+
+template <class T>
+void launch_type3_targets(cudaStream_t s, const core::Type3Geometry& g, const core::KernelQuadrature& q,
+                          std::int64_t nk, const T* const* sc, double* const* s_inner, detail::Cplx<T>* postfactor) {
+  if (nk == 0) return;
+  type3_targets<T><<<blocks_for(nk), kScaleThreads, 0, s>>>(g, q, nk, Coords<T>{{sc[0], sc[1], sc[2]}},
+                                                            Outputs{{s_inner[0], s_inner[1], s_inner[2]}}, postfactor);
+  FIELDFT_CUDA_CHECK_LAUNCH();
+}
+
 template <class T, class C>
 void launch_narrow(cudaStream_t s, std::int64_t n, const C* in, T* out) {
   if (n == 0) return;
@@ -53,6 +109,14 @@ template void launch_scale_by_factor<float>(cudaStream_t, std::int64_t, int, con
                                             const detail::Cplx<float>*, bool, detail::Cplx<float>*);
 template void launch_scale_by_factor<double>(cudaStream_t, std::int64_t, int, const detail::Cplx<double>*,
                                              const detail::Cplx<double>*, bool, detail::Cplx<double>*);
+template void launch_type3_sources<float>(cudaStream_t, const core::Type3Geometry&, std::int64_t, const float* const*,
+                                          double* const*, detail::Cplx<float>*);
+template void launch_type3_sources<double>(cudaStream_t, const core::Type3Geometry&, std::int64_t,
+                                           const double* const*, double* const*, detail::Cplx<double>*);
+template void launch_type3_targets<float>(cudaStream_t, const core::Type3Geometry&, const core::KernelQuadrature&,
+                                          std::int64_t, const float* const*, double* const*, detail::Cplx<float>*);
+template void launch_type3_targets<double>(cudaStream_t, const core::Type3Geometry&, const core::KernelQuadrature&,
+                                           std::int64_t, const double* const*, double* const*, detail::Cplx<double>*);
 template void launch_narrow<float, double>(cudaStream_t, std::int64_t, const double*, float*);
 template void launch_narrow<double, double>(cudaStream_t, std::int64_t, const double*, double*);
 

@@ -1,14 +1,26 @@
-// Device helpers of the type 3 NUFFT (cuda_plan.cu): the diagonal scalings by the factors of
-// core/type3.hpp, and the narrowing of sorted-point data computed from double coordinates.
+// Device helpers of the type 3 NUFFT (cuda_plan.cu): the per-point factors and coordinates of
+// core/type3.hpp, the diagonal scalings by the factors, and the narrowing of sorted-point data
+// computed from double coordinates.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
 
+#include "core/type3.hpp"
 #include "fieldft/detail/complex.hpp"
 
 namespace fieldft::cuda {
+
+// Sources x (g.dim device arrays of m) -> their grid coordinates x_grid (double) and prephase
+// factors; targets s (nk) -> their inner type 2 coordinates s_inner (double) and postfactors:
+// core::type3_source and core::type3_target, one thread per point.
+template <class T>
+void launch_type3_sources(cudaStream_t s, const core::Type3Geometry& g, std::int64_t m, const T* const* x,
+                          double* const* x_grid, detail::Cplx<T>* prephase);
+template <class T>
+void launch_type3_targets(cudaStream_t s, const core::Type3Geometry& g, const core::KernelQuadrature& q,
+                          std::int64_t nk, const T* const* sc, double* const* s_inner, detail::Cplx<T>* postfactor);
 
 // out[b·n + i] = in[b·n + i] · factor[i] (conj(factor[i]) when conj_factor), b < nbatch, i < n.
 // in may equal out.
