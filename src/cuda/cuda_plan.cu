@@ -640,8 +640,8 @@ class CudaPlan final : public PlanImpl<T> {
       t_[d].resize(d < info.dim ? m : 0, "sorted points");
     }
     perm_.resize(m, "sort permutation");
-    // First sorted point of each key (exclusive scan on the device: 3D tile plans have 135 keys
-    // per bin, 35 million for case C, too many to add up on the host), and of each bin, the
+    // First sorted point of each key (exclusive scan on the device: 3D tile plans have 64 keys
+    // per bin, 24 million for case C, too many to add up on the host), and of each bin, the
     // only part the host needs.
     std::vector<std::int64_t> bin_first(nbins + 1, 0);
     if (m > 0) {

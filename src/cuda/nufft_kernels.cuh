@@ -25,7 +25,7 @@ struct DevGrid {
   int bin[3];          // bin sizes (cells)
   int nbins[3];        // bins per dimension
   int sub[3];          // sort sub-bin sizes (cells), dividing bin
-  int nsub;            // sort keys per bin: prod over dimensions of (bin / sub + 1), see point_bin
+  int nsub;            // sort keys per bin: prod over dimensions of bin / sub, see point_bin
   int width;           // kernel width W
   int boxes;           // 1: 3D warp tiles accumulate 2x2x2-cell boxes in registers (spread_tile_boxes)
 };
