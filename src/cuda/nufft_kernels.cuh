@@ -254,7 +254,8 @@ __global__ void spread_nupts(DevPoints<T> p, DevGrid g, const T* __restrict__ ho
 
 // Calls f(i, gi) for tile cells i = first, first + step, ... and their grid cells gi (periodic
 // wrap). The tile starts at grid cell origin and holds len cells per dimension, rows sy cells
-// apart (sy ≥ len[0]: the rest is padding, skipped) and planes sz = sy·len[1] apart. The cell's
+// apart (sy ≥ len[0]: the rest is padding, skipped) and planes sz ≥ sy·len[1] apart (the cells
+// after a plane's last row are padding too, see warp_tile_strides). The cell's
 // tile coordinates are carried from one step to the next (each of step's parts in x and y
 // carries at most once), and so is its grid index where the tile does not wrap around the grid
 // (most tiles): dividing i by the strides and wrapping each coordinate at every cell cost ~48
@@ -264,14 +265,16 @@ __device__ inline void for_tile_cells(const int* origin, const int* len, int sy,
                                       int step, F&& f) {
   const int nfx = static_cast<int>(g.nf[0]), nfy = static_cast<int>(g.nf[1]), nfz = static_cast<int>(g.nf[2]);
   const int nfxy = nfx * nfy, ncell = sz * len[2];
-  const int dz = step / sz, dy = (step - dz * sz) / sy, dx = step - dz * sz - dy * sy;
-  int lz = first / sz, ly = (first - lz * sz) / sy, lx = first - lz * sz - ly * sy;
+  const bool unpadded = sz == sy * len[1];
+  const int dz = step / sz, dp = step - dz * sz, dy = dp / sy, dx = dp - dy * sy;
+  int lz = first / sz, p = first - lz * sz, ly = p / sy, lx = p - ly * sy;  // p: index in the plane
   const bool wraps = origin[0] < 0 || origin[0] + len[0] > nfx || origin[1] < 0 || origin[1] + len[1] > nfy ||
                      origin[2] < 0 || origin[2] + len[2] > nfz;  // the same for the whole block
-  int gi = ((origin[2] + lz) * nfy + origin[1] + ly) * nfx + origin[0] + lx;  // valid where !wraps
+  const auto grid_index = [&] { return ((origin[2] + lz) * nfy + origin[1] + ly) * nfx + origin[0] + lx; };
+  int gi = grid_index();  // valid where !wraps
   const int dgi = dz * nfxy + dy * nfx + dx, carry_x = nfx - sy, carry_y = nfxy - len[1] * nfx;
   for (int i = first; i < ncell; i += step) {
-    if (lx < len[0]) {  // not row padding
+    if (lx < len[0] && ly < len[1]) {  // not padding
       if (wraps) {
         int ix = origin[0] + lx, iy = origin[1] + ly, iz = origin[2] + lz;
         ix = ix < 0 ? ix + nfx : (ix >= nfx ? ix - nfx : ix);
@@ -282,6 +285,7 @@ __device__ inline void for_tile_cells(const int* origin, const int* len, int sy,
         f(i, gi);
       }
     }
+    p += dp;
     lx += dx;
     ly += dy;
     lz += dz;
@@ -291,10 +295,17 @@ __device__ inline void for_tile_cells(const int* origin, const int* len, int sy,
       ++ly;
       gi += carry_x;
     }
-    if (ly >= len[1]) {
-      ly -= len[1];
+    if (p >= sz) {  // past the plane (and its padding): into the next
+      p -= sz;
       ++lz;
-      gi += carry_y;
+      if (unpadded) {  // (ly, lx) is p's place already, one plane on
+        ly -= len[1];
+        gi += carry_y;
+      } else {
+        ly = p / sy;
+        lx = p - ly * sy;
+        gi = grid_index();
+      }
     }
   }
 }
@@ -410,19 +421,56 @@ __host__ __device__ constexpr int tile_row_stride(int len0) {
   return s;
 }
 
-// Row and plane strides (cells) of a warp tile. A kernel instantiated for fixed bin sizes
-// (BX > 0: the planner's 3D default, tile_bins) gets them as constants, so that every cell
-// address of a footprint is a base register plus an immediate: with runtime strides each cell
-// costs an IADD3 and a LEA (SASS of case B: 45 of 171 instructions per point).
-template <class T, int W, int BX, int BY>
+// Warp tiles with packed rows (spread_tile): a lane covers x offset ox < W of a footprint row,
+// and the 32/W row groups of a warp run over the footprint rows (y, z) of the warp's planes
+// one after another, across planes, instead of over rows y of one plane. With 8 x-lanes by 4
+// row groups, W = 6 takes 12 accesses per point with 56 % of the lanes useful; packed, 8 with
+// 84 % (W = 4: 2 accesses instead of 4). 3D tiles of two warps and even W up to 6, where the
+// strides below make every access free of bank conflicts.
+template <int D, int W, int K>
+constexpr bool packed_rows() {
+  return D == 3 && K == 2 && W % 2 == 0 && W <= 6;
+}
+
+struct TileStrides {
+  int sy, sz;  // cells between rows, between planes
+};
+
+// Row and plane strides (cells) of a warp tile whose rows hold len0 cells and planes len1 rows.
+// Packed rows (K = 2 warps): a wavefront of 128 bytes spans C = 128 / sizeof(Cplx<T>) cells, and
+// an access is conflict-free when consecutive lanes fall on consecutive cells modulo C. Lanes of
+// consecutive rows of a plane are sy apart, and across the planes of a warp (K planes apart)
+// K·sz − (W − 1)·sy: both must be W modulo C, so sy ≡ W and K·sz ≡ W² (mod C), which the
+// padding of rows and planes gives (even W). Else the rows of tile_row_stride, planes unpadded.
+template <class T, int W, bool Packed>
+__host__ __device__ constexpr TileStrides warp_tile_strides(int len0, int len1) {
+  if constexpr (Packed) {
+    constexpr int C = static_cast<int>(128 / sizeof(Cplx<T>)), K = 2;
+    int sy = len0, sz = 0;
+    while (sy % C != W % C) ++sy;
+    sz = sy * len1;
+    while ((K * sz - W * W) % C != 0) ++sz;
+    return {sy, sz};
+  } else {
+    const int sy = tile_row_stride<T, W>(len0);
+    return {sy, sy * len1};
+  }
+}
+
+// Strides of a warp tile. A kernel instantiated for fixed bin sizes (BX > 0: the planner's 3D
+// default, tile_bins) gets them as constants, so that every cell address of a footprint is a
+// base register plus an immediate: with runtime strides each cell costs an IADD3 and a LEA (SASS
+// of case B: 45 of 171 instructions per point).
+template <class T, int W, int BX, int BY, bool Packed = false>
 __device__ inline void tile_strides(const int* len, int& sy, int& sz) {
   if constexpr (BX > 0) {
-    constexpr int kSy = tile_row_stride<T, W>(tile_len(BX, W));
-    sy = kSy;
-    sz = kSy * tile_len(BY, W);
+    constexpr TileStrides kS = warp_tile_strides<T, W, Packed>(tile_len(BX, W), tile_len(BY, W));
+    sy = kS.sy;
+    sz = kS.sz;
   } else {
-    sy = tile_row_stride<T, W>(len[0]);
-    sz = sy * len[1];
+    const TileStrides st = warp_tile_strides<T, W, Packed>(len[0], len[1]);
+    sy = st.sy;
+    sz = st.sz;
   }
 }
 
@@ -508,10 +556,13 @@ __global__ void __launch_bounds__(32 * K)
     spread_tile(DevPoints<T> p, DevGrid g, const T* __restrict__ horner, int degree, const Cplx<T>* __restrict__ c,
                 std::int64_t c_stride, Cplx<T>* __restrict__ grid, int nbatch, Subproblems sp) {
   static_assert(K == 1 || D == 3, "several warps per tile own planes: 3D only");
-  constexpr int XL = tile_x_lanes<W>();
-  constexpr int RG = 32 / XL;                                // row groups
-  constexpr int kRowsY = D > 1 ? (W + RG - 1) / RG : 1;      // y rows per lane
-  constexpr int kRowsZ = D > 2 ? (W + K - 1) / K : 1;        // footprint planes per warp (at most)
+  constexpr bool kPacked = packed_rows<D, W, K>();
+  constexpr int XL = kPacked ? W : tile_x_lanes<W>();
+  constexpr int RG = 32 / XL;                                           // row groups
+  constexpr int kRowsY = D > 1 && !kPacked ? (W + RG - 1) / RG : 1;     // y rows per lane
+  constexpr int kRowsZ = D > 2 ? (W + K - 1) / K : 1;                   // footprint planes per warp (at most)
+  constexpr int kAccess = kPacked ? (kRowsZ * W + RG - 1) / RG : 1;     // packed: accesses per point
+  static_assert(!kPacked || W % K == 0, "packed rows: every warp has the same planes");
   // Planes per load-then-store chunk: at most 16 cells (32 values of T) in flight per lane.
   constexpr int kChunkZ = (16 / kRowsY < 1 ? 1 : (16 / kRowsY > kRowsZ ? kRowsZ : 16 / kRowsY));
   // What a lane reads of one point of the group, three loads (float, 3D, K = 2, W = 6: an
@@ -541,13 +592,22 @@ __global__ void __launch_bounds__(32 * K)
   struct alignas(vec_align<T>(kRowsY)) RowWeights {
     T v[kRowsY];  // y weights of rows rg, rg + RG, ... (0 past the footprint)
   };
+  // Packed rows: a point's weights of the footprint rows rg, rg + RG, ... of one warp's planes
+  // (y weight times z weight; 0 past them), one vector load per lane and point.
+  struct alignas(vec_align<T>(kAccess)) PackedWeights {
+    T v[kAccess];
+  };
   extern __shared__ unsigned char smem_raw[];
   Cplx<T>* tile = reinterpret_cast<Cplx<T>*>(smem_raw);
   // Rows padded by one element: the set-up's stores (lane = point) hit distinct banks.
   __shared__ Cplx<T> scx[32][XL + 1];   // strength times x weight (0 past W)
-  __shared__ RowWeights sky[32][RG + 1];
+  __shared__ RowWeights sky[kPacked ? 1 : 32][RG + 1];
   __shared__ Head shd[K][32];
   __shared__ int soff[kOffInHead ? 1 : K][32];
+  // Packed: the y weights of the group's points (rows padded by one value: distinct banks for
+  // the set-up's accesses, lane = point), and each warp's row weights built from them.
+  __shared__ T syw[kPacked ? 32 : 1][W + 1];
+  __shared__ PackedWeights spw[kPacked ? K : 1][kPacked ? 32 : 1][RG];
   __shared__ alignas(16) T sh[horner_smem<T, W>()];
   const T* hz = stage_horner<T, W>(horner, degree, sh);
 
@@ -556,26 +616,45 @@ __global__ void __launch_bounds__(32 * K)
   int len[3], origin[3];
   bin_tile<D, W>(g, sp.bin[s], len, origin);
   int sy, sz;  // cells between rows, between planes
-  tile_strides<T, W, BX, BY>(len, sy, sz);
+  tile_strides<T, W, BX, BY, kPacked>(len, sy, sz);
   const int ncell = sz * len[2];
   const int ox = lane % XL, rg = lane / XL;
-  const bool x_on = ox < W;
+  const bool x_on = ox < W && rg < RG;  // packed: lanes past RG·XL idle
   const int lane_off = ox + rg * sy;
   bool row_on[kRowsY];  // this lane's rows (rg, rg + RG, ...) that fall inside the footprint
 #pragma unroll
   for (int r = 0; r < kRowsY; ++r) row_on[r] = x_on && (D > 1 ? rg + r * RG < W : rg == 0);  // 1D: one row
+  // Packed: in access a, row group rg covers the warp's footprint row a·RG + rg (y fastest,
+  // then the warp's plane slots, K tile planes apart), where acc_on[a]; this lane's cell is
+  // acc_cell[a] + the point's offset.
+  const int rg_lane = rg < RG ? rg : 0;
+  Cplx<T>* acc_cell[kAccess];
+  bool acc_on[kAccess];
+#pragma unroll
+  for (int a = 0; a < kAccess; ++a) {
+    const int r = a * RG + rg_lane;
+    acc_on[a] = x_on && r < kRowsZ * W;
+    acc_cell[a] = tile + ox + (r % W) * sy + (r / W) * K * sz;
+  }
   struct PointParams {
     Head h;
     int off;
     Cplx<T> cx;
     RowWeights ky;
+    PackedWeights pw;
   };
   auto load_params = [&](int q, PointParams& pp) {
-    pp.h = shd[warp][q];
-    if constexpr (kOffInHead) pp.off = pp.h.off;
-    else pp.off = soff[warp][q];
+    if constexpr (kPacked) {
+      if constexpr (kOffInHead) pp.off = shd[warp][q].off;
+      else pp.off = soff[warp][q];
+      pp.pw = spw[warp][q][rg_lane];
+    } else {
+      pp.h = shd[warp][q];
+      if constexpr (kOffInHead) pp.off = pp.h.off;
+      else pp.off = soff[warp][q];
+      pp.ky = sky[q][rg];
+    }
     pp.cx = scx[q][ox];
-    pp.ky = sky[q][rg];
   };
   // The group's set-up is shared out: the Horner weights of dimension d by warp d·K/3. The
   // owner of dimension 0 loads perm and the strengths; the owner of dimension D − 1, kRest, the
@@ -607,6 +686,9 @@ __global__ void __launch_bounds__(32 * K)
               const T kx = x < W ? k[x < W ? x : 0] : T(0);
               scx[lane][x] = Cplx<T>{in.cv.re * kx, in.cv.im * kx};
             }
+          } else if (d == 1 && kPacked) {
+#pragma unroll
+            for (int y = 0; y < W; ++y) syw[kPacked ? lane : 0][y] = k[y];
           } else if (d == 1) {
 #pragma unroll
             for (int r0 = 0; r0 < RG; ++r0)
@@ -642,14 +724,65 @@ __global__ void __launch_bounds__(32 * K)
       }
       in.fetch(step + 1);
       tile_sync<K>();
+      if constexpr (kPacked) {
+        // This warp's row weights of each point: y weight times the z weight of the row's plane
+        // slot (the head's). Built here rather than by evaluating the y and z kernels in every
+        // warp (two Horner evaluations are several times these loads and products).
+        if (lane < n) {
+          const Head h = shd[warp][lane];
+          T ky[W];
+#pragma unroll
+          for (int y = 0; y < W; ++y) ky[y] = syw[lane][y];
+#pragma unroll
+          for (int r0 = 0; r0 < RG; ++r0) {
+            PackedWeights pw;
+#pragma unroll
+            for (int a = 0; a < kAccess; ++a) {
+              const int r = a * RG + r0;
+              pw.v[a] = r < kRowsZ * W ? ky[r % W] * h.kz[r < kRowsZ * W ? r / W : 0] : T(0);
+            }
+            spw[warp][lane][r0] = pw;
+          }
+        }
+        __syncwarp();
+      }
       // 3D: point q + 1's parameters are read while point q is applied, so that each point
       // starts with its loads from the tile rather than with loads of its parameters (the
       // group's arrays do not change until the next group). H100, B 5.98 -> 5.35 ms; in 2D (two
       // cells per lane and point) it was slower, A 1.10 -> 1.23 ms.
       constexpr bool kPrefetch = D == 3;
+      // Packed: the loop unrolled by two, the parameters of one point loaded while the other is
+      // applied, so that neither set is copied.
+      auto apply_packed = [&](const PointParams& pp) {
+        Cplx<T>* cell[kAccess];
+        Cplx<T> v[kAccess];
+#pragma unroll
+        for (int a = 0; a < kAccess; ++a) {
+          cell[a] = acc_cell[a] + pp.off;
+          if (acc_on[a]) v[a] = *cell[a];
+        }
+#pragma unroll
+        for (int a = 0; a < kAccess; ++a) {
+          v[a].re += pp.cx.re * pp.pw.v[a];
+          v[a].im += pp.cx.im * pp.pw.v[a];
+          if (acc_on[a]) *cell[a] = v[a];
+        }
+        __syncwarp();  // the next point may touch the cells just written by other lanes
+      };
       PointParams cur, next;
-      if constexpr (kPrefetch) load_params(0, cur);
-      for (int q = 0; q < n; ++q) {
+      if constexpr (kPacked) {
+        load_params(0, cur);
+        for (int q = 0; q < n; q += 2) {
+          if (q + 1 < n) load_params(q + 1, next);
+          apply_packed(cur);
+          if (q + 1 >= n) break;
+          if (q + 2 < n) load_params(q + 2, cur);
+          apply_packed(next);
+        }
+      } else if constexpr (kPrefetch) {
+        load_params(0, cur);
+      }
+      for (int q = 0; q < (kPacked ? 0 : n); ++q) {
         if constexpr (kPrefetch) {
           if (q + 1 < n) load_params(q + 1, next);
         } else {
@@ -834,12 +967,11 @@ __global__ void __launch_bounds__(32)
   }
 }
 
-// Shared memory (bytes) of a spread_tile block's tile.
-template <class T, int W>
+// Shared memory (bytes) of the tile of a warp-tile block (spread_tile, spread_tile_boxes).
+template <class T, int W, bool Packed>
 std::size_t spread_tile_bytes(int dim, const int* bin) {
-  std::size_t n = static_cast<std::size_t>(tile_row_stride<T, W>(tile_len(bin[0], W)));
-  for (int d = 1; d < dim; ++d) n *= static_cast<std::size_t>(tile_len(bin[d], W));
-  return n * sizeof(Cplx<T>);
+  const TileStrides st = warp_tile_strides<T, W, Packed>(tile_len(bin[0], W), dim > 1 ? tile_len(bin[1], W) : 1);
+  return static_cast<std::size_t>(st.sz) * (dim > 2 ? tile_len(bin[2], W) : 1) * sizeof(Cplx<T>);
 }
 
 // One thread per sorted point gathers W^D cells.

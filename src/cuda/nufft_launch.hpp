@@ -51,11 +51,13 @@ std::size_t interp_tile_bytes(int dim, const int* bin, int width) {
   return n * 2 * sizeof(T);
 }
 
-// Shared memory of one warp tile of spread_tile (bytes).
+// Shared memory of one warp tile (bytes): the larger of spread_tile's and spread_tile_boxes'.
 template <class T>
 std::size_t warp_tile_bytes(int dim, const int* bin, int width) {
   std::size_t n = 0;
-  core::dispatch_width(width, [&]<int W>() { n = spread_tile_bytes<T, W>(dim, bin); });
+  core::dispatch_width(width, [&]<int W>() {
+    n = std::max(spread_tile_bytes<T, W, false>(dim, bin), spread_tile_bytes<T, W, packed_rows<3, W, kTileWarps>()>(dim, bin));
+  });
   return n;
 }
 

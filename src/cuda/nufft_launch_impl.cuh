@@ -77,8 +77,8 @@ void Launch<T, D>::spread_tile(cudaStream_t s, const DevPoints<T>& p, const DevG
                                const Subproblems& sp, int nsub) {
   if (nsub == 0) return;
   core::dispatch_width(width, [&]<int W>() {
-    const std::size_t smem = spread_tile_bytes<T, W>(D, g.bin);
     constexpr int K = D == 3 ? kTileWarps : 1;
+    std::size_t smem = spread_tile_bytes<T, W, packed_rows<D, W, K>()>(D, g.bin);
     auto kernel = fieldft::cuda::spread_tile<T, D, W, 0, 0, K>;
     int threads = 32 * K;
     if constexpr (D == 3 && W <= 8) {
@@ -89,6 +89,7 @@ void Launch<T, D>::spread_tile(cudaStream_t s, const DevPoints<T>& p, const DevG
         if (g.boxes) {
           kernel = fixed ? fieldft::cuda::spread_tile_boxes<T, W, BX, BY> : fieldft::cuda::spread_tile_boxes<T, W>;
           threads = 32;
+          smem = spread_tile_bytes<T, W, false>(D, g.bin);
         }
     }
     FIELDFT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
