@@ -255,17 +255,16 @@ __global__ void spread_nupts(DevPoints<T> p, DevGrid g, const T* __restrict__ ho
 // Calls f(i, gi) for tile cells i = first, first + step, ... and their grid cells gi (periodic
 // wrap). The tile starts at grid cell origin and holds len cells per dimension, rows sy cells
 // apart (sy ≥ len[0]: the rest is padding, skipped) and planes sz ≥ sy·len[1] apart (the cells
-// after a plane's last row are padding too, see warp_tile_strides). The cell's
+// after a plane's last row are padding too where Padded, see warp_tile_strides). The cell's
 // tile coordinates are carried from one step to the next (each of step's parts in x and y
 // carries at most once), and so is its grid index where the tile does not wrap around the grid
 // (most tiles): dividing i by the strides and wrapping each coordinate at every cell cost ~48
 // instructions per cell, a quarter of spread_tile's instructions on cases E and F (ncu).
-template <class F>
+template <bool Padded = false, class F>
 __device__ inline void for_tile_cells(const int* origin, const int* len, int sy, int sz, const DevGrid& g, int first,
                                       int step, F&& f) {
   const int nfx = static_cast<int>(g.nf[0]), nfy = static_cast<int>(g.nf[1]), nfz = static_cast<int>(g.nf[2]);
   const int nfxy = nfx * nfy, ncell = sz * len[2];
-  const bool unpadded = sz == sy * len[1];
   const int dz = step / sz, dp = step - dz * sz, dy = dp / sy, dx = dp - dy * sy;
   int lz = first / sz, p = first - lz * sz, ly = p / sy, lx = p - ly * sy;  // p: index in the plane
   const bool wraps = origin[0] < 0 || origin[0] + len[0] > nfx || origin[1] < 0 || origin[1] + len[1] > nfy ||
@@ -274,7 +273,7 @@ __device__ inline void for_tile_cells(const int* origin, const int* len, int sy,
   int gi = grid_index();  // valid where !wraps
   const int dgi = dz * nfxy + dy * nfx + dx, carry_x = nfx - sy, carry_y = nfxy - len[1] * nfx;
   for (int i = first; i < ncell; i += step) {
-    if (lx < len[0] && ly < len[1]) {  // not padding
+    if (lx < len[0] && (!Padded || ly < len[1])) {  // not padding
       if (wraps) {
         int ix = origin[0] + lx, iy = origin[1] + ly, iz = origin[2] + lz;
         ix = ix < 0 ? ix + nfx : (ix >= nfx ? ix - nfx : ix);
@@ -285,7 +284,7 @@ __device__ inline void for_tile_cells(const int* origin, const int* len, int sy,
         f(i, gi);
       }
     }
-    p += dp;
+    if constexpr (Padded) p += dp;
     lx += dx;
     ly += dy;
     lz += dz;
@@ -295,16 +294,16 @@ __device__ inline void for_tile_cells(const int* origin, const int* len, int sy,
       ++ly;
       gi += carry_x;
     }
-    if (p >= sz) {  // past the plane (and its padding): into the next
-      p -= sz;
+    if (Padded ? p >= sz : ly >= len[1]) {  // past the plane (and its padding): into the next
       ++lz;
-      if (unpadded) {  // (ly, lx) is p's place already, one plane on
-        ly -= len[1];
-        gi += carry_y;
-      } else {
+      if constexpr (Padded) {
+        p -= sz;
         ly = p / sy;
         lx = p - ly * sy;
         gi = grid_index();
+      } else {
+        ly -= len[1];
+        gi += carry_y;
       }
     }
   }
@@ -312,10 +311,10 @@ __device__ inline void for_tile_cells(const int* origin, const int* len, int sy,
 
 // Adds a shared-memory tile to the grid gb; cells that stayed zero are skipped. With clear, the
 // tile is left zero for the next transform (one pass over the tile instead of two).
-template <class T>
+template <bool Padded = false, class T>
 __device__ inline void add_tile_to_grid(Cplx<T>* tile, const int* origin, const int* len, int sy, int sz,
                                         const DevGrid& g, T* gb, int first, int step, bool clear) {
-  for_tile_cells(origin, len, sy, sz, g, first, step, [&](int i, int gi) {
+  for_tile_cells<Padded>(origin, len, sy, sz, g, first, step, [&](int i, int gi) {
     const Cplx<T> v = tile[i];
     if (clear) tile[i] = Cplx<T>{T(0), T(0)};
     if (v.re != T(0) || v.im != T(0)) atomic_add_cell(gb, gi, v);
@@ -825,7 +824,7 @@ __global__ void __launch_bounds__(32 * K)
       tile_sync<K>();
       // Lanes over consecutive tile cells: a row-by-row loop, which wraps each row once but
       // leaves 9 of 32 lanes idle on 23-cell rows, measured 1.7x slower on case B.
-      add_tile_to_grid(tile, origin, len, sy, sz, g, reinterpret_cast<T*>(grid + b * g.size), threadIdx.x, 32 * K,
+      add_tile_to_grid<kPacked>(tile, origin, len, sy, sz, g, reinterpret_cast<T*>(grid + b * g.size), threadIdx.x, 32 * K,
                        b + 1 < nbatch);
     }
   }
