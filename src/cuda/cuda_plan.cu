@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
 #include <limits>
 #include <map>
 #include <sstream>
@@ -149,6 +150,24 @@ constexpr std::size_t kSubproblemSmem = 48 * 1024;     // tile budget that keeps
 // tile (H100, float, eps 1e-5, ms plain -> boxes): C at 0.7 points per cell 35.0 -> 39.4; 128^3
 // modes with 5e7 points at 2.1 points per cell 12.9 -> 11.8.
 constexpr double kBoxDensity = 1.2;
+
+// Points per fine-grid cell below which 3D warp tiles are added to the grid by bulk row
+// reductions (DevGrid::bulk) rather than by the threads' vector atomics. H100, float, eps 1e-5,
+// same run, ms threads -> bulk, sigma 2 (w = 7): E (0.12 points per cell) 8.43 -> 8.13, F (0.12)
+// 0.171 -> 0.162, 128^3 modes with 3e6 points (0.18) 1.377 -> 1.341, 5e6 (0.30) 1.980 -> 1.983;
+// sigma 2.25 (w = 6): 8e6 (0.33) 2.25 -> 2.46, B (0.42) 2.64 -> 2.92. On dense tiles the block
+// waits longer for the engine to read its rows before it can exit than the threads took.
+constexpr double kBulkDensity = 0.3;
+
+// Tuning knob read once per plan, for benchmarks and diagnosis (docs/benchmarks.md):
+// FIELDFT_NUFFT_BULK_ROWS = 0 never takes bulk tile rows, 1 takes them wherever the tile allows
+// (bulk_rows_fit), unset or -1 by the density above.
+int bulk_rows_knob() {
+  const char* v = std::getenv("FIELDFT_NUFFT_BULK_ROWS");
+  if (v == nullptr || *v == '\0') return -1;
+  const int k = std::atoi(v);
+  return k == 0 || k == 1 ? k : -1;
+}
 // Points per cell of the sigma = 2 grid from which the automatic upsampling factor is 2.25 where
 // that narrows the kernel (H100, float, eps 1e-5, w 7 -> 6, ms at sigma 2 -> 2.25: dense cases
 // A 1.06 -> 1.00 (2.4 points per cell), G 1.12 -> 0.95 (2.4), B 4.44 -> 3.81 (0.6), H 2.65 ->
@@ -176,6 +195,9 @@ class CudaPlan final : public PlanImpl<T> {
     stream_ = static_cast<cudaStream_t>(opt.stream);
     DeviceGuard guard(device_);
     FIELDFT_CUDA_CHECK(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, device_));
+    int cc_major = 0;
+    FIELDFT_CUDA_CHECK(cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, device_));
+    bulk_rows_ = cc_major >= 9 ? bulk_rows_knob() : 0;
     choose_upsampfac_ = opt.upsampfac == 0.0 && info.type != 3;
     configure();
   }
@@ -410,7 +432,14 @@ class CudaPlan final : public PlanImpl<T> {
 
     bins_ = bins;
     set_grid(info.fine_grid);
-    upload(horner_, std::vector<T>(this->setup_.kernel.horner.begin(), this->setup_.kernel.horner.end()));
+    {  // rows of W coefficients padded to whole 16-byte vectors (horner_pad, stage_horner)
+      const int w = info.kernel_width, cols = horner_pad<T>(w);
+      const auto& h = this->setup_.kernel.horner;
+      std::vector<T> padded(h.size() / w * cols, T(0));
+      for (std::size_t r = 0; r < h.size() / w; ++r)
+        for (int k = 0; k < w; ++k) padded[r * cols + k] = static_cast<T>(h[r * w + k]);
+      upload(horner_, padded);
+    }
     for (int d = 0; d < 3; ++d) {
       upload(deconv_[d], std::vector<T>(this->setup_.deconv[d].begin(), this->setup_.deconv[d].end()));
       upload(fine_index_[d], this->setup_.fine_index[d]);
@@ -632,6 +661,7 @@ class CudaPlan final : public PlanImpl<T> {
     auto& info = this->setup_.info;
     set_sub_bins(dg_, use_boxes(m));
     info.spread_boxes = dg_.boxes != 0;
+    dg_.bulk = bulk_rows_ == 1 || (bulk_rows_ == -1 && static_cast<double>(m) < kBulkDensity * static_cast<double>(dg_.size));
     const std::int64_t nbins = std::int64_t(dg_.nbins[0]) * dg_.nbins[1] * dg_.nbins[2];
     const std::int64_t nkeys = nbins * dg_.nsub;  // sort keys: (bin, sub-bin), point_bin
     // One count more than keys, left zero, so that the scan's last entry is the total.
@@ -749,6 +779,7 @@ class CudaPlan final : public PlanImpl<T> {
   }
 
   int device_ = 0;
+  int bulk_rows_ = 0;  // bulk tile rows (DevGrid::bulk): 0 never (before sm_90), -1 sparse points, 1 always
   cudaStream_t stream_ = nullptr;
   DevGrid dg_{};
   ModeMap modes_{};

@@ -28,6 +28,7 @@ struct DevGrid {
   int nsub;            // sort keys per bin: prod over dimensions of bin / sub, see point_bin
   int width;           // kernel width W
   int boxes;           // 1: 3D warp tiles accumulate 2x2x2-cell boxes in registers (spread_tile_boxes)
+  int bulk;            // 1: the device (sm_90) adds whole tile rows by bulk reductions (spread_tile)
 };
 
 // Sorted points: first cell and Horner variable per dimension, and the caller's index.
@@ -136,10 +137,15 @@ __global__ void gather_sorted(std::int64_t m, const T* x0, const T* x1, const T*
 // Columns of the shared-memory copy of the Horner table: W rounded up to whole 16-byte vectors,
 // so that each degree's coefficients are read as vector loads (kernel.hpp's w_pad; the extra
 // columns are zero and their results unused).
+template <class T>
+__host__ __device__ constexpr int horner_pad(int w) {
+  constexpr int per_vec = static_cast<int>(16 / sizeof(T));
+  return (w + per_vec - 1) / per_vec * per_vec;
+}
+
 template <class T, int W>
 constexpr int horner_cols() {
-  constexpr int per_vec = static_cast<int>(16 / sizeof(T));
-  return (W + per_vec - 1) / per_vec * per_vec;
+  return horner_pad<T>(W);
 }
 
 // Values of that copy for the largest degree at width W (core::max_horner_degree): sized by W,
@@ -150,15 +156,12 @@ constexpr int horner_smem() {
   return (core::max_horner_degree(W) + 1) * horner_cols<T, W>();
 }
 
-// Copies the Horner table (degree + 1 rows of W) into shared memory once per block (every thread
-// reads all of it), rows padded to horner_cols. smem: horner_smem values, 16-byte aligned.
+// Copies the Horner table (degree + 1 rows of horner_cols values, as the plan uploads it: W
+// coefficients and zeros) into shared memory once per block (every thread reads all of it).
+// smem: horner_smem values, 16-byte aligned.
 template <class T, int W>
 __device__ inline const T* stage_horner(const T* __restrict__ horner, int degree, T* smem) {
-  constexpr int kCols = horner_cols<T, W>();
-  for (int i = threadIdx.x; i < (degree + 1) * kCols; i += blockDim.x) {
-    const int row = i / kCols, col = i - row * kCols;
-    smem[i] = col < W ? horner[row * W + col] : T(0);
-  }
+  for (int i = threadIdx.x; i < (degree + 1) * horner_cols<T, W>(); i += blockDim.x) smem[i] = horner[i];
   __syncthreads();
   return smem;
 }
@@ -349,7 +352,7 @@ template <class T, int D, int W>
 __global__ void spread_subproblem(DevPoints<T> p, DevGrid g, const T* __restrict__ horner, int degree,
                                   const Cplx<T>* __restrict__ c, std::int64_t c_stride, Cplx<T>* __restrict__ grid,
                                   int nbatch, Subproblems sp) {
-  extern __shared__ unsigned char smem_raw[];
+  extern __shared__ __align__(16) unsigned char smem_raw[];
   T* tile = reinterpret_cast<T*>(smem_raw);
   __shared__ alignas(16) T sh[horner_smem<T, W>()];
   const T* hz = stage_horner<T, W>(horner, degree, sh);
@@ -413,10 +416,10 @@ constexpr int tile_x_lanes() {
 // groups of a half-warp must fall in different banks (64-bit accesses are served per
 // half-warp), i.e. 2·stride mod 32 words in [14, 18] for up to 7..8 cells a row.
 template <class T, int W>
-__host__ __device__ constexpr int tile_row_stride(int len0) {
+__host__ __device__ constexpr int tile_row_stride(int len0, int align = 1) {
   if (sizeof(T) != 4 || tile_x_lanes<W>() != 8) return len0;
   int s = len0;
-  while (s % 16 < 7 || s % 16 > 9) ++s;
+  while (s % 16 < 7 || s % 16 > 9 || s % align != 0) ++s;
   return s;
 }
 
@@ -441,7 +444,12 @@ struct TileStrides {
 // consecutive rows of a plane are sy apart, and across the planes of a warp (K planes apart)
 // K·sz − (W − 1)·sy: both must be W modulo C, so sy ≡ W and K·sz ≡ W² (mod C), which the
 // padding of rows and planes gives (even W). Else the rows of tile_row_stride, planes unpadded.
-template <class T, int W, bool Packed>
+// Bulk rows (Bulk, below): rows also start on whole 16-byte units; the packed strides of even W
+// already do (sy ≡ W and sz ≡ W²/2 mod C/2 cells are even), the plain rows are made to.
+template <class T>
+constexpr int bulk_cells();
+
+template <class T, int W, bool Packed, bool Bulk = false>
 __host__ __device__ constexpr TileStrides warp_tile_strides(int len0, int len1) {
   if constexpr (Packed) {
     constexpr int C = static_cast<int>(128 / sizeof(Cplx<T>)), K = 2;
@@ -451,23 +459,107 @@ __host__ __device__ constexpr TileStrides warp_tile_strides(int len0, int len1) 
     while ((K * sz - W * W) % C != 0) ++sz;
     return {sy, sz};
   } else {
-    const int sy = tile_row_stride<T, W>(len0);
+    const int sy = tile_row_stride<T, W>(len0, Bulk ? bulk_cells<T>() : 1);
     return {sy, sy * len1};
   }
+}
+
+// Bulk rows: at a tile flush, each row of the tile is added to the grid by one bulk asynchronous
+// reduction (sm_90, cp.reduce.async.bulk .add: the copy engine reads the row from shared memory
+// and adds it in L2), two where it wraps around the grid in x, instead of a load, a zero test
+// and a vector atomic per cell from the threads. Rows must start and end on 16-byte units in
+// both memories: float tiles start on an even grid cell (origin moved down by one where
+// bin start − W/2 is odd) and hold an even number of cells a row. Cells per 16 bytes:
+template <class T>
+constexpr int bulk_cells() {
+  return sizeof(Cplx<T>) >= 16 ? 1 : static_cast<int>(16 / sizeof(Cplx<T>));
+}
+
+// Cells a row of a bulk tile holds: the footprints' tile_len(bin0, W) from bin start − W/2,
+// the origin moved down to a multiple A of cells (by (W/2) mod A where A divides the bins, by up
+// to A − 1 otherwise) and the length rounded up to a multiple of A.
+template <class T, int W>
+__host__ __device__ constexpr int bulk_tile_len0(int bin0) {
+  constexpr int A = bulk_cells<T>();
+  const int shift = bin0 % A == 0 ? (A - (W / 2) % A) % A : A - 1;
+  return (tile_len(bin0, W) + shift + A - 1) / A * A;
+}
+
+// Whether spread_tile may flush g's tiles by bulk rows: the grid's rows hold whole 16-byte units
+// and a tile row wraps around the grid at most once.
+template <class T, int W>
+__host__ __device__ inline bool bulk_rows_fit(const DevGrid& g) {
+  return g.bulk != 0 && g.nf[0] % bulk_cells<T>() == 0 && bulk_tile_len0<T, W>(g.bin[0]) <= g.nf[0];
+}
+
+// The PTX of the bulk rows (sm_90). fence.proxy.async makes a thread's shared-memory stores
+// visible to the copy engine; the reductions of a thread form a bulk group, and
+// wait_group.read returns once the engine has read their sources.
+template <class T>
+__device__ inline void bulk_add_row(Cplx<T>* dst, const Cplx<T>* src, int cells) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(src));
+  const unsigned bytes = static_cast<unsigned>(cells * sizeof(Cplx<T>));
+  if constexpr (sizeof(T) == 4)
+    asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;" ::"l"(dst), "r"(s),
+                 "r"(bytes)
+                 : "memory");
+  else
+    asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f64 [%0], [%1], %2;" ::"l"(dst), "r"(s),
+                 "r"(bytes)
+                 : "memory");
+#else
+  __trap();  // the launcher takes bulk rows on sm_90 and later only
+#endif
+}
+
+__device__ inline void bulk_fence_shared() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+#endif
+}
+
+__device__ inline void bulk_commit_and_wait_read() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+  asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+#endif
+}
+
+// Adds the rows of a bulk tile (origin[0] and len[0] on whole 16-byte units, bulk_rows_fit) to
+// the grid gb: rows first, first + step, ... of the len[1]·len[2] rows, sy cells apart in a
+// plane and planes sz apart. Returns once the engine has read them; the caller's stores to the
+// tile must have been fenced (bulk_fence_shared) and the block synchronised before.
+template <class T>
+__device__ inline void bulk_add_tile_rows(const Cplx<T>* tile, const int* origin, const int* len, int sy, int sz,
+                                          const DevGrid& g, Cplx<T>* gb, int first, int step) {
+  const int nfx = static_cast<int>(g.nf[0]), nfy = static_cast<int>(g.nf[1]), nfz = static_cast<int>(g.nf[2]);
+  const int x0 = origin[0] < 0 ? origin[0] + nfx : origin[0];
+  const int n1 = len[0] < nfx - x0 ? len[0] : nfx - x0;  // cells before the row wraps
+  for (int r = first; r < len[1] * len[2]; r += step) {
+    const int lz = r / len[1], ly = r - lz * len[1];
+    const int iy = ((origin[1] + ly) % nfy + nfy) % nfy, iz = ((origin[2] + lz) % nfz + nfz) % nfz;
+    const Cplx<T>* src = tile + lz * sz + ly * sy;
+    Cplx<T>* dst = gb + (static_cast<std::int64_t>(iz) * nfy + iy) * nfx;
+    bulk_add_row(dst + x0, src, n1);
+    if (n1 < len[0]) bulk_add_row(dst, src + n1, len[0] - n1);
+  }
+  bulk_commit_and_wait_read();
 }
 
 // Strides of a warp tile. A kernel instantiated for fixed bin sizes (BX > 0: the planner's 3D
 // default, tile_bins) gets them as constants, so that every cell address of a footprint is a
 // base register plus an immediate: with runtime strides each cell costs an IADD3 and a LEA (SASS
 // of case B: 45 of 171 instructions per point).
-template <class T, int W, int BX, int BY, bool Packed = false>
+template <class T, int W, int BX, int BY, bool Packed = false, bool Bulk = false>
 __device__ inline void tile_strides(const int* len, int& sy, int& sz) {
   if constexpr (BX > 0) {
-    constexpr TileStrides kS = warp_tile_strides<T, W, Packed>(tile_len(BX, W), tile_len(BY, W));
+    constexpr int kLen0 = Bulk ? bulk_tile_len0<T, W>(BX) : tile_len(BX, W);
+    constexpr TileStrides kS = warp_tile_strides<T, W, Packed, Bulk>(kLen0, tile_len(BY, W));
     sy = kS.sy;
     sz = kS.sz;
   } else {
-    const TileStrides st = warp_tile_strides<T, W, Packed>(len[0], len[1]);
+    const TileStrides st = warp_tile_strides<T, W, Packed, Bulk>(len[0], len[1]);
     sy = st.sy;
     sz = st.sz;
   }
@@ -550,7 +642,7 @@ constexpr std::size_t vec_align(int n) {
   return a;
 }
 
-template <class T, int D, int W, int BX = 0, int BY = 0, int K = 1>
+template <class T, int D, int W, int BX = 0, int BY = 0, int K = 1, bool Bulk = false>
 __global__ void __launch_bounds__(32 * K)
     spread_tile(DevPoints<T> p, DevGrid g, const T* __restrict__ horner, int degree, const Cplx<T>* __restrict__ c,
                 std::int64_t c_stride, Cplx<T>* __restrict__ grid, int nbatch, Subproblems sp) {
@@ -596,26 +688,39 @@ __global__ void __launch_bounds__(32 * K)
   struct alignas(vec_align<T>(kAccess)) PackedWeights {
     T v[kAccess];
   };
-  extern __shared__ unsigned char smem_raw[];
+  extern __shared__ __align__(16) unsigned char smem_raw[];
   Cplx<T>* tile = reinterpret_cast<Cplx<T>*>(smem_raw);
-  // Rows padded by one element: the set-up's stores (lane = point) hit distinct banks.
-  __shared__ Cplx<T> scx[32][XL + 1];   // strength times x weight (0 past W)
-  __shared__ RowWeights sky[kPacked ? 1 : 32][RG + 1];
+  // Rows padded by one element: the set-up's stores (lane = point) hit distinct banks. Not in
+  // bulk tiles, whose rows of 24 cells at W = 7 leave no room for the padding if a seventh block
+  // is to fit an SM (bank conflicts in the set-up's stores instead).
+  constexpr int kPad = Bulk ? 0 : 1;
+  __shared__ Cplx<T> scx[32][XL + kPad];  // strength times x weight (0 past W)
+  __shared__ RowWeights sky[kPacked ? 1 : 32][RG + kPad];
   __shared__ Head shd[K][32];
   __shared__ int soff[kOffInHead ? 1 : K][32];
   // Packed: the y weights of the group's points (rows padded by one value: distinct banks for
   // the set-up's accesses, lane = point), and each warp's row weights built from them.
   __shared__ T syw[kPacked ? 32 : 1][W + 1];
   __shared__ PackedWeights spw[kPacked ? K : 1][kPacked ? 32 : 1][RG];
-  __shared__ alignas(16) T sh[horner_smem<T, W>()];
-  const T* hz = stage_horner<T, W>(horner, degree, sh);
+  // Bulk tiles read the Horner table from global memory (through L1) instead of a staged copy:
+  // the 576 bytes it takes at W = 7 in float are what a seventh block per SM lacks on E and F
+  // once the tile rows are 24 cells.
+  constexpr bool kStageHorner = !Bulk;
+  __shared__ alignas(16) T sh[kStageHorner ? horner_smem<T, W>() : 1];
+  const T* hz = kStageHorner ? stage_horner<T, W>(horner, degree, sh)
+                             : static_cast<const T*>(__builtin_assume_aligned(horner, 16));
 
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int s = blockIdx.x;
   int len[3], origin[3];
   bin_tile<D, W>(g, sp.bin[s], len, origin);
+  if constexpr (Bulk) {  // rows on whole 16-byte units
+    constexpr int A = bulk_cells<T>();
+    origin[0] -= (origin[0] % A + A) % A;
+    len[0] = bulk_tile_len0<T, W>(g.bin[0]);
+  }
   int sy, sz;  // cells between rows, between planes
-  tile_strides<T, W, BX, BY, kPacked>(len, sy, sz);
+  tile_strides<T, W, BX, BY, kPacked, Bulk>(len, sy, sz);
   const int ncell = sz * len[2];
   const int ox = lane % XL, rg = lane / XL;
   const bool x_on = ox < W && rg < RG;  // packed: lanes past RG·XL idle
@@ -821,11 +926,25 @@ __global__ void __launch_bounds__(32 * K)
       }
     }
     if (group == in.ngroups - 1) {
-      tile_sync<K>();
-      // Lanes over consecutive tile cells: a row-by-row loop, which wraps each row once but
-      // leaves 9 of 32 lanes idle on 23-cell rows, measured 1.7x slower on case B.
-      add_tile_to_grid<kPacked>(tile, origin, len, sy, sz, g, reinterpret_cast<T*>(grid + b * g.size), threadIdx.x, 32 * K,
-                       b + 1 < nbatch);
+      if constexpr (Bulk) {
+        bulk_fence_shared();
+        tile_sync<K>();
+        bulk_add_tile_rows(tile, origin, len, sy, sz, g, grid + b * g.size, threadIdx.x, 32 * K);
+        if (b + 1 < nbatch) {
+          tile_sync<K>();  // every row read: zero the tile for the next transform
+          using Vec = std::conditional_t<sizeof(T) == 4, float4, double2>;
+          Vec* v = reinterpret_cast<Vec*>(tile);
+          const int nvec = ncell * static_cast<int>(sizeof(Cplx<T>)) / 16;
+          for (int i = threadIdx.x; i < nvec; i += 32 * K) v[i] = Vec{};
+          if (threadIdx.x == 0 && nvec * 16 < ncell * static_cast<int>(sizeof(Cplx<T>))) tile[ncell - 1] = Cplx<T>{};
+        }
+      } else {
+        tile_sync<K>();
+        // Lanes over consecutive tile cells: a row-by-row loop, which wraps each row once but
+        // leaves 9 of 32 lanes idle on 23-cell rows, measured 1.7x slower on case B.
+        add_tile_to_grid<kPacked>(tile, origin, len, sy, sz, g, reinterpret_cast<T*>(grid + b * g.size), threadIdx.x,
+                                  32 * K, b + 1 < nbatch);
+      }
     }
   }
 }
@@ -854,7 +973,7 @@ __global__ void __launch_bounds__(32)
   static_assert(U <= 8, "register boxes need W + 1 <= 8 x-lanes");
   constexpr int XL = 8, RG = 4;
   constexpr int kRowsY = (U + RG - 1) / RG;  // y rows per lane
-  extern __shared__ unsigned char smem_raw[];
+  extern __shared__ __align__(16) unsigned char smem_raw[];
   Cplx<T>* tile = reinterpret_cast<Cplx<T>*>(smem_raw);
   __shared__ Cplx<T> scx[32][U];  // strength times x weight, union-aligned (zero outside the footprint)
   __shared__ T swy[32][U], swz[32][U];
@@ -967,9 +1086,10 @@ __global__ void __launch_bounds__(32)
 }
 
 // Shared memory (bytes) of the tile of a warp-tile block (spread_tile, spread_tile_boxes).
-template <class T, int W, bool Packed>
+template <class T, int W, bool Packed, bool Bulk = false>
 std::size_t spread_tile_bytes(int dim, const int* bin) {
-  const TileStrides st = warp_tile_strides<T, W, Packed>(tile_len(bin[0], W), dim > 1 ? tile_len(bin[1], W) : 1);
+  const TileStrides st = warp_tile_strides<T, W, Packed, Bulk>(Bulk ? bulk_tile_len0<T, W>(bin[0]) : tile_len(bin[0], W),
+                                                               dim > 1 ? tile_len(bin[1], W) : 1);
   return static_cast<std::size_t>(st.sz) * (dim > 2 ? tile_len(bin[2], W) : 1) * sizeof(Cplx<T>);
 }
 
@@ -1014,7 +1134,7 @@ __global__ void __launch_bounds__(128)
     interp_tile(DevPoints<T> p, DevGrid g, const T* __restrict__ horner, int degree,
                 const Cplx<T>* __restrict__ grid, Cplx<T>* __restrict__ c, std::int64_t c_stride, int nbatch,
                 Subproblems sp) {
-  extern __shared__ unsigned char smem_raw[];
+  extern __shared__ __align__(16) unsigned char smem_raw[];
   Cplx<T>* tile = reinterpret_cast<Cplx<T>*>(smem_raw);
   __shared__ alignas(16) T sh[horner_smem<T, W>()];
   const T* hz = stage_horner<T, W>(horner, degree, sh);

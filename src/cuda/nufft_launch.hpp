@@ -56,7 +56,9 @@ template <class T>
 std::size_t warp_tile_bytes(int dim, const int* bin, int width) {
   std::size_t n = 0;
   core::dispatch_width(width, [&]<int W>() {
-    n = std::max(spread_tile_bytes<T, W, false>(dim, bin), spread_tile_bytes<T, W, packed_rows<3, W, kTileWarps>()>(dim, bin));
+    constexpr bool kPacked = packed_rows<3, W, kTileWarps>();
+    n = std::max({spread_tile_bytes<T, W, false>(dim, bin), spread_tile_bytes<T, W, kPacked>(dim, bin),
+                  spread_tile_bytes<T, W, kPacked, true>(dim, bin)});
   });
   return n;
 }

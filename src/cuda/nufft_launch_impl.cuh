@@ -78,13 +78,18 @@ void Launch<T, D>::spread_tile(cudaStream_t s, const DevPoints<T>& p, const DevG
   if (nsub == 0) return;
   core::dispatch_width(width, [&]<int W>() {
     constexpr int K = D == 3 ? kTileWarps : 1;
-    std::size_t smem = spread_tile_bytes<T, W, packed_rows<D, W, K>()>(D, g.bin);
+    constexpr bool kPacked = packed_rows<D, W, K>();
+    std::size_t smem = spread_tile_bytes<T, W, kPacked>(D, g.bin);
     auto kernel = fieldft::cuda::spread_tile<T, D, W, 0, 0, K>;
     int threads = 32 * K;
     if constexpr (D == 3 && W <= 8) {
       constexpr int BX = kTileBins[0], BY = kTileBins[1];
       const bool fixed = g.bin[0] == BX && g.bin[1] == BY;  // the strides do not depend on bin[2]
       if (fixed) kernel = fieldft::cuda::spread_tile<T, D, W, BX, BY, K>;
+      if (fixed && bulk_rows_fit<T, W>(g)) {
+        kernel = fieldft::cuda::spread_tile<T, D, W, BX, BY, K, true>;
+        smem = spread_tile_bytes<T, W, kPacked, true>(D, g.bin);
+      }
       if constexpr (W <= 7)
         if (g.boxes) {
           kernel = fixed ? fieldft::cuda::spread_tile_boxes<T, W, BX, BY> : fieldft::cuda::spread_tile_boxes<T, W>;

@@ -8,6 +8,7 @@
 #include <array>
 #include <cmath>
 #include <complex>
+#include <cstdlib>
 #include <vector>
 
 #include "support/backends.hpp"
@@ -196,6 +197,43 @@ TEST(GpuRuntime, RegisterBoxesMatchPlainWarpTiles) {
   nufft::Plan<float> flat(1, std::vector<std::int64_t>{40, 30}, 1, 1, 1e-4, o);
   flat.set_points(pts.size(), pts.x.data(), pts.y.data());
   EXPECT_FALSE(flat.info().spread_boxes);
+}
+
+// Bulk tile rows (sm_90: each tile row added to the grid by one bulk reduction, DevGrid::bulk)
+// give the grid the threads' flush gives, up to rounding: every width with fixed-stride tiles
+// (2 to 8), float and double, sparse and dense points, three transforms (the tile is zeroed
+// between them), x extents of the fine grid that rows wrap around, and planes and rows that
+// wrap too. FIELDFT_NUFFT_BULK_ROWS forces them on (1) and off (0); on devices before sm_90 both
+// runs take the threads' flush.
+TEST(GpuRuntime, BulkTileRowsMatchThreadFlush) {
+  SKIP_WITHOUT_GPU();
+  struct KnobGuard {
+    ~KnobGuard() { unsetenv("FIELDFT_NUFFT_BULK_ROWS"); }
+  } guard;
+  const auto run = [&]<class T>(T, const std::vector<std::int64_t>& modes, double eps, std::int64_t m, const char* knob) {
+    setenv("FIELDFT_NUFFT_BULK_ROWS", knob, 1);
+    const auto pts = random_points<T>(3, m, 51);
+    const auto c = random_complex<T>(3 * pts.size(), 52);
+    std::vector<std::complex<T>> f(3 * modes[0] * modes[1] * modes[2]);
+    nufft::Options o = cuda_options(nufft::Method::kOutputDriven);
+    o.spread_boxes = 0;
+    o.upsampfac = 2.0;
+    nufft::Plan<T> plan(1, modes, 1, 3, eps, o);
+    plan.set_points(pts.size(), pts.x.data(), pts.y.data(), pts.z.data());
+    plan.execute(c.data(), f.data());
+    return f;
+  };
+  const auto compare = [&]<class T>(T zero, double eps, double tol) {
+    for (const auto& modes : {std::vector<std::int64_t>{20, 17, 13}, std::vector<std::int64_t>{13, 9, 6}})
+      for (std::int64_t m : {std::int64_t{300}, std::int64_t{30000}}) {
+        const auto bulk = run(zero, modes, eps, m, "1");
+        const auto threads = run(zero, modes, eps, m, "0");
+        EXPECT_LE(rel_diff(bulk, threads), tol) << "eps " << eps << ", modes " << modes[0] << "x" << modes[1] << "x"
+                                                << modes[2] << ", " << m << " points";
+      }
+  };
+  for (double eps : {0.3, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6}) compare(0.0f, eps, 1e-5);  // w = 2 ... 8
+  for (double eps : {1e-2, 1e-5}) compare(0.0, eps, 1e-12);
 }
 
 // Method auto with a kernel too wide for a 48 KiB warp tile (3D double, eps 1e-9 at sigma 2:
