@@ -324,6 +324,15 @@ __device__ inline void add_tile_to_grid(Cplx<T>* tile, const int* origin, const 
   });
 }
 
+// Zeroes the ncell cells of a tile (16-byte stores; tiles are 16-byte aligned).
+template <class T>
+__device__ inline void zero_tile(Cplx<T>* tile, int ncell, int first, int step) {
+  using Vec = std::conditional_t<sizeof(T) == 4, float4, double2>;
+  const int nvec = ncell * static_cast<int>(sizeof(Cplx<T>)) / 16;
+  for (int i = first; i < nvec; i += step) reinterpret_cast<Vec*>(tile)[i] = Vec{};
+  if (first == 0 && nvec * 16 < ncell * static_cast<int>(sizeof(Cplx<T>))) tile[ncell - 1] = Cplx<T>{};
+}
+
 // Tile of a bin: len cells per dimension (tile_len, 1 past D) starting at grid cell origin (bin
 // start − W/2), the cells its points' footprints reach.
 template <int D, int W>
@@ -932,11 +941,7 @@ __global__ void __launch_bounds__(32 * K)
         bulk_add_tile_rows(tile, origin, len, sy, sz, g, grid + b * g.size, threadIdx.x, 32 * K);
         if (b + 1 < nbatch) {
           tile_sync<K>();  // every row read: zero the tile for the next transform
-          using Vec = std::conditional_t<sizeof(T) == 4, float4, double2>;
-          Vec* v = reinterpret_cast<Vec*>(tile);
-          const int nvec = ncell * static_cast<int>(sizeof(Cplx<T>)) / 16;
-          for (int i = threadIdx.x; i < nvec; i += 32 * K) v[i] = Vec{};
-          if (threadIdx.x == 0 && nvec * 16 < ncell * static_cast<int>(sizeof(Cplx<T>))) tile[ncell - 1] = Cplx<T>{};
+          zero_tile(tile, ncell, threadIdx.x, 32 * K);
         }
       } else {
         tile_sync<K>();
