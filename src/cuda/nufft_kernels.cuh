@@ -864,8 +864,8 @@ __global__ void __launch_bounds__(32 * K)
       // group's arrays do not change until the next group). H100, B 5.98 -> 5.35 ms; in 2D (two
       // cells per lane and point) it was slower, A 1.10 -> 1.23 ms.
       constexpr bool kPrefetch = D == 3;
-      // Packed: the loop unrolled by two, the parameters of one point loaded while the other is
-      // applied, so that neither set is copied.
+      // 3D: the loop unrolled by two, the parameters of one point loaded while the other is
+      // applied, so that neither set is copied (packed rows first; plain rows since round 10).
       auto apply_packed = [&](const PointParams& pp) {
         Cplx<T>* cell[kAccess];
         Cplx<T> v[kAccess];
@@ -882,28 +882,11 @@ __global__ void __launch_bounds__(32 * K)
         }
         __syncwarp();  // the next point may touch the cells just written by other lanes
       };
-      PointParams cur, next;
-      if constexpr (kPacked) {
-        load_params(0, cur);
-        for (int q = 0; q < n; q += 2) {
-          if (q + 1 < n) load_params(q + 1, next);
-          apply_packed(cur);
-          if (q + 1 >= n) break;
-          if (q + 2 < n) load_params(q + 2, cur);
-          apply_packed(next);
-        }
-      } else if constexpr (kPrefetch) {
-        load_params(0, cur);
-      }
-      for (int q = 0; q < (kPacked ? 0 : n); ++q) {
-        if constexpr (kPrefetch) {
-          if (q + 1 < n) load_params(q + 1, next);
-        } else {
-          load_params(q, cur);
-        }
-        const T cre = cur.cx.re, cim = cur.cx.im;
-        const bool last_on = !kLastVaries || (cur.off & 1) != 0;
-        Cplx<T>* base = tile + (kLastVaries ? cur.off >> 1 : cur.off) + lane_off;
+      // Plain rows: the lane's rows rg, rg + RG, ... of each of the warp's plane slots.
+      auto apply_plain = [&](const PointParams& pp) {
+        const T cre = pp.cx.re, cim = pp.cx.im;
+        const bool last_on = !kLastVaries || (pp.off & 1) != 0;
+        Cplx<T>* base = tile + (kLastVaries ? pp.off >> 1 : pp.off) + lane_off;
         // A chunk of this lane's cells (up to kChunkZ planes) is loaded before any is stored:
         // written as one load-add-store per cell, the compiler must assume that a store may
         // alias the next load and runs the round trips to shared memory one after another
@@ -923,7 +906,7 @@ __global__ void __launch_bounds__(32 * K)
 #pragma unroll
             for (int r = 0; r < kRowsY; ++r) {
               if (!row_on[r] || !(z0 + oz < kRowsZ - 1 || last_on)) continue;
-              const T wgt = cur.ky.v[r] * cur.h.kz[z0 + oz < kRowsZ ? z0 + oz : 0];
+              const T wgt = pp.ky.v[r] * pp.h.kz[z0 + oz < kRowsZ ? z0 + oz : 0];
               v[oz][r].re += cre * wgt;
               v[oz][r].im += cim * wgt;
               base[(z0 + oz) * K * sz + r * RG * sy] = v[oz][r];
@@ -931,7 +914,26 @@ __global__ void __launch_bounds__(32 * K)
           }
         }
         __syncwarp();  // the next point may touch the cells just written by other lanes
-        if constexpr (kPrefetch) cur = next;
+      };
+      auto apply = [&](const PointParams& pp) {
+        if constexpr (kPacked) apply_packed(pp);
+        else apply_plain(pp);
+      };
+      PointParams cur, next;
+      if constexpr (kPrefetch) {
+        load_params(0, cur);
+        for (int q = 0; q < n; q += 2) {
+          if (q + 1 < n) load_params(q + 1, next);
+          apply(cur);
+          if (q + 1 >= n) break;
+          if (q + 2 < n) load_params(q + 2, cur);
+          apply(next);
+        }
+      } else {
+        for (int q = 0; q < n; ++q) {
+          load_params(q, cur);
+          apply(cur);
+        }
       }
     }
     if (group == in.ngroups - 1) {
