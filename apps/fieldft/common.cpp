@@ -59,7 +59,8 @@ void add_transform_options(CLI::App& app, TransformArgs& args) {
       ->capture_default_str();
   app.add_option("--upsampfac", args.upsampfac,
                  "Upsampling factor sigma = fine grid / modes, in [1.25, 2.25]; 0 = chosen by the "
-                 "planner (2, or on CUDA 2.25 for dense points where that narrows the kernel)")
+                 "planner (2; on CUDA 2.25 for dense points where that narrows the kernel, 1.6 for "
+                 "sparse 3D type 1 where the kernel keeps its width)")
       ->capture_default_str();
   app.add_option("--threads", args.threads,
                  "CPU backend: OpenMP threads; 0 = all available (OMP_NUM_THREADS)")

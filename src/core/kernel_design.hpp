@@ -41,9 +41,19 @@ int kernel_width_for(double eps, double sigma);
 // The automatic upsampling factor of the backends that choose it from the points (CUDA, at the
 // first set_points): kWideUpsampfac where its kernel is narrower than at σ = 2 and there are at
 // least min_density points per cell of the σ = 2 fine grid (spreading and interpolation cost
-// ∝ w^dim per point, the FFT and the grid passes ∝ σ^dim), else 2.
+// ∝ w^dim per point, the FFT and the grid passes ∝ σ^dim); kNarrowUpsampfac where there are
+// fewer than max_narrow_density points per cell, its kernel has the σ = 2 width and the error
+// model of that width at kNarrowUpsampfac is at most eps/6 (eps 1e-3 … 1e-5 at decade values,
+// not 1e-6): the same work per point on a grid of (1.6/2)^3 = 0.51 times the cells in 3D
+// before rounding up to FFT sizes (216^3 instead of 256^3 for 128^3 modes), whose tiles hold
+// more points each; else 2. 1.6 is the smallest factor measured below eps with the σ = 2 width
+// (at 1.5, w = 7 measured 1.6·eps on 3D type 1 at eps 1e-5; docs/benchmarks.md, tenth round).
 inline constexpr double kWideUpsampfac = 2.25;
-double auto_upsampfac(double eps, double density, double min_density);
+inline constexpr double kNarrowUpsampfac = 1.6;
+double auto_upsampfac(double eps, double density, double min_density, double max_narrow_density = 0.0);
+
+// exp(−π·w·√(1 − 1/σ)): the error model of Barnett et al. 2019, §4, for width w at factor σ.
+double kernel_error_model(int width, double sigma);
 
 // Degree-`degree` piecewise polynomial fit of the kernel (Chebyshev interpolation on each cell,
 // converted to monomials in t ∈ [-1, 1]). Exposed for tests.

@@ -178,6 +178,12 @@ constexpr double kWideDensity = 0.3;
 // or zeroing that grow with the grid). H100, float, eps 1e-5, 0.12 points per cell, ms at sigma
 // 2 -> 2.25: K 7.21 -> 6.84, L 0.157 -> 0.126.
 constexpr double kWideDensityInterp3d = 0.1;
+// Points per cell of the sigma = 2 grid below which 3D type 1 takes the narrow factor (1.6, the
+// same kernel width on a grid of 216^3 instead of 256^3 cells for 128^3 modes): fewer, fuller
+// tiles to zero and flush, and a smaller FFT. H100, float, eps 1e-5, same run, ms at sigma 2 ->
+// 1.6 (error): E (0.12) 8.40 -> 7.27 (1.6e-6 -> 7.8e-6), F (0.12) 0.171 -> 0.153 (1.5e-6 ->
+// 6.9e-6); at 1.5, 6.79 and 0.154 but 1.6e-5 and 1.1e-5, above eps.
+constexpr double kNarrowDensity = 0.3;
 
 template <class T>
 class CudaPlan final : public PlanImpl<T> {
@@ -312,18 +318,20 @@ class CudaPlan final : public PlanImpl<T> {
  private:
   // Upsampfac 0 (types 1 and 2): the factor is chosen once, at the first set_points with points,
   // from their density (core::auto_upsampfac); the plan is set up again when it is not 2. The
-  // larger grid is taken only when it can be planned (host memory for its tables) and fits in
-  // device memory; otherwise the plan stays at 2.
+  // other grid is taken only when it can be planned (host memory for its tables; at the narrow
+  // factor, eps above the float rounding floor, which the deconvolution raises) and a larger one
+  // fits in device memory; otherwise the plan stays at 2.
   void choose_upsampfac(std::int64_t m) {
     const auto& info = this->setup_.info;
     const double sigma = core::auto_upsampfac(info.eps, static_cast<double>(m) / static_cast<double>(dg_.size),
-                                              info.type == 2 && info.dim == 3 ? kWideDensityInterp3d : kWideDensity);
+                                              info.type == 2 && info.dim == 3 ? kWideDensityInterp3d : kWideDensity,
+                                              info.type == 1 && info.dim == 3 ? kNarrowDensity : 0.0);
     if (sigma == info.upsampfac) return;
     nufft::Options opt = this->setup_.options;
     opt.upsampfac = sigma;
-    core::PlanSetup wide;
+    core::PlanSetup chosen;
     try {
-      wide = core::make_plan_setup(
+      chosen = core::make_plan_setup(
           info.type, std::span<const std::int64_t>(info.modes.data(), static_cast<std::size_t>(info.dim)),
           info.isign, info.ntransf, info.eps, opt, nufft::min_eps<T>(), std::numeric_limits<T>::epsilon() / 2);
     } catch (const Error&) {
@@ -331,10 +339,10 @@ class CudaPlan final : public PlanImpl<T> {
     }
     std::size_t free_b = 0, total_b = 0;
     FIELDFT_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-    const double grown = static_cast<double>(wide.fine_grid_size() - dg_.size) * info.max_batch * sizeof(Complex);
+    const double grown = static_cast<double>(chosen.fine_grid_size() - dg_.size) * info.max_batch * sizeof(Complex);
     if (grown > 0.5 * static_cast<double>(free_b)) return;
-    wide.options.upsampfac = 0.0;  // as asked: automatic
-    this->setup_ = std::move(wide);
+    chosen.options.upsampfac = 0.0;  // as asked: automatic
+    this->setup_ = std::move(chosen);
     ffts_.clear();
     configure();
   }

@@ -111,3 +111,15 @@ TEST(KernelDesign, AutomaticUpsampfac) {
               core::kernel_width_for(eps, 2.25) < core::kernel_width_for(eps, 2.0))
         << eps;
 }
+
+// The narrow factor: only below max_narrow_density, only where it keeps the σ = 2 width, and only
+// at tolerances whose model error leaves the margin (eps 1e-3 … 1e-5 among decade values; 1e-6
+// measured 1.08·eps on the sweep at w = 8, so it stays at 2).
+TEST(KernelDesign, NarrowUpsampfacForSparsePoints) {
+  EXPECT_EQ(core::auto_upsampfac(1e-5, 0.12, 0.3, 0.3), core::kNarrowUpsampfac);
+  EXPECT_EQ(core::auto_upsampfac(1e-5, 0.12, 0.3), 2.0);       // not asked for
+  EXPECT_EQ(core::auto_upsampfac(1e-5, 0.31, 0.3, 0.3), 2.25);  // dense: wide wins
+  EXPECT_EQ(core::kernel_width_for(1e-5, core::kNarrowUpsampfac), core::kernel_width_for(1e-5, 2.0));
+  for (double eps : {1e-3, 1e-4, 1e-5, 2e-5}) EXPECT_EQ(core::auto_upsampfac(eps, 0.1, 0.3, 0.3), 1.6) << eps;
+  for (double eps : {1e-1, 1e-2, 1e-6, 5e-6, 1e-7, 1e-9}) EXPECT_EQ(core::auto_upsampfac(eps, 0.1, 0.3, 0.3), 2.0) << eps;
+}

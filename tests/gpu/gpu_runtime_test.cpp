@@ -291,9 +291,9 @@ TEST(GpuRuntime, CpuAndGpuAgreeOnTheSamePoints) {
 
 // Upsampfac 0 on the GPU: the first set_points with points chooses 2.25 when the points are
 // dense (at least 0.3 per cell of the sigma = 2 grid, 0.1 for 3D type 2) and the kernel is one
-// cell narrower there, else keeps 2; later set_points keep the choice. The wide plan computes
-// what a plan asked for 2.25 computes on the CPU (the same kernel and grid: they differ by
-// rounding only).
+// cell narrower there; 1.6 for sparse 3D type 1 (below 0.3 per cell) where the kernel keeps its
+// width; else 2; later set_points keep the choice. Each plan computes what a plan asked for its
+// factor computes on the CPU (the same kernel and grid: they differ by rounding only).
 TEST(GpuRuntime, AutomaticUpsampfacFollowsPointDensity) {
   SKIP_WITHOUT_GPU();
   for (int dim : {2, 3})
@@ -312,10 +312,28 @@ TEST(GpuRuntime, AutomaticUpsampfacFollowsPointDensity) {
       };
       SCOPED_TRACE(::testing::Message() << "dim " << dim << " type " << type);
 
+      // The plan at the chosen factor computes what a CPU plan asked for that factor computes.
+      auto agrees_with_cpu = [&](nufft::Plan<float>& gpu, double sigma, const auto& pts) {
+        nufft::Options oc;
+        oc.backend = Backend::kCpu;
+        oc.upsampfac = sigma;
+        nufft::Plan<float> cpu(type, modes, 1, 1, eps, oc);
+        set(cpu, pts);
+        EXPECT_EQ(gpu.info().fine_grid, cpu.info().fine_grid);
+        const auto in = random_complex<float>(type == 1 ? pts.size() : n, 50 + type);
+        std::vector<std::complex<float>> got(type == 1 ? n : pts.size()), want(got.size());
+        gpu.execute(in.data(), got.data());
+        cpu.execute(in.data(), want.data());
+        EXPECT_LE(rel_diff(got, want), 1e-5);
+      };
+
+      // Sparse: 3D type 1 takes the narrow factor (the same width on a smaller grid), the rest 2.
+      const double thin_sigma = type == 1 && dim == 3 ? 1.6 : 2.0;
       nufft::Plan<float> thin(type, modes, 1, 1, eps, cuda_options());
       set(thin, sparse);
-      EXPECT_EQ(thin.info().upsampfac, 2.0);
+      EXPECT_EQ(thin.info().upsampfac, thin_sigma);
       EXPECT_EQ(thin.info().kernel_width, 7);
+      agrees_with_cpu(thin, thin_sigma, sparse);
 
       nufft::Plan<float> wide(type, modes, 1, 1, eps, cuda_options());
       EXPECT_EQ(wide.info().upsampfac, 2.0);  // not chosen before the points are known
@@ -323,16 +341,7 @@ TEST(GpuRuntime, AutomaticUpsampfacFollowsPointDensity) {
       EXPECT_EQ(wide.info().upsampfac, 2.25);
       EXPECT_EQ(wide.info().kernel_width, 6);
       EXPECT_EQ(wide.info().fine_grid[0], 2 * (dim == 2 ? 108 : 27));
-      nufft::Options oc;
-      oc.backend = Backend::kCpu;
-      oc.upsampfac = 2.25;
-      nufft::Plan<float> cpu(type, modes, 1, 1, eps, oc);
-      set(cpu, dense);
-      const auto in = random_complex<float>(type == 1 ? dense.size() : n, 50 + type);
-      std::vector<std::complex<float>> got(type == 1 ? n : dense.size()), want(got.size());
-      wide.execute(in.data(), got.data());
-      cpu.execute(in.data(), want.data());
-      EXPECT_LE(rel_diff(got, want), 1e-5);
+      agrees_with_cpu(wide, 2.25, dense);
 
       set(wide, sparse);  // the choice stays
       EXPECT_EQ(wide.info().upsampfac, 2.25);

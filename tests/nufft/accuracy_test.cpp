@@ -1,6 +1,7 @@
 // Accuracy of the NUFFT against the exact direct sums (fieldft/reference.hpp): the tolerance
 // sweep, both signs, both mode orders, the adjoint, folding of far-away points, points on the
 // period boundary, tiny mode counts and the automatic upsampling factor.
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 #include <sstream>
@@ -31,9 +32,12 @@ void PrintTo(const SweepParam& p, std::ostream* os) {
 
 std::string sweep_name(const ::testing::TestParamInfo<SweepParam>& info) {
   const auto& p = info.param;
-  std::ostringstream os;
-  os << "type" << p.type << "_" << p.dim << "d_" << precision_name(p.precision) << "_sigma"
-     << (p.upsampfac == 2.0 ? "2" : p.upsampfac == 1.25 ? "1p25" : "2p25") << "_" << nufft::method_name(p.method);
+  std::ostringstream sigma, os;
+  sigma << p.upsampfac;  // 2, 1.25, 2.25, 1.6 -> 2, 1p25, 2p25, 1p6
+  std::string s = sigma.str();
+  std::replace(s.begin(), s.end(), '.', 'p');
+  os << "type" << p.type << "_" << p.dim << "d_" << precision_name(p.precision) << "_sigma" << s << "_"
+     << nufft::method_name(p.method);
   return os.str();
 }
 
@@ -43,7 +47,7 @@ std::vector<SweepParam> sweep_params() {
     for (int type : {1, 2, 3})
       for (int dim : {1, 2, 3})
         for (Precision p : {Precision::kFloat, Precision::kDouble})
-          for (double s : kSweepUpsampfacs) v.push_back({type, dim, p, s, m});
+          for (double s : sweep_upsampfacs(type)) v.push_back({type, dim, p, s, m});
   return v;
 }
 
