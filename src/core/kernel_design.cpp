@@ -104,11 +104,14 @@ int kernel_width_for(double eps, double sigma) {
   // for eps/2.5 keeps every measured case below eps (docs/accuracy.md), at the price of one more
   // cell per dimension for decade values of eps. At σ = 2.25 the general rule is one cell
   // narrower than the σ = 2 rule at decade eps and measured at most 0.89·eps on the sweep; just
-  // above 2 it would be narrower too, where nothing keeps the error below eps.
+  // above 2 it would be narrower too, where nothing keeps the error below eps. Strictly between
+  // 1.25 and 2 the margin is 5: with 2.5 the sweep at σ = 1.6 measured up to 1.93·eps (types 1
+  // and 2) and 2.8·eps (type 3), against 1.56·eps at 1.25.
   const double target = eps / 2.5;
   if (sigma >= 2.0 - 1e-12 && sigma < kWideUpsampfac - 1e-12)
     return static_cast<int>(std::ceil(std::log10(1.0 / target))) + 1;
-  return static_cast<int>(std::ceil(std::log(1.0 / target) / (std::numbers::pi * std::sqrt(1.0 - 1.0 / sigma))));
+  const double e = sigma > 1.25 + 1e-12 && sigma < 2.0 ? target / 2 : target;
+  return static_cast<int>(std::ceil(std::log(1.0 / e) / (std::numbers::pi * std::sqrt(1.0 - 1.0 / sigma))));
 }
 
 double kernel_error_model(int width, double sigma) {
@@ -119,8 +122,8 @@ double auto_upsampfac(double eps, double density, double min_density, double max
   const int w2 = kernel_width_for(eps, 2.0);
   if (density >= min_density && kernel_width_for(eps, kWideUpsampfac) < w2) return kWideUpsampfac;
   // The narrow factor keeps the σ = 2 width only where the model leaves room: measured errors at
-  // σ = 1.6 reached 5.5 times the model (3D type 1, eps 1e-5: 7.8e-6 against 1.4e-6), and at
-  // eps 1e-6 (w = 8, model 2.1e-7) the sweep measured 1.08·eps.
+  // σ = 1.6 reached 5.5 times the model (3D type 1, eps 1e-5: 7.8e-6 against 1.4e-6); at eps
+  // 1e-6 (w = 8, model 2.1e-7) the sweep measured 1.08·eps before the margin of 5 below 2.
   if (density < max_narrow_density && kernel_width_for(eps, kNarrowUpsampfac) == w2 &&
       kernel_error_model(w2, kNarrowUpsampfac) <= eps / 6)
     return kNarrowUpsampfac;

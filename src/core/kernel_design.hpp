@@ -32,10 +32,11 @@ constexpr int max_horner_degree(int w) { return w + 10; }
 KernelDesign design_kernel(double eps, double sigma, int dim);
 
 // The width the error model asks for (before the cap), with e = eps/2.5, a margin measured
-// necessary (see the .cpp): w = ⌈log10(1/e)⌉ + 1 for 2 ≤ σ < 2.25, and w = ⌈ln(1/e) / (π√(1 − 1/σ))⌉
-// otherwise (σ < 2 and σ = 2.25): the error model of Barnett et al. 2019, §4, and its
-// upsampling-factor generalisation. Both were checked against the oracle on the tolerance sweep
-// (docs/accuracy.md); the general rule is not used between 2 and 2.25, where it was not.
+// necessary (see the .cpp; eps/5 strictly between 1.25 and 2): w = ⌈log10(1/e)⌉ + 1 for
+// 2 ≤ σ < 2.25, and w = ⌈ln(1/e) / (π√(1 − 1/σ))⌉ otherwise (σ < 2 and σ = 2.25): the error
+// model of Barnett et al. 2019, §4, and its upsampling-factor generalisation. Both were checked
+// against the oracle on the tolerance sweep at σ = 1.25, 1.6, 2 and 2.25 (docs/accuracy.md); the
+// general rule is not used between 2 and 2.25, where it was not.
 int kernel_width_for(double eps, double sigma);
 
 // The automatic upsampling factor of the backends that choose it from the points (CUDA, at the
@@ -43,7 +44,7 @@ int kernel_width_for(double eps, double sigma);
 // least min_density points per cell of the σ = 2 fine grid (spreading and interpolation cost
 // ∝ w^dim per point, the FFT and the grid passes ∝ σ^dim); kNarrowUpsampfac where there are
 // fewer than max_narrow_density points per cell, its kernel has the σ = 2 width and the error
-// model of that width at kNarrowUpsampfac is at most eps/6 (eps 1e-3 … 1e-5 at decade values,
+// model of that width at kNarrowUpsampfac is at most eps/6 (eps 1e-1 … 1e-5 at decade values,
 // not 1e-6): the same work per point on a grid of (1.6/2)^3 = 0.51 times the cells in 3D
 // before rounding up to FFT sizes (216^3 instead of 256^3 for 128^3 modes), whose tiles hold
 // more points each; else 2. 1.6 is the smallest factor measured below eps with the σ = 2 width

@@ -113,13 +113,23 @@ TEST(KernelDesign, AutomaticUpsampfac) {
 }
 
 // The narrow factor: only below max_narrow_density, only where it keeps the σ = 2 width, and only
-// at tolerances whose model error leaves the margin (eps 1e-3 … 1e-5 among decade values; 1e-6
-// measured 1.08·eps on the sweep at w = 8, so it stays at 2).
+// at tolerances whose model error leaves the margin (eps 1e-1 … 1e-5 among decade values; at
+// 1e-6 the width at 1.6 would be 9 against 8).
 TEST(KernelDesign, NarrowUpsampfacForSparsePoints) {
   EXPECT_EQ(core::auto_upsampfac(1e-5, 0.12, 0.3, 0.3), core::kNarrowUpsampfac);
   EXPECT_EQ(core::auto_upsampfac(1e-5, 0.12, 0.3), 2.0);       // not asked for
   EXPECT_EQ(core::auto_upsampfac(1e-5, 0.31, 0.3, 0.3), 2.25);  // dense: wide wins
   EXPECT_EQ(core::kernel_width_for(1e-5, core::kNarrowUpsampfac), core::kernel_width_for(1e-5, 2.0));
-  for (double eps : {1e-3, 1e-4, 1e-5, 2e-5}) EXPECT_EQ(core::auto_upsampfac(eps, 0.1, 0.3, 0.3), 1.6) << eps;
-  for (double eps : {1e-1, 1e-2, 1e-6, 5e-6, 1e-7, 1e-9}) EXPECT_EQ(core::auto_upsampfac(eps, 0.1, 0.3, 0.3), 2.0) << eps;
+  for (double eps : {1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 2e-5})
+    EXPECT_EQ(core::auto_upsampfac(eps, 0.1, 0.3, 0.3), 1.6) << eps;
+  for (double eps : {1e-6, 5e-6, 1e-7, 1e-9}) EXPECT_EQ(core::auto_upsampfac(eps, 0.1, 0.3, 0.3), 2.0) << eps;
+}
+
+// Strictly between 1.25 and 2 the general rule designs for eps/5 (eps/2.5 at 1.25 and 2.25):
+// at 1.6 with eps/2.5 the sweep measured up to 2.8·eps.
+TEST(KernelDesign, WidthMarginBetween125And2) {
+  EXPECT_EQ(core::kernel_width_for(1e-7, 1.6), 10);  // 9 with eps/2.5: 2.26·eps on type 3
+  EXPECT_EQ(core::kernel_width_for(1e-2, 1.6), 4);   // 3 with eps/2.5: 2.2·eps on type 3
+  EXPECT_EQ(core::kernel_width_for(1e-5, 1.25), 9);  // the 1.25 rule as measured
+  EXPECT_EQ(core::kernel_width_for(1e-5, 2.25), 6);
 }

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <iterator>
 #include <limits>
 #include <map>
 #include <numbers>
@@ -46,12 +45,6 @@ std::vector<double> sweep_eps(Precision p) {
   std::vector<double> e;
   for (int k = 1; k <= last; ++k) e.push_back(std::pow(10.0, -k));
   return e;
-}
-
-std::vector<double> sweep_upsampfacs(int type) {
-  std::vector<double> v(std::begin(kSweepUpsampfacs), std::end(kSweepUpsampfacs));
-  if (type != 3) v.push_back(1.6);
-  return v;
 }
 
 double min_reachable_eps(Precision p, double upsampfac) {

@@ -34,12 +34,9 @@ SweepProblem sweep_problem(int type, int dim);
 
 // Tolerances swept: 1e-1 .. 1e-6 (float), 1e-1 .. 1e-12 (double), one per decade.
 std::vector<double> sweep_eps(Precision p);
-inline constexpr double kSweepUpsampfacs[] = {2.0, 1.25, 2.25};
-// The factors of the accuracy sweep for one type: kSweepUpsampfacs, and for types 1 and 2 also
-// 1.6, the narrow factor the CUDA planner takes for sparse 3D type 1 (core::kNarrowUpsampfac).
-// Type 3 at 1.6 is not claimed: the general width rule measured 2.2–2.8·eps there in 2D and 3D
-// at eps 1e-2, 1e-7 and 1e-12 (docs/accuracy.md).
-std::vector<double> sweep_upsampfacs(int type);
+// 1.6: the narrow factor the CUDA planner takes for sparse 3D type 1 (core::kNarrowUpsampfac),
+// and the one factor strictly between 1.25 and 2 that the sweep measures.
+inline constexpr double kSweepUpsampfacs[] = {2.0, 1.25, 2.25, 1.6};
 
 // Smallest tolerance a plan must accept at this upsampling factor: the library caps the kernel
 // width at 16, which at σ = 1.25 limits the reachable error to about exp(-16π·sqrt(1 - 1/σ))

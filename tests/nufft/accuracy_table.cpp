@@ -37,7 +37,7 @@ int main(int argc, char** argv) {
         for (auto n : prob.modes) modes += (modes.empty() ? "" : "×") + std::to_string(n);
         if (type == 3) modes = std::to_string(prob.num_targets) + " targets";
         for (Precision p : {Precision::kFloat, Precision::kDouble})
-          for (double sigma : sweep_upsampfacs(type))
+          for (double sigma : kSweepUpsampfacs)
             for (double eps : sweep_eps(p)) {
               std::printf("| %d | %d | %s | %lld | %s | %.2f | %.0e | ", type, dim, modes.c_str(),
                           static_cast<long long>(prob.num_points), precision_name(p), sigma, eps);

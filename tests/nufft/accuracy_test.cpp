@@ -47,7 +47,7 @@ std::vector<SweepParam> sweep_params() {
     for (int type : {1, 2, 3})
       for (int dim : {1, 2, 3})
         for (Precision p : {Precision::kFloat, Precision::kDouble})
-          for (double s : sweep_upsampfacs(type)) v.push_back({type, dim, p, s, m});
+          for (double s : kSweepUpsampfacs) v.push_back({type, dim, p, s, m});
   return v;
 }
 
