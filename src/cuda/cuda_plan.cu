@@ -181,8 +181,9 @@ constexpr double kWideDensityInterp3d = 0.1;
 // Points per cell of the sigma = 2 grid below which 3D type 1 takes the narrow factor (1.6, the
 // same kernel width on a grid of 216^3 instead of 256^3 cells for 128^3 modes): fewer, fuller
 // tiles to zero and flush, and a smaller FFT. H100, float, eps 1e-5, same run, ms at sigma 2 ->
-// 1.6 (error): E (0.12) 8.40 -> 7.27 (1.6e-6 -> 7.8e-6), F (0.12) 0.171 -> 0.153 (1.5e-6 ->
-// 6.9e-6); at 1.5, 6.79 and 0.154 but 1.6e-5 and 1.1e-5, above eps.
+// 1.6 (error): E (0.12) 8.10 -> 7.02 (1.6e-6 -> 7.7e-6), F (0.12) 0.161 -> 0.150 (1.5e-6 ->
+// 6.9e-6), 128^3 modes with 4.5e6 points (0.27) 1.80 -> 1.67; at 1.5 (another run) E and F
+// were faster still but their errors 1.6e-5 and 1.1e-5, above eps.
 constexpr double kNarrowDensity = 0.3;
 
 template <class T>
