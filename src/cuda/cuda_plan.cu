@@ -91,8 +91,10 @@ class CufftPlan {
 
 // Fine grids (x fastest) of this many cells and more are transformed pruned (GridFft). H100,
 // ms for 2^22 -> 2^20: F (128^3 cells) 0.174 -> 0.168 and 0.171 -> 0.170 in two runs, L (144^3)
-// 0.123 -> 0.120.
-constexpr std::int64_t kPrunedFftCells = std::int64_t(1) << 20;
+// 0.123 -> 0.120. Below 2^21 the whole plan wins (one 3D transform, us whole / pruned: 100^3
+// 19.5 / 22.6, 108^3 22.7 / 25.5, 112^3 26.8 / 27.2, 120^3 28.8 / 29.5; 128^3 30.2 / 29.0,
+// 144^3 38.0 / 34.4): F at sigma 1.6 (108^3) 0.150 -> 0.146 ms.
+constexpr std::int64_t kPrunedFftCells = std::int64_t(1) << 21;
 
 // The FFT of nb fine grids for types 1 and 2. Small grids: one batched plan. Large 2D and 3D
 // grids: pruned along the slowest axis (the zero-padding of the modes is known): the 1D pass

@@ -349,7 +349,7 @@ TEST(GpuRuntime, AutomaticUpsampfacFollowsPointDensity) {
     }
 }
 
-// Fine grids of 2^20 cells and more are transformed pruned along their slowest axis (GridFft in
+// Fine grids of 2^21 cells and more are transformed pruned along their slowest axis (GridFft in
 // cuda_plan.cu); the battery's problems are mostly smaller. Large 2D and 3D grids, odd and even mode
 // counts on that axis, two transforms per call, both types and precisions, checked against the
 // direct sum on a subset of the outputs.
@@ -366,7 +366,7 @@ TEST(GpuRuntime, PrunedFftOfLargeGridsMatchesTheDirectSum) {
     nufft::Plan<T> plan(type, modes, 1, ntransf, eps, cuda_options());
     plan.set_points(m, pts.x.data(), dim > 1 ? pts.y.data() : nullptr, dim > 2 ? pts.z.data() : nullptr);
     const auto& nf = plan.info().fine_grid;
-    ASSERT_GE(nf[0] * nf[1] * nf[2], std::int64_t(1) << 20) << "the grid must be large enough to be pruned";
+    ASSERT_GE(nf[0] * nf[1] * nf[2], std::int64_t(1) << 21) << "the grid must be large enough to be pruned";
     std::vector<std::complex<T>> out(n_out * ntransf);
     plan.execute(in.data(), out.data());
     std::vector<std::int64_t> which;
