@@ -120,13 +120,15 @@ double kernel_error_model(int width, double sigma) {
 
 double auto_upsampfac(double eps, double density, double min_density, double max_narrow_density) {
   const int w2 = kernel_width_for(eps, 2.0);
-  if (density >= min_density && kernel_width_for(eps, kWideUpsampfac) < w2) return kWideUpsampfac;
   // The narrow factor keeps the σ = 2 width only where the model leaves room: measured errors at
   // σ = 1.6 reached 5.5 times the model (3D type 1, eps 1e-5: 7.8e-6 against 1.4e-6); at eps
   // 1e-6 (w = 8, model 2.1e-7) the sweep measured 1.08·eps before the margin of 5 below 2.
-  if (density < max_narrow_density && kernel_width_for(eps, kNarrowUpsampfac) == w2 &&
-      kernel_error_model(w2, kNarrowUpsampfac) <= eps / 6)
-    return kNarrowUpsampfac;
+  const bool narrow = max_narrow_density > 0 && kernel_width_for(eps, kNarrowUpsampfac) == w2 &&
+                      kernel_error_model(w2, kNarrowUpsampfac) <= eps / 6;
+  if (narrow && density < max_narrow_density) return kNarrowUpsampfac;
+  // Where the narrow factor was on offer, denser points go straight to the wide one.
+  const double wide_from = narrow ? std::min(min_density, max_narrow_density) : min_density;
+  if (density >= wide_from && kernel_width_for(eps, kWideUpsampfac) < w2) return kWideUpsampfac;
   return 2.0;
 }
 

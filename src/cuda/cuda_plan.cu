@@ -182,11 +182,15 @@ constexpr double kWideDensity = 0.3;
 constexpr double kWideDensityInterp3d = 0.1;
 // Points per cell of the sigma = 2 grid below which 3D type 1 takes the narrow factor (1.6, the
 // same kernel width on a grid of 216^3 instead of 256^3 cells for 128^3 modes): fewer, fuller
-// tiles to zero and flush, and a smaller FFT. H100, float, eps 1e-5, same run, ms at sigma 2 ->
-// 1.6 (error): E (0.12) 8.10 -> 7.02 (1.6e-6 -> 7.7e-6), F (0.12) 0.161 -> 0.150 (1.5e-6 ->
-// 6.9e-6), 128^3 modes with 4.5e6 points (0.27) 1.80 -> 1.67; at 1.5 (another run) E and F
-// were faster still but their errors 1.6e-5 and 1.1e-5, above eps.
-constexpr double kNarrowDensity = 0.3;
+// tiles to zero and flush, and a smaller FFT; from it on, the wide factor (2.25, w 7 -> 6; see
+// core::auto_upsampfac). H100, float, eps 1e-5, same run, ms at sigma 2 -> 1.6 (error): E
+// (0.12) 8.10 -> 7.02 (1.6e-6 -> 7.7e-6), F (0.12) 0.161 -> 0.150 (1.5e-6 -> 6.9e-6); at 1.5
+// (another run) E and F were faster still but their errors 1.6e-5 and 1.1e-5, above eps. The
+// crossing with 2.25 (ms at 1.6 / 2.25, one run): 128^3 modes with 3e6 points (0.18 per cell)
+// 1.21 / 1.31, 3.5e6 (0.21) 1.37 / 1.43, 4e6 (0.24) 1.52 / 1.53, 4.5e6 (0.27) 1.67 / 1.66, 5e6
+// (0.30) 1.83 / 1.77; 64^3 modes with 3e5 (0.14) 0.163 / 0.166, 4e5 (0.19) 0.200 / 0.196, 5e5
+// (0.24) 0.234 / 0.213, 6e5 (0.29) 0.266 / 0.238 (0.3 before: those up to 0.3 took 1.6).
+constexpr double kNarrowDensity = 0.22;
 
 template <class T>
 class CudaPlan final : public PlanImpl<T> {
@@ -221,6 +225,7 @@ class CudaPlan final : public PlanImpl<T> {
     if (choose_upsampfac_ && m > 0) {
       choose_upsampfac_ = false;
       choose_upsampfac(m);
+      allocate_fine_grid();
     }
     this->has_points_ = false;  // until the new points are in place (the sort reuses their buffers)
     sort_device<T>(m, dx);
@@ -342,8 +347,10 @@ class CudaPlan final : public PlanImpl<T> {
     }
     std::size_t free_b = 0, total_b = 0;
     FIELDFT_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    // The sigma = 2 grid is not allocated yet (allocate_fine_grid): free memory as it would be.
+    const double current = static_cast<double>(dg_.size) * info.max_batch * sizeof(Complex);
     const double grown = static_cast<double>(chosen.fine_grid_size() - dg_.size) * info.max_batch * sizeof(Complex);
-    if (grown > 0.5 * static_cast<double>(free_b)) return;
+    if (grown > 0.5 * (static_cast<double>(free_b) - current)) return;
     chosen.options.upsampfac = 0.0;  // as asked: automatic
     this->setup_ = std::move(chosen);
     ffts_.clear();
@@ -553,9 +560,22 @@ class CudaPlan final : public PlanImpl<T> {
     if (fine_.size() != static_cast<std::size_t>(g.size * info.max_batch)) {
       check_device_memory(static_cast<double>(g.size) * info.max_batch * sizeof(Complex), "the fine grid");
       fine_ = DeviceBuffer<Cplx<T>>();  // free the old grid first
-      fine_ = DeviceBuffer<Cplx<T>>(static_cast<std::size_t>(g.size * info.max_batch), "the fine grid");
     }
     dg_ = g;
+    allocate_fine_grid();
+  }
+
+  // The fine grid's buffer, once the upsampling factor is known: an automatic one is chosen at
+  // the first set_points with points (choose_upsampfac), and the grid is allocated then rather
+  // than at sigma = 2 by the constructor and again at the chosen factor (E's first set_points:
+  // 9.8 -> 20-32 ms on an H100 with the second allocation). set_grid checks the size against free
+  // device memory at construction all the same.
+  void allocate_fine_grid() {
+    const std::size_t cells = static_cast<std::size_t>(dg_.size * this->setup_.info.max_batch);
+    if (choose_upsampfac_ || fine_.size() == cells) return;
+    check_device_memory(static_cast<double>(cells) * sizeof(Complex), "the fine grid");
+    fine_ = DeviceBuffer<Cplx<T>>();
+    fine_ = DeviceBuffer<Cplx<T>>(cells, "the fine grid");
   }
 
   // Sort sub-bins (point_bin), each trimmed to divide the bin. 3D with tile kernels: 2x2x2

@@ -123,6 +123,12 @@ TEST(KernelDesign, NarrowUpsampfacForSparsePoints) {
   for (double eps : {1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 2e-5})
     EXPECT_EQ(core::auto_upsampfac(eps, 0.1, 0.3, 0.3), 1.6) << eps;
   for (double eps : {1e-6, 5e-6, 1e-7, 1e-9}) EXPECT_EQ(core::auto_upsampfac(eps, 0.1, 0.3, 0.3), 2.0) << eps;
+  // Between a lower narrow threshold and the wide one: wide where the narrow factor was on
+  // offer (eps 1e-5), 2 where it was not (1e-6, as without it).
+  EXPECT_EQ(core::auto_upsampfac(1e-5, 0.21, 0.3, 0.22), core::kNarrowUpsampfac);
+  EXPECT_EQ(core::auto_upsampfac(1e-5, 0.25, 0.3, 0.22), core::kWideUpsampfac);
+  EXPECT_EQ(core::auto_upsampfac(1e-6, 0.25, 0.3, 0.22), 2.0);
+  EXPECT_EQ(core::auto_upsampfac(1e-6, 0.31, 0.3, 0.22), core::kWideUpsampfac);
 }
 
 // Strictly between 1.25 and 2 the general rule designs for eps/5 (eps/2.5 at 1.25 and 2.25):
