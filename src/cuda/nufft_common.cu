@@ -13,8 +13,9 @@ void launch_find_non_finite(cudaStream_t s, std::int64_t m, const T* x, unsigned
 template <class T>
 void launch_copy_modes(cudaStream_t s, const ModeMap& mm, const T* const* deconv, const DevGrid& g, Cplx<T>* fine,
                        Cplx<T>* f, int nbatch, bool to_modes) {
-  const std::int64_t n = mm.n[0] * mm.n[1] * mm.n[2] * nbatch;
-  copy_modes<T><<<grid_for(n), kThreads, 0, s>>>(mm, deconv[0], deconv[1], deconv[2], g, fine, f, nbatch, to_modes);
+  const std::int64_t warps = (mm.n[0] + kCopySegment - 1) / kCopySegment * mm.n[1] * mm.n[2] * nbatch;
+  copy_modes<T><<<grid_for(32 * warps), kThreads, 0, s>>>(mm, deconv[0], deconv[1], deconv[2], g, fine, f, nbatch,
+                                                          to_modes);
   FIELDFT_CUDA_CHECK_LAUNCH();
 }
 
