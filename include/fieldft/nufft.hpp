@@ -77,8 +77,9 @@ struct Options {
   // sigma, fine grid / modes, in [1.25, 2.25]; 0 = automatic: 2, except on CUDA (types 1 and 2)
   // where the first set_points with points takes 2.25 when the points are dense (>= 0.3 per cell
   // of the sigma = 2 grid; >= 0.1 for 3D type 2) and that narrows the kernel (eps 1e-5: w 7 -> 6),
-  // and 1.6 for 3D type 1 with sparser points where the kernel keeps its sigma = 2 width with
-  // room to spare (eps 1e-1 ... 1e-5: 216^3 cells instead of 256^3 for 128^3 modes).
+  // and for 3D type 1, where the kernel keeps its sigma = 2 width at 1.6 with room to spare (eps
+  // 1e-1 ... 1e-5), 1.6 below 0.22 points per cell (216^3 cells instead of 256^3 for 128^3
+  // modes) and 2.25 from there. The fine grid is allocated once the factor is chosen.
   double upsampfac = 0.0;
   int max_batch = 0;                 // transforms processed together; 0 = automatic
   std::array<int, 3> bin_size{0, 0, 0};  // bin sizes in fine-grid cells (x, y, z); 0 = automatic
