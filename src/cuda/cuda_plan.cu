@@ -557,24 +557,23 @@ class CudaPlan final : public PlanImpl<T> {
     require(g.size < (std::int64_t(1) << 31), ErrorCode::kTooLarge,
             "the CUDA backend indexes a fine grid with 32-bit offsets; this plan's fine grid has " +
                 std::to_string(g.size) + " cells (reduce the modes or upsampfac)");
-    if (fine_.size() != static_cast<std::size_t>(g.size * info.max_batch)) {
-      check_device_memory(static_cast<double>(g.size) * info.max_batch * sizeof(Complex), "the fine grid");
-      fine_ = DeviceBuffer<Cplx<T>>();  // free the old grid first
-    }
+    if (fine_.size() != static_cast<std::size_t>(g.size * info.max_batch)) fine_ = DeviceBuffer<Cplx<T>>();
     dg_ = g;
+    // Deferred (allocate_fine_grid), the grid must still fit now: a plan too large fails here.
+    if (choose_upsampfac_)
+      check_device_memory(static_cast<double>(g.size) * info.max_batch * sizeof(Complex), "the fine grid");
     allocate_fine_grid();
   }
 
   // The fine grid's buffer, once the upsampling factor is known: an automatic one is chosen at
   // the first set_points with points (choose_upsampfac), and the grid is allocated then rather
-  // than at sigma = 2 by the constructor and again at the chosen factor (E's first set_points:
-  // 9.8 -> 20-32 ms on an H100 with the second allocation). set_grid checks the size against free
-  // device memory at construction all the same.
+  // than at sigma = 2 by the constructor and again at the chosen factor (E: a 134 MB grid
+  // allocated and freed for nothing).
   void allocate_fine_grid() {
     const std::size_t cells = static_cast<std::size_t>(dg_.size * this->setup_.info.max_batch);
     if (choose_upsampfac_ || fine_.size() == cells) return;
     check_device_memory(static_cast<double>(cells) * sizeof(Complex), "the fine grid");
-    fine_ = DeviceBuffer<Cplx<T>>();
+    fine_ = DeviceBuffer<Cplx<T>>();  // free the old grid first
     fine_ = DeviceBuffer<Cplx<T>>(cells, "the fine grid");
   }
 
