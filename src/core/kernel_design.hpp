@@ -48,8 +48,9 @@ int kernel_width_for(double eps, double sigma);
 // not 1e-6): the same work per point on a grid of (1.6/2)^3 = 0.51 times the cells in 3D
 // before rounding up to FFT sizes (216^3 instead of 256^3 for 128^3 modes), whose tiles hold
 // more points each; where the narrow factor is on offer, kWideUpsampfac from max_narrow_density
-// points per cell already (when narrower than at σ = 2); else 2. 1.6 is the smallest factor measured below eps with the σ = 2 width
-// (at 1.5, w = 7 measured 1.6·eps on 3D type 1 at eps 1e-5; docs/benchmarks.md, tenth round).
+// points per cell already (when narrower than at σ = 2); else 2. 1.6 is the smallest factor
+// measured below eps with the σ = 2 width (at 1.5, w = 7 measured 1.6·eps on 3D type 1 at eps
+// 1e-5; docs/benchmarks.md, tenth round).
 inline constexpr double kWideUpsampfac = 2.25;
 inline constexpr double kNarrowUpsampfac = 1.6;
 double auto_upsampfac(double eps, double density, double min_density, double max_narrow_density = 0.0);
