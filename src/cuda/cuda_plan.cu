@@ -14,9 +14,11 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <cstdlib>
 #include <limits>
 #include <map>
+#include <numbers>
 #include <sstream>
 #include <type_traits>
 
@@ -146,6 +148,104 @@ class GridFft {
   std::int64_t size_ = 0, slab_ = 0, nlast_ = 0, ends_ = 0;
 };
 
+// Type 1's last FFT axis fused with the copy to the modes (cuda/mode_fft.cuh): 2D and 3D grids
+// whose last axis is at most this long and has no prime factor above 5; others take cuFFT over
+// every axis and copy_modes.
+constexpr std::int64_t kModeFftMaxLength = 512;
+
+// Radices of kModeFftRadices (largest first) whose product is n, or none where n has a prime
+// factor above 5: 108 = 12·9, 216 = 12·9·2, 128 = 8·8·2.
+std::vector<int> mode_fft_radices(std::int64_t n) {
+  std::vector<int> r;
+  for (const int f : kModeFftRadices)
+    while (n > 1 && n % f == 0) {
+      r.push_back(f);
+      n /= f;
+    }
+  if (n != 1 || r.size() > static_cast<std::size_t>(kModeFftMaxRadices)) r.clear();
+  return r;
+}
+
+// Type 1's FFT of nb fine grids and the copy to the modes: cuFFT over the faster axes of every
+// grid (one batched plan), then mode_fft_pass over the last axis of the columns that hold modes,
+// keeping the modes' outputs only. For F (108^3 cells, 64^3 modes; H100, us): cuFFT 9.0 + 8.0 and
+// the pass 6.9, against 24.8 for the 3D cuFFT and 4.7 for copy_modes; F 0.145 -> 0.140 ms.
+template <class T>
+class ModeFft {
+ public:
+  static bool fits(int dim, const std::int64_t* nf) {
+    return dim >= 2 && nf[dim - 1] <= kModeFftMaxLength && !mode_fft_radices(nf[dim - 1]).empty();
+  }
+
+  ModeFft(int dim, const std::int64_t* nf, const std::int64_t* modes, int sms) : dim_(dim), nlast_(nf[dim - 1]) {
+    const int a = dim - 1;
+    for (int d = 0; d < a; ++d) {
+      fft_n_[d] = nf[a - 1 - d];  // slowest first
+      plane_ *= nf[d];
+    }
+    for (int sg = 0; sg < 2; ++sg) {  // exp(±2πi·k/L), from double
+      std::vector<Cplx<T>> tw(static_cast<std::size_t>(nlast_));
+      for (std::int64_t k = 0; k < nlast_; ++k) {
+        const double phi = 2.0 * std::numbers::pi * static_cast<double>(k) / static_cast<double>(nlast_);
+        tw[k] = {static_cast<T>(std::cos(phi)), static_cast<T>((sg == 0 ? 1.0 : -1.0) * std::sin(phi))};
+      }
+      twiddle_[sg] = DeviceBuffer<Cplx<T>>(tw.size(), "FFT twiddles");
+      FIELDFT_CUDA_CHECK(cudaMemcpy(twiddle_[sg].get(), tw.data(), tw.size() * sizeof(Cplx<T>), cudaMemcpyHostToDevice));
+    }
+    ModeFftPass<T>& p = pass_;
+    p.L = static_cast<int>(nlast_);
+    p.P = static_cast<int>(modes[a]);
+    const std::vector<int> r = mode_fft_radices(nlast_);
+    p.nradix = static_cast<int>(r.size());
+    p.radices = 0;
+    for (std::size_t k = 0; k < r.size(); ++k) p.radices |= static_cast<unsigned long long>(r[k]) << (5 * k);
+    p.ncol = 1;
+    for (int d = 0; d < a; ++d) p.ncol *= modes[d];
+    p.n0 = modes[0];
+    p.nf0 = nf[0];
+    p.tstride = plane_;
+    // The widest block (columns) that leaves two blocks per SM and three per SM's shared memory
+    // (H100, F's pass: 16 columns 6.3-6.9 us, 8 columns 6.7-7.0); threads, one per item of the
+    // stage with the most (the smallest radix).
+    columns_ = 8;
+    for (const int c : {32, 16})
+      if (mode_fft_smem<T>(p.L, c) <= 64 * 1024 && (p.ncol + c - 1) / c >= 2 * sms) {
+        columns_ = c;
+        break;
+      }
+    const int rmin = *std::min_element(r.begin(), r.end());
+    threads_ = static_cast<int>(std::min<std::int64_t>(kModeFftThreads, (columns_ * nlast_ / rmin + 31) / 32 * 32));
+  }
+
+  void exec(cudaStream_t s, Cplx<T>* fine, std::int64_t fine_cells, Cplx<T>* f, std::int64_t f_cells, int nb,
+            int sign, const ModeMap& mm, const T* const* deconv) const {
+    auto& plan = fft_[nb];
+    if (!plan) {
+      long long n[2] = {fft_n_[0], fft_n_[1]};
+      plan = std::make_unique<CufftPlan<T>>(dim_ - 1, n, 1, plane_, nlast_ * nb, s);
+    }
+    plan->exec(fine, sign);
+    ModeFftPass<T> p = pass_;
+    p.sign = sign > 0 ? 1 : -1;
+    p.twiddle = twiddle_[sign > 0 ? 0 : 1].get();
+    p.map0 = mm.fine_index[0];
+    p.map1 = dim_ == 3 ? mm.fine_index[1] : nullptr;
+    p.dec0 = deconv[0];
+    p.dec1 = dim_ == 3 ? deconv[1] : nullptr;
+    const int a = dim_ - 1;
+    launch_mode_fft_pass<T>(s, p, columns_, threads_, mm.fine_index[a], deconv[a], fine, fine_cells, f, f_cells, nb);
+  }
+
+ private:
+  int dim_;
+  std::int64_t nlast_, plane_ = 1;
+  long long fft_n_[2]{};
+  ModeFftPass<T> pass_{};
+  DeviceBuffer<Cplx<T>> twiddle_[2];  // for sign + and -
+  int columns_ = 8, threads_ = 32;
+  mutable std::map<int, std::unique_ptr<CufftPlan<T>>> fft_;  // per batch size
+};
+
 constexpr std::int64_t kMaxSubproblem = 1024;         // points per subproblem, for load balance
 constexpr std::size_t kSubproblemSmem = 48 * 1024;     // tile budget that keeps several blocks per SM
 // Points per fine-grid cell from which register boxes pay. Against spread_tile with two warps per
@@ -164,12 +264,16 @@ constexpr double kBulkDensity = 0.3;
 // Tuning knob read once per plan, for benchmarks and diagnosis (docs/benchmarks.md):
 // FIELDFT_NUFFT_BULK_ROWS = 0 never takes bulk tile rows, 1 takes them wherever the tile allows
 // (bulk_rows_fit), unset or -1 by the density above.
-int bulk_rows_knob() {
-  const char* v = std::getenv("FIELDFT_NUFFT_BULK_ROWS");
+int env_knob(const char* name, int hi) {
+  const char* v = std::getenv(name);
   if (v == nullptr || *v == '\0') return -1;
   const int k = std::atoi(v);
-  return k == 0 || k == 1 ? k : -1;
+  return k >= 0 && k <= hi ? k : -1;
 }
+int bulk_rows_knob() { return env_knob("FIELDFT_NUFFT_BULK_ROWS", 1); }
+// FIELDFT_NUFFT_MODE_FFT = 0 never takes ModeFft (type 1 then runs cuFFT over every axis and
+// copy_modes), 1 or unset wherever it fits.
+bool mode_fft_knob_off() { return env_knob("FIELDFT_NUFFT_MODE_FFT", 1) == 0; }
 // Points per cell of the sigma = 2 grid from which the automatic upsampling factor is 2.25 where
 // that narrows the kernel (H100, float, eps 1e-5, w 7 -> 6, ms at sigma 2 -> 2.25: dense cases
 // A 1.06 -> 1.00 (2.4 points per cell), G 1.12 -> 0.95 (2.4), B 4.44 -> 3.81 (0.6), H 2.65 ->
@@ -481,8 +585,12 @@ class CudaPlan final : public PlanImpl<T> {
       FIELDFT_CUDA_CHECK(cudaMemsetAsync(fine_.get(), 0, nb * dg_.size * sizeof(Complex), stream_));
       if (type == 1) {
         spread(din + b0 * m, nb);
-        cufft(nb).exec(fine_.get(), sign, 1, nb);
-        launch_copy_modes<T>(stream_, modes_, deconv, dg_, fine_.get(), dout + b0 * n, nb, true);
+        if (const ModeFft<T>* mf = mode_fft()) {
+          mf->exec(stream_, fine_.get(), dg_.size, dout + b0 * n, n, nb, sign, modes_, deconv);
+        } else {
+          cufft(nb).exec(fine_.get(), sign, 1, nb);
+          launch_copy_modes<T>(stream_, modes_, deconv, dg_, fine_.get(), dout + b0 * n, nb, true);
+        }
       } else {
         launch_copy_modes<T>(stream_, modes_, deconv, dg_, fine_.get(), const_cast<Cplx<T>*>(din) + b0 * n, nb, false);
         cufft(nb).exec(fine_.get(), sign, 2, nb);
@@ -724,17 +832,29 @@ class CudaPlan final : public PlanImpl<T> {
     const std::int64_t cap = info.method == nufft::Method::kOutputDriven
                                  ? std::clamp<std::int64_t>(m / (16 * std::int64_t(sms_)), 64, kMaxSubproblem)
                                  : kMaxSubproblem;
-    // Subproblems cover whole bins: the keys of a bin are consecutive.
+    // Subproblems cover whole bins: the keys of a bin are consecutive. Those with fewer than 3/4
+    // of the mean points come last, in order, so that the light ones (the short bins at the grid's
+    // far ends, the rests of split bins) fill the last wave of blocks rather than leave heavy
+    // ones to run alone after it. H100, ms in bin order -> light last (same runs): F 0.1460 ->
+    // 0.1426, 0.1468 -> 0.1456, 0.1444 -> 0.1432 (ncu: spread_tile 108.4 -> 107.2 us, SMs
+    // idle from 172k cycles -> 179k of 214k), E 7.012 -> 6.978, B 2.638 -> 2.641, D 1.432 ->
+    // 1.427. Ordered by count throughout, the tiles' flushes lose locality in L2: E 7.01 -> 7.56.
     std::vector<int> sub_bin;
     std::vector<std::int64_t> sub_begin, sub_end;
-    for (std::int64_t b = 0; b < nbins; ++b) {
-      const std::int64_t first = bin_first[b], last = bin_first[b + 1];
-      for (std::int64_t s = first; s < last; s += cap) {
-        sub_bin.push_back(static_cast<int>(b));
-        sub_begin.push_back(s);
-        sub_end.push_back(std::min(s + cap, last));
+    std::int64_t nsub = 0;
+    for (std::int64_t b = 0; b < nbins; ++b) nsub += (bin_first[b + 1] - bin_first[b] + cap - 1) / cap;
+    const double light = 0.75 * static_cast<double>(m) / static_cast<double>(std::max<std::int64_t>(1, nsub));
+    for (const bool heavy : {true, false})
+      for (std::int64_t b = 0; b < nbins; ++b) {
+        const std::int64_t first = bin_first[b], last = bin_first[b + 1];
+        for (std::int64_t s = first; s < last; s += cap) {
+          const std::int64_t end = std::min(s + cap, last);
+          if ((static_cast<double>(end - s) >= light) != heavy) continue;
+          sub_bin.push_back(static_cast<int>(b));
+          sub_begin.push_back(s);
+          sub_end.push_back(end);
+        }
       }
-    }
     if (m > 0) {
       std::int32_t* i0p[3] = {i0_[0].get(), i0_[1].get(), i0_[2].get()};
       // Horner variables in C, narrowed to T afterwards when C is wider.
@@ -800,6 +920,19 @@ class CudaPlan final : public PlanImpl<T> {
     return *slot;
   }
 
+  // Type 1's fused last FFT axis for the current grid, or null where it does not fit.
+  const ModeFft<T>* mode_fft() {
+    const auto& info = this->setup_.info;
+    const std::array<std::int64_t, 3> nf{dg_.nf[0], dg_.nf[1], dg_.nf[2]};
+    if (mode_fft_nf_ != nf) {
+      mode_fft_nf_ = nf;
+      mode_fft_.reset();
+      if (!mode_fft_knob_off() && ModeFft<T>::fits(info.dim, dg_.nf))
+        mode_fft_ = std::make_unique<ModeFft<T>>(info.dim, dg_.nf, info.modes.data(), sms_);
+    }
+    return mode_fft_.get();
+  }
+
   template <class U>
   void upload(DeviceBuffer<U>& buf, const std::vector<U>& v) {
     buf = DeviceBuffer<U>(v.size(), "plan tables");
@@ -828,6 +961,8 @@ class CudaPlan final : public PlanImpl<T> {
   std::unique_ptr<CudaPlan> inner_;
   DeviceBuffer<Cplx<T>> prephase_, postfactor_, scaled_;
   std::map<int, std::unique_ptr<GridFft<T>>> ffts_;
+  std::unique_ptr<ModeFft<T>> mode_fft_;
+  std::array<std::int64_t, 3> mode_fft_nf_{};  // the grid mode_fft_ was made for
 };
 
 }  // namespace

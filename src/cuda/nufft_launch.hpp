@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "core/dispatch.hpp"
+#include "cuda/mode_fft.cuh"
 #include "cuda/nufft_kernels.cuh"
 
 namespace fieldft::cuda {
@@ -65,6 +66,12 @@ std::size_t warp_tile_bytes(int dim, const int* bin, int width) {
 
 template <class T>
 void launch_find_non_finite(cudaStream_t s, std::int64_t m, const T* x, unsigned long long* bad);
+// The last axis's FFT fused with the copy to the modes (cuda/mode_fft.cuh) over nb batches, C
+// columns per block (8, 16 or 32), `threads` per block.
+template <class T>
+void launch_mode_fft_pass(cudaStream_t s, const ModeFftPass<T>& fp, int C, int threads, const std::int64_t* fine_index,
+                          const T* deconv, const Cplx<T>* in, std::int64_t in_batch, Cplx<T>* out,
+                          std::int64_t out_batch, int nb);
 template <class T>
 void launch_copy_modes(cudaStream_t s, const ModeMap& mm, const T* const* deconv, const DevGrid& g, Cplx<T>* fine,
                        Cplx<T>* f, int nbatch, bool to_modes);

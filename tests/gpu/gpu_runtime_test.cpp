@@ -263,6 +263,45 @@ TEST(GpuRuntime, BulkTileRowsMatchThreadFlush) {
   for (double eps : {1e-2, 1e-5}) compare(0.0, eps, 1e-12);
 }
 
+// Type 1's fused last FFT axis (ModeFft: cuFFT over the faster axes, then the last axis of the
+// kept columns only, deconvolved into the modes) against cuFFT over every axis and copy_modes:
+// 2D and 3D, both signs, three transforms in a batch, last axes of radices 2, 3, 4, 5, 8, 9, 12.
+TEST(GpuRuntime, FusedLastFftAxisMatchesCufftAndCopy) {
+  SKIP_WITHOUT_GPU();
+  struct KnobGuard {
+    ~KnobGuard() { unsetenv("FIELDFT_NUFFT_MODE_FFT"); }
+  } guard;
+  const auto run = [&]<class T>(T, const std::vector<std::int64_t>& modes, int isign, double sigma, const char* knob) {
+    setenv("FIELDFT_NUFFT_MODE_FFT", knob, 1);
+    const int dim = static_cast<int>(modes.size());
+    const auto pts = random_points<T>(dim, 2000, 61);
+    const auto c = random_complex<T>(3 * pts.size(), 62);
+    std::int64_t n = 1;
+    for (auto k : modes) n *= k;
+    std::vector<std::complex<T>> f(3 * n);
+    nufft::Options o = cuda_options();
+    o.upsampfac = sigma;
+    nufft::Plan<T> plan(1, modes, isign, 3, 1e-5, o);
+    plan.set_points(pts.size(), pts.x.data(), pts.y.data(), dim == 3 ? pts.z.data() : nullptr);
+    plan.execute(c.data(), f.data());
+    return f;
+  };
+  const auto compare = [&]<class T>(T zero, double tol) {
+    for (const auto& modes : {std::vector<std::int64_t>{64, 64, 64}, std::vector<std::int64_t>{20, 17, 13},
+                              std::vector<std::int64_t>{9, 1, 25}, std::vector<std::int64_t>{1, 1, 4},
+                              std::vector<std::int64_t>{48, 40}, std::vector<std::int64_t>{7, 1}})
+      for (int isign : {1, -1})
+        for (double sigma : {1.6, 2.0, 2.25}) {
+          const auto fused = run(zero, modes, isign, sigma, "1");
+          const auto whole = run(zero, modes, isign, sigma, "0");
+          EXPECT_LE(rel_diff(fused, whole), tol) << ::testing::PrintToString(modes) << ", isign " << isign
+                                                 << ", sigma " << sigma;
+        }
+  };
+  compare(0.0f, 1e-5);
+  compare(0.0, 1e-12);
+}
+
 // Method auto with a kernel too wide for a 48 KiB warp tile (3D double, eps 1e-9 at sigma 2:
 // w = 11, a 123 KB tile of 16x8x4 bins) still picks warp tiles, in the device's opt-in shared memory,
 // rather than global atomics (8x slower on case B's problem), and stays within eps of the CPU.
