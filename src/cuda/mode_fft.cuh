@@ -24,8 +24,8 @@ namespace fieldft::cuda {
 
 using detail::Cplx;
 
-constexpr int kModeFftThreads = 256;  // at most, per block
-constexpr int kModeFftMinBlocks = 3;  // per SM: at most 85 registers
+constexpr int kModeFftThreads = 256;    // at most, per block
+constexpr int kModeFftMinBlocks = 3;    // per SM: at most 85 registers
 constexpr int kModeFftMaxRadices = 12;  // L <= 4096 in radices of at least 2
 // The radices of a stage, largest first: fewer stages, each a longer DFT in registers.
 constexpr int kModeFftRadices[] = {12, 9, 8, 6, 5, 4, 3, 2};
@@ -36,17 +36,18 @@ struct ModeFftPass {
   int nradix;
   unsigned long long radices;  // 5 bits per stage, first stage lowest: their product is L
   std::int64_t ncol;           // columns: the kept modes of the faster axes
-  std::int64_t n0, nf0, tstride;
-  const Cplx<T>* twiddle;  // exp(2πi·k/L), k < L (conjugated for sign < 0)
-  const std::int64_t* map0;  // fine cells of the kept modes along x
-  const std::int64_t* map1;  // and along y (3D; null in 2D)
-  const T* dec0;             // their deconvolution factors
+  std::int64_t n0, nf0;        // modes and fine cells along x
+  std::int64_t tstride;        // cells between a column's elements (the plane or row size)
+  const Cplx<T>* twiddle;      // exp(2πi·k/L), k < L (conjugated for sign < 0)
+  const std::int64_t* map0;    // fine cells of the kept modes along x
+  const std::int64_t* map1;    // and along y (3D; null in 2D)
+  const T* dec0;               // their deconvolution factors
   const T* dec1;
 };
 
 // floor(j / n) for 0 <= j < 2^20 from 1/n in float: (j + 1/2)/n lies at least 1/(2n) from an
-// integer, far more than the rounding of the product (~2^-23·j/n), so a truncation gives the quotient without
-// an integer division.
+// integer, far more than the rounding of the product (~2^-23·j/n), so a truncation gives the
+// quotient without an integer division.
 __device__ inline int small_quotient(int j, float inv_n) {
   return __float2int_rz((static_cast<float>(j) + 0.5f) * inv_n);
 }
@@ -88,21 +89,22 @@ constexpr UnitRoot unit_root(int k, int n) {
 }
 
 // The first factor of a composite radix (the rest is done recursively).
-constexpr int radix_head(int r) {
-  return r % 4 == 0 ? 4 : r % 2 == 0 ? 2 : r % 3 == 0 ? 3 : 5;
+constexpr int radix_head(int r) { return r % 4 == 0 ? 4 : r % 2 == 0 ? 2 : r % 3 == 0 ? 3 : 5; }
+
+// f(std::integral_constant<int, i>) for i = 0 .. N-1, indices known at compile time.
+template <class F, int... I>
+__device__ inline void static_for_each(F& f, std::integer_sequence<int, I...>) {
+  (f(std::integral_constant<int, I>{}), ...);
+}
+template <int N, class F>
+__device__ inline void static_for(F&& f) {
+  static_for_each(f, std::make_integer_sequence<int, N>{});
 }
 
 // In-register DFT of R values, v[q] <- sum_r v[r] exp(sign·2πi·q·r/R). R = 2, 3, 4, 5 directly;
 // composite R = R1·R2 (R1 = radix_head) by one Cooley-Tukey step in registers: R2 DFTs of R1
 // over n = R2·n1 + n2, twiddles exp(sign·2πi·n2·k1/R) (compile-time constants), R1 DFTs of R2,
 // output k1 + R1·k2.
-// f(std::integral_constant<int, i>) for i = 0 .. N-1, indices known at compile time.
-template <int N, class F>
-__device__ inline void static_for(F&& f) {
-  [&]<int... I>(std::integer_sequence<int, I...>) { (f(std::integral_constant<int, I>{}), ...); }(
-      std::make_integer_sequence<int, N>{});
-}
-
 template <class T, int R>
 __device__ inline void small_dft(Cplx<T>* v, int sign) {
   if constexpr (R != 2 && R != 3 && R != 4 && R != 5) {
@@ -265,14 +267,30 @@ __global__ void __launch_bounds__(kModeFftThreads, kModeFftMinBlocks)
     const std::int64_t stride = first ? fp.tstride : S;
     const StageOut<T> dst = last ? to_out : to_shared;
     switch (radix) {
-      case 2: stockham_stage<T, 2, C>(src, stride, b, tw, L, ns, fp.sign, dst); break;
-      case 3: stockham_stage<T, 3, C>(src, stride, b, tw, L, ns, fp.sign, dst); break;
-      case 4: stockham_stage<T, 4, C>(src, stride, b, tw, L, ns, fp.sign, dst); break;
-      case 5: stockham_stage<T, 5, C>(src, stride, b, tw, L, ns, fp.sign, dst); break;
-      case 6: stockham_stage<T, 6, C>(src, stride, b, tw, L, ns, fp.sign, dst); break;
-      case 8: stockham_stage<T, 8, C>(src, stride, b, tw, L, ns, fp.sign, dst); break;
-      case 9: stockham_stage<T, 9, C>(src, stride, b, tw, L, ns, fp.sign, dst); break;
-      default: stockham_stage<T, 12, C>(src, stride, b, tw, L, ns, fp.sign, dst); break;
+      case 2:
+        stockham_stage<T, 2, C>(src, stride, b, tw, L, ns, fp.sign, dst);
+        break;
+      case 3:
+        stockham_stage<T, 3, C>(src, stride, b, tw, L, ns, fp.sign, dst);
+        break;
+      case 4:
+        stockham_stage<T, 4, C>(src, stride, b, tw, L, ns, fp.sign, dst);
+        break;
+      case 5:
+        stockham_stage<T, 5, C>(src, stride, b, tw, L, ns, fp.sign, dst);
+        break;
+      case 6:
+        stockham_stage<T, 6, C>(src, stride, b, tw, L, ns, fp.sign, dst);
+        break;
+      case 8:
+        stockham_stage<T, 8, C>(src, stride, b, tw, L, ns, fp.sign, dst);
+        break;
+      case 9:
+        stockham_stage<T, 9, C>(src, stride, b, tw, L, ns, fp.sign, dst);
+        break;
+      default:
+        stockham_stage<T, 12, C>(src, stride, b, tw, L, ns, fp.sign, dst);
+        break;
     }
     if (last) break;
     ns *= radix;
