@@ -271,6 +271,12 @@ int env_knob(const char* name, int hi) {
   return k >= 0 && k <= hi ? k : -1;
 }
 int bulk_rows_knob() { return env_knob("FIELDFT_NUFFT_BULK_ROWS", 1); }
+// Points per fine-grid cell below which float 3D type 1 warp tiles are built by tensor-core
+// products (DevGrid::tc, spread_tc.cuh) on 8x8x4 bins. FIELDFT_NUFFT_TC = 0 never takes them,
+// 1 wherever they apply (float, 3D, type 1, warp tiles, W <= 8, sm_80 and later), unset or -1
+// by this density.
+constexpr double kTcDensity = 0.3;
+int tc_knob() { return env_knob("FIELDFT_NUFFT_TC", 1); }
 // FIELDFT_NUFFT_MODE_FFT = 0 never takes ModeFft (type 1 then runs cuFFT over every axis and
 // copy_modes), 1 or unset wherever it fits.
 bool mode_fft_knob_off() { return env_knob("FIELDFT_NUFFT_MODE_FFT", 1) == 0; }
@@ -315,6 +321,7 @@ class CudaPlan final : public PlanImpl<T> {
     int cc_major = 0;
     FIELDFT_CUDA_CHECK(cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, device_));
     bulk_rows_ = cc_major >= 9 ? bulk_rows_knob() : 0;
+    tc_ = cc_major >= 8 ? tc_knob() : 0;
     choose_upsampfac_ = opt.upsampfac == 0.0 && info.type != 3;
     configure();
   }
@@ -716,6 +723,29 @@ class CudaPlan final : public PlanImpl<T> {
     return opt == 1 || static_cast<double>(m) >= kBoxDensity * static_cast<double>(dg_.size);
   }
 
+  // Tensor-core tiles (spread_tc) for float 3D type 1 warp tiles at W <= 8: as the knob asks, or
+  // automatically for sparse points.
+  bool use_tc(std::int64_t m) const {
+    const auto& info = this->setup_.info;
+    if (!std::is_same_v<T, float> || info.dim != 3 || info.type != 1 || info.method != nufft::Method::kOutputDriven ||
+        info.kernel_width > 8 || tc_ == 0 || use_boxes(m))
+      return false;
+    const auto& bins = this->setup_.options.bin_size;
+    if (bins[0] > 0 || bins[1] > 0 || bins[2] > 0) return false;  // the caller's bins
+    return tc_ == 1 || static_cast<double>(m) < kTcDensity * static_cast<double>(dg_.size);
+  }
+
+  // The bins of the grid: the plan's (bins_), or kTcBins for tensor-core tiles.
+  void set_tile_bins(bool tc) {
+    auto& info = this->setup_.info;
+    dg_.tc = tc ? 1 : 0;
+    for (int d = 0; d < info.dim; ++d) {
+      dg_.bin[d] = tc ? kTcBins[d] : bins_[d];
+      dg_.nbins[d] = static_cast<int>((dg_.nf[d] + dg_.bin[d] - 1) / dg_.bin[d]);
+      info.bin_size[d] = dg_.bin[d];
+    }
+  }
+
   static constexpr const char* kSourceNames[3] = {"x", "y", "z"};
   static constexpr const char* kTargetNames[3] = {"s", "t", "u"};
 
@@ -797,6 +827,7 @@ class CudaPlan final : public PlanImpl<T> {
   template <class C>
   void sort_device(std::int64_t m, const C* const* dx) {
     auto& info = this->setup_.info;
+    set_tile_bins(use_tc(m));
     set_sub_bins(dg_, use_boxes(m));
     info.spread_boxes = dg_.boxes != 0;
     dg_.bulk = bulk_rows_ == 1 || (bulk_rows_ == -1 && static_cast<double>(m) < kBulkDensity * static_cast<double>(dg_.size));
@@ -942,6 +973,7 @@ class CudaPlan final : public PlanImpl<T> {
   }
 
   int device_ = 0;
+  int tc_ = 0;         // tensor-core tiles (DevGrid::tc): 0 never (before sm_80), -1 sparse points, 1 always
   int bulk_rows_ = 0;  // bulk tile rows (DevGrid::bulk): 0 never (before sm_90), -1 sparse points, 1 always
   cudaStream_t stream_ = nullptr;
   DevGrid dg_{};

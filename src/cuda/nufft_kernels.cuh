@@ -29,6 +29,7 @@ struct DevGrid {
   int width;           // kernel width W
   int boxes;           // 1: 3D warp tiles accumulate 2x2x2-cell boxes in registers (spread_tile_boxes)
   int bulk;            // 1: the device (sm_90) adds whole tile rows by bulk reductions (spread_tile)
+  int tc;              // 1: 3D float tiles built by tensor-core products (spread_tc), bins kTcBins
 };
 
 // Sorted points: first cell and Horner variable per dimension, and the caller's index.
@@ -641,6 +642,10 @@ constexpr int kTileWarps = 2;
 
 // The bin sizes with fixed-stride instantiations of the warp-tile kernels (3D, W <= 8).
 constexpr int kTileBins[3] = {16, 8, 4};
+// The bins of the tensor-core tiles (spread_tc.cuh): 8 wide, so that a footprint's x cells fit
+// 16 columns of the products (16x8x4: 11 % slower on case F's spread, the products a third
+// larger).
+constexpr int kTcBins[3] = {8, 8, 4};
 
 // Alignment (bytes) for a vector load of n values of T: the largest power of two up to 16
 // dividing their size.

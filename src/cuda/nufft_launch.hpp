@@ -9,6 +9,7 @@
 #include "core/dispatch.hpp"
 #include "cuda/mode_fft.cuh"
 #include "cuda/nufft_kernels.cuh"
+#include "cuda/spread_tc.cuh"
 
 namespace fieldft::cuda {
 

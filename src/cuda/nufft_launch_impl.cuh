@@ -77,6 +77,13 @@ void Launch<T, D>::spread_tile(cudaStream_t s, const DevPoints<T>& p, const DevG
                                const Subproblems& sp, int nsub) {
   if (nsub == 0) return;
   core::dispatch_width(width, [&]<int W>() {
+    if constexpr (std::is_same_v<T, float> && D == 3 && tc_width_fits<W>()) {
+      if (g.tc) {
+        const auto kernel = bulk_rows_fit<T, W>(g) ? spread_tc<W, true> : spread_tc<W, false>;
+        kernel<<<nsub, 32 * kTcWarps, 0, s>>>(p, g, horner, degree, c, c_stride, grid, nbatch, sp);
+        return;
+      }
+    }
     constexpr int K = D == 3 ? kTileWarps : 1;
     constexpr bool kPacked = packed_rows<D, W, K>();
     std::size_t smem = spread_tile_bytes<T, W, kPacked>(D, g.bin);

@@ -302,6 +302,53 @@ TEST(GpuRuntime, FusedLastFftAxisMatchesCufftAndCopy) {
   compare(0.0, 1e-12);
 }
 
+// Float 3D type 1 warp tiles built by tensor-core products (spread_tc, FIELDFT_NUFFT_TC = 1)
+// against the plain warp tiles (0): widths 2 to 8, tiles flushed by bulk rows (even nf[0]) and
+// by atomics (odd), sparse points (one group per subproblem) and dense ones (subproblems of
+// several groups), three transforms in a batch, both signs, a grid thinner than a tile. Also:
+// the plan reports the tensor-core bins, and auto takes them on sparse points only.
+TEST(GpuRuntime, TensorCoreTilesMatchWarpTiles) {
+  SKIP_WITHOUT_GPU();
+  struct KnobGuard {
+    ~KnobGuard() { unsetenv("FIELDFT_NUFFT_TC"); }
+  } guard;
+  const auto run = [&](const std::vector<std::int64_t>& modes, double sigma, double eps, std::int64_t m, int isign,
+                       const char* knob, std::array<int, 3>& bins) {
+    if (knob != nullptr) setenv("FIELDFT_NUFFT_TC", knob, 1);
+    else unsetenv("FIELDFT_NUFFT_TC");
+    const auto pts = random_points<float>(3, m, 71);
+    const auto c = random_complex<float>(3 * pts.size(), 72);
+    std::vector<std::complex<float>> f(3 * modes[0] * modes[1] * modes[2]);
+    nufft::Options o = cuda_options(nufft::Method::kOutputDriven);
+    o.upsampfac = sigma;
+    o.spread_boxes = 0;
+    nufft::Plan<float> plan(1, modes, isign, 3, eps, o);
+    plan.set_points(pts.size(), pts.x.data(), pts.y.data(), pts.z.data());
+    plan.execute(c.data(), f.data());
+    bins = plan.info().bin_size;
+    return f;
+  };
+  const std::array<int, 3> tc_bins{8, 8, 4};
+  for (const auto& modes : {std::vector<std::int64_t>{24, 24, 24}, std::vector<std::int64_t>{20, 17, 13},
+                            std::vector<std::int64_t>{9, 1, 25}})
+    for (double sigma : {2.0, 2.25})
+      for (double eps : {0.3, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6})
+        for (std::int64_t m : {std::int64_t{3000}, std::int64_t{300000}}) {
+          const int isign = m > 10000 ? -1 : 1;
+          std::array<int, 3> on{}, off{}, automatic{};
+          const auto a = run(modes, sigma, eps, m, isign, "1", on);
+          const auto b = run(modes, sigma, eps, m, isign, "0", off);
+          EXPECT_EQ(on, tc_bins);
+          EXPECT_NE(off, tc_bins);
+          EXPECT_LE(rel_diff(a, b), 2e-5) << ::testing::PrintToString(modes) << ", sigma " << sigma << ", eps "
+                                          << eps << ", " << m << " points";
+          if (eps == 1e-5 && modes[1] > 1) {  // 0.03-0.1 points per cell against 3-10
+            run(modes, sigma, eps, m, isign, nullptr, automatic);
+            EXPECT_EQ(automatic == tc_bins, m == 3000) << "auto: tensor-core tiles on sparse points only";
+          }
+        }
+}
+
 // Method auto with a kernel too wide for a 48 KiB warp tile (3D double, eps 1e-9 at sigma 2:
 // w = 11, a 123 KB tile of 16x8x4 bins) still picks warp tiles, in the device's opt-in shared memory,
 // rather than global atomics (8x slower on case B's problem), and stays within eps of the CPU.
