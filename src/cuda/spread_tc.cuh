@@ -32,6 +32,10 @@ namespace fieldft::cuda {
 constexpr int kTcWarps = 4;   // warps per block
 constexpr int kTcGroup = 64;  // points per set-up
 constexpr int kTcRows = 16;   // tile rows y (one m-tile) and cells x (four n-tiles of 4 cells)
+// Blocks per SM the registers must allow: 96 a thread (W = 7: 12 bytes of spills). H100, F, ms
+// for 3 / 4 / 5 / 6 blocks (154, 128, 96, 80 registers): 0.137-0.140 / 0.121-0.123 (another
+// machine) / 0.118-0.119 / 0.140-0.141 (116 bytes of spills); E 7.02 / 6.24 / 5.99 / 7.02.
+constexpr int kTcMinBlocks = 5;
 
 // Whether spread_tc covers width W at bins kTcBins: a footprint starting anywhere in the bin
 // (one cell lower with bulk rows) stays within kTcRows cells in x and y.
@@ -65,7 +69,7 @@ __device__ __forceinline__ void mma(float* d, const unsigned* a, const unsigned*
 }  // namespace tc
 
 template <int W, bool Bulk>
-__global__ void __launch_bounds__(32 * kTcWarps)
+__global__ void __launch_bounds__(32 * kTcWarps, kTcMinBlocks)
     spread_tc(DevPoints<float> p, DevGrid g, const float* __restrict__ horner, int degree,
               const Cplx<float>* __restrict__ c, std::int64_t c_stride, Cplx<float>* __restrict__ grid, int nbatch,
               Subproblems sp) {
