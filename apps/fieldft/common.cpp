@@ -186,6 +186,7 @@ void add_plan_info(nlohmann::json& j, const nufft::PlanInfo& info) {
   j["max_batch"] = info.max_batch;
   j["bin_size"] = std::vector<int>(info.bin_size.begin(), info.bin_size.begin() + info.dim);
   j["spread_boxes"] = info.spread_boxes;
+  j["spread_tensor_cores"] = info.spread_tensor_cores;
 }
 
 std::string describe_plan(const nufft::PlanInfo& info) {

@@ -132,6 +132,9 @@ struct PlanInfo {
   std::int64_t num_points = 0;  // M, after set_points
   std::int64_t num_targets = 0; // type 3: nk, after set_points (0 for types 1 and 2)
   bool spread_boxes = false;    // CUDA: set_points chose register boxes (Options::spread_boxes)
+  // CUDA: set_points chose tensor-core tiles: float 3D type 1 output-driven spreading at kernel
+  // width <= 8 with fewer than 0.3 points per fine-grid cell (bins 8x8x4; automatic bins only)
+  bool spread_tensor_cores = false;
   std::int64_t num_modes() const { return modes[0] * modes[1] * modes[2]; }
 };
 

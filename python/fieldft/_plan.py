@@ -144,6 +144,8 @@ class Plan:
     kernel_width = property(lambda self: self._engine.core.kernel_width, doc="kernel width in fine-grid cells")
     spread_boxes = property(lambda self: self._engine.core.spread_boxes,
                             doc="CUDA: setpts chose register boxes for 3D output-driven spreading")
+    spread_tensor_cores = property(lambda self: self._engine.core.spread_tensor_cores,
+                                   doc="CUDA: setpts chose tensor-core tiles (float 3D type 1, sparse points)")
     fine_grid = property(lambda self: tuple(reversed(self._engine.core.fine_grid[:self._engine.dim])),
                          doc="fine (upsampled) grid in array order (type 1 and 2)")
     num_points = property(lambda self: self._engine.nj, doc="M, once setpts was called (else None)")

@@ -310,6 +310,7 @@ void bind_plan(nb::module_& m, const char* name) {
       .def_prop_ro("max_batch", [](const P& p) { return p.info().max_batch; })
       .def_prop_ro("bin_size", [](const P& p) { return p.info().bin_size; })
       .def_prop_ro("spread_boxes", [](const P& p) { return p.info().spread_boxes; })
+      .def_prop_ro("spread_tensor_cores", [](const P& p) { return p.info().spread_tensor_cores; })
       .def_prop_ro("backend", [](const P& p) { return std::string(backend_name(p.info().backend)); })
       .def_prop_ro("method", [](const P& p) { return std::string(nufft::method_name(p.info().method)); })
       .def_prop_ro("modeord", [](const P& p) { return p.info().modeord; })

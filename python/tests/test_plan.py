@@ -237,6 +237,7 @@ def test_library_errors_map_to_python_exceptions():
     plan = fieldft.Plan(1, (8, 8, 8), spread_boxes=1, backend="cpu")
     plan.setpts(*(np.zeros(3, np.float32) for _ in range(3)))
     assert plan.spread_boxes is False
+    assert plan.spread_tensor_cores is False
     plan = fieldft.Plan(1, (8,))
     with pytest.raises(fieldft.InvalidStateError) as e:
         plan.execute(np.zeros(3, np.complex64))

@@ -830,6 +830,7 @@ class CudaPlan final : public PlanImpl<T> {
     set_tile_bins(use_tc(m));
     set_sub_bins(dg_, use_boxes(m));
     info.spread_boxes = dg_.boxes != 0;
+    info.spread_tensor_cores = dg_.tc != 0;
     dg_.bulk = bulk_rows_ == 1 || (bulk_rows_ == -1 && static_cast<double>(m) < kBulkDensity * static_cast<double>(dg_.size));
     const std::int64_t nbins = std::int64_t(dg_.nbins[0]) * dg_.nbins[1] * dg_.nbins[2];
     const std::int64_t nkeys = nbins * dg_.nsub;  // sort keys: (bin, sub-bin), point_bin

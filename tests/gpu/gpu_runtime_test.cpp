@@ -306,7 +306,8 @@ TEST(GpuRuntime, FusedLastFftAxisMatchesCufftAndCopy) {
 // against the plain warp tiles (0): widths 2 to 8, tiles flushed by bulk rows (even nf[0]) and
 // by atomics (odd), sparse points (one group per subproblem) and dense ones (subproblems of
 // several groups), three transforms in a batch, both signs, a grid thinner than a tile. Also:
-// the plan reports the tensor-core bins, and auto takes them on sparse points only.
+// the plan reports the tensor-core tiles and their bins, and auto takes them on sparse points
+// only.
 TEST(GpuRuntime, TensorCoreTilesMatchWarpTiles) {
   SKIP_WITHOUT_GPU();
   struct KnobGuard {
@@ -326,6 +327,7 @@ TEST(GpuRuntime, TensorCoreTilesMatchWarpTiles) {
     plan.set_points(pts.size(), pts.x.data(), pts.y.data(), pts.z.data());
     plan.execute(c.data(), f.data());
     bins = plan.info().bin_size;
+    EXPECT_EQ(plan.info().spread_tensor_cores, (bins == std::array<int, 3>{8, 8, 4}));
     return f;
   };
   const std::array<int, 3> tc_bins{8, 8, 4};
