@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Sets up a fresh Debian 12 machine for fieldft and builds it: installs the Debian packages the
-# build needs, then configures and builds the CMake preset `ci` into build/ci.
+# build needs, configures and builds a CMake preset (default `ci`: everything; scripts/demo.sh
+# asks for `app`: the library and the tool only), then installs the library and the `fieldft`
+# tool into a prefix on PATH (/usr/local as root, else ~/.local).
 #
 # Idempotent: packages already installed are not touched (apt-get is skipped altogether when
 # nothing is missing), and a second build only recompiles what changed.
@@ -14,6 +16,8 @@
 #   FIELDFT_CMAKE_ARGS  extra arguments for the configure step, e.g. "-DFIELDFT_CUDA=OFF"
 #   FIELDFT_JOBS        parallel build jobs (default: number of cores)
 #   FIELDFT_SKIP_APT=1  do not install packages (for machines set up by other means)
+#   FIELDFT_PREFIX      where to install the library and the tool (default /usr/local as root,
+#                       ~/.local otherwise); FIELDFT_INSTALL=0 skips the installation
 set -euo pipefail
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -88,7 +92,28 @@ say "configuring: cmake --preset $preset ${extra_args[*]}"
 cmake --preset "$preset" "${extra_args[@]}"
 
 # --- 3. Build ----------------------------------------------------------------------------------
+# Ninja prints one [done/total] line per step when its output is not a terminal: that is the
+# progress a user sees while the build runs.
 say "building with $jobs jobs: cmake --build --preset $preset"
 start=$SECONDS
 cmake --build --preset "$preset" -j "$jobs"
 say "build done in $((SECONDS - start)) s ($repo_root/build/$preset)"
+
+# --- 4. Install the library and the tool -------------------------------------------------------
+if [[ "${FIELDFT_INSTALL:-1}" != 1 ]]; then
+  say "FIELDFT_INSTALL=0: not installing"
+elif [[ ! -x "build/$preset/apps/fieldft/fieldft" ]]; then
+  say "the fieldft tool was not built in this preset: nothing to install"
+else
+  prefix="${FIELDFT_PREFIX:-}"
+  if [[ -z "$prefix" ]]; then
+    if [[ "$(id -u)" == 0 ]]; then prefix=/usr/local; else prefix="$HOME/.local"; fi
+  fi
+  say "installing into $prefix: cmake --install build/$preset --prefix $prefix"
+  cmake --install "build/$preset" --prefix "$prefix" >/dev/null
+  case ":$PATH:" in
+    *":$prefix/bin:"*) say "fieldft is on PATH: $prefix/bin/fieldft" ;;
+    *) say "fieldft installed as $prefix/bin/fieldft, which is not on PATH; add it with:"
+       say "  export PATH=\"$prefix/bin:\$PATH\"" ;;
+  esac
+fi

@@ -61,15 +61,27 @@ python_tests() {
   fi
   say "python: $("$py" --version 2>&1) at $py"
   local pip=("$py" -m pip install -q --disable-pip-version-check)
+  say "pip install scikit-build-core nanobind numpy pytest finufft (from PyPI)"
   "${pip[@]}" "scikit-build-core>=0.10" "nanobind>=2.0" "numpy>=1.22" "pytest>=7" || return $?
   # The real finufft enables the compat layer's cross-checks (they skip without it).
   "${pip[@]}" "finufft>=2.5,<2.6" || say "finufft not installable here: its cross-checks will skip"
   # Without a GPU the extension is built CPU-only: section 2 already compiled every CUDA source.
   local cuda="${FIELDFT_PYTHON_CUDA:-}"
   [[ -n "$cuda" ]] || { [[ "$gpu_tests" == 1 ]] && cuda=AUTO || cuda=OFF; }
-  say "pip install . (FIELDFT_CUDA=$cuda)"
-  "${pip[@]}" --no-build-isolation --no-deps -C build-dir=build/python \
-    -C cmake.define.FIELDFT_CUDA="$cuda" . || return $?
+  # Verbose, so that the compile lines show while the extension builds (no silent minutes).
+  say "pip install . into $py (FIELDFT_CUDA=$cuda; build tree build/python)"
+  # The whole log goes to build/pip-install.log; the progress lines and errors to the screen.
+  "$py" -m pip install -v --disable-pip-version-check --no-build-isolation --no-deps \
+    -C build-dir=build/python -C cmake.define.FIELDFT_CUDA="$cuda" . 2>&1 |
+    tee build/pip-install.log |
+    grep --line-buffered -E '^ *\[[0-9]+/[0-9]+\]|Successfully|[Ee]rror|CMake (Error|Warning)'
+  local pip_rc=${PIPESTATUS[0]}
+  if ((pip_rc != 0)); then
+    say "pip install . failed with exit code $pip_rc (full log: build/pip-install.log)"
+    return "$pip_rc"
+  fi
+  "$py" -c 'import fieldft' || { say "import fieldft fails after pip install ."; return 1; }
+  say "import fieldft works with $py (activate with: source build/pyenv/bin/activate)"
   local args=(-m pytest python/tests -q -p no:cacheprovider)
   if [[ "$gpu_tests" != 1 ]]; then
     args+=(-m "not gpu")
