@@ -16,17 +16,23 @@ namespace fieldft::nufft {
 template <class T>
 Plan<T>::Plan(int type, std::span<const std::int64_t> modes, int isign, std::int64_t ntransf, double eps,
               const Options& options) {
-  core::PlanSetup setup = core::make_plan_setup(type, modes, isign, ntransf, eps, options, min_eps<T>(),
-                                                std::numeric_limits<T>::epsilon() / 2);
-  Backend backend = options.backend;
+  // The backend first: the setup records it (PlanInfo::nthreads is 0 on CUDA).
+  nufft::Options resolved = options;
 #if FIELDFT_HAVE_CUDA
-  if (backend == Backend::kAuto) backend = cuda::device_count() > 0 ? Backend::kCuda : Backend::kCpu;
-  if (backend == Backend::kCuda) {
+  if (resolved.backend == Backend::kAuto)
+    resolved.backend = cuda::device_count() > 0 ? Backend::kCuda : Backend::kCpu;
+#else
+  if (resolved.backend == Backend::kAuto) resolved.backend = Backend::kCpu;
+#endif
+  core::PlanSetup setup = core::make_plan_setup(type, modes, isign, ntransf, eps, resolved, min_eps<T>(),
+                                                std::numeric_limits<T>::epsilon() / 2);
+#if FIELDFT_HAVE_CUDA
+  if (resolved.backend == Backend::kCuda) {
     impl_ = cuda::make_cuda_plan<T>(std::move(setup));
     return;
   }
 #else
-  require(backend != Backend::kCuda, ErrorCode::kBackendUnavailable,
+  require(resolved.backend != Backend::kCuda, ErrorCode::kBackendUnavailable,
           "this fieldft was built without CUDA (FIELDFT_CUDA=OFF or no nvcc); use backend cpu");
 #endif
   impl_ = cpu::make_cpu_plan<T>(std::move(setup));

@@ -1,6 +1,7 @@
 #include "common.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <iostream>
 #include <sstream>
 #include <unordered_set>
@@ -38,6 +39,55 @@ CLI::Validator at_least(std::int64_t lo) {
       ">=" + bound);
 }
 
+CLI::Validator finite_number(std::optional<double> lo) {
+  std::ostringstream bound;
+  if (lo) bound << *lo;
+  return CLI::Validator(
+      [lo, b = bound.str()](std::string& text) -> std::string {
+        double v = 0;
+        if (!CLI::detail::lexical_cast(text, v)) return "expected a number, got '" + text + "'";
+        if (!std::isfinite(v)) return "must be a finite number, got '" + text + "'";
+        return !lo || v >= *lo ? std::string() : "must be >= " + b + ", got " + text;
+      },
+      lo ? ">=" + bound.str() : std::string("FINITE"));
+}
+
+void add_threads_option(CLI::App& app, int& threads) {
+  app.add_option("--threads", threads,
+                 "CPU backend: OpenMP threads; 0 = all available (OMP_NUM_THREADS). At most " +
+                     std::to_string(max_cpu_threads()) +
+                     " here (4 x the processors, or OMP_THREAD_LIMIT if lower): larger values "
+                     "are lowered to that, with a notice on stderr")
+      ->check(at_least(0))
+      ->capture_default_str();
+}
+
+void cap_threads(int& threads) {
+  const int most = max_cpu_threads();
+  if (threads <= most) return;
+  std::cerr << "fieldft: note: --threads " << threads << " lowered to " << most
+            << ", the most the CPU backend uses here (4 x the processors, or OMP_THREAD_LIMIT if "
+               "lower)\n";
+  threads = most;
+}
+
+void add_seed_option(CLI::App& app, std::uint64_t& seed, const std::string& help) {
+  app.add_option("--seed", seed, help)
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            std::uint64_t v = 0;
+            const auto first = text.find_first_not_of(" \t");
+            if (first == std::string::npos || text[first] == '-' ||
+                !CLI::detail::lexical_cast(text, v))
+              return "must be an integer from 0 to " +
+                     std::to_string(std::numeric_limits<std::uint64_t>::max()) + ", got '" +
+                     text + "'";
+            return std::string();
+          },
+          ""))
+      ->capture_default_str();
+}
+
 void add_transform_options(CLI::App& app, TransformArgs& args) {
   app.add_option("--prec", args.prec,
                  "Floating-point precision of the plan: f (float) or d (double)")
@@ -46,7 +96,9 @@ void add_transform_options(CLI::App& app, TransformArgs& args) {
   std::ostringstream eps_help;
   eps_help << "Requested relative l2 accuracy of each transform (dimensionless); at least "
            << nufft::min_eps<float>() << " for f, " << nufft::min_eps<double>() << " for d";
-  app.add_option("--eps", args.eps, eps_help.str())->capture_default_str();
+  app.add_option("--eps", args.eps, eps_help.str())
+      ->check(finite_number())
+      ->capture_default_str();
   app.add_option("--backend", args.backend,
                  "Where the transform runs; auto = CUDA when compiled in and a GPU is present, "
                  "else CPU")
@@ -61,11 +113,9 @@ void add_transform_options(CLI::App& app, TransformArgs& args) {
                  "Upsampling factor sigma = fine grid / modes, in [1.25, 2.25]; 0 = chosen by the "
                  "planner (2; on CUDA 2.25 for dense points where that narrows the kernel, 1.6 for "
                  "sparse 3D type 1 where the kernel keeps its width)")
+      ->check(finite_number())
       ->capture_default_str();
-  app.add_option("--threads", args.threads,
-                 "CPU backend: OpenMP threads; 0 = all available (OMP_NUM_THREADS)")
-      ->check(at_least(0))
-      ->capture_default_str();
+  add_threads_option(app, args.threads);
   app.add_option("--device", args.device, "CUDA backend: device ordinal")
       ->check(at_least(0))
       ->capture_default_str();
@@ -73,8 +123,7 @@ void add_transform_options(CLI::App& app, TransformArgs& args) {
                  "Times set_points and execute are run; reported times are the minimum (ms)")
       ->check(at_least(1))
       ->capture_default_str();
-  app.add_option("--seed", args.seed, "Seed of the random number generator (test data, subsets)")
-      ->capture_default_str();
+  add_seed_option(app, args.seed, "Seed of the random number generator (test data, subsets)");
   app.add_option("--check-count", args.check_count,
                  "Outputs per transform compared with the exact double-precision oracle "
                  "(chosen at random; the oracle costs check-count x inputs operations)")

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <span>
@@ -34,10 +35,12 @@ class UsageError : public std::runtime_error {
 };
 
 // A registered subcommand: `run` is called after parsing when `app` was selected, and returns
-// the exit status.
+// the exit status. `memory_advice` names the subcommand's own options that size the problem,
+// for the message printed when memory runs out.
 struct Subcommand {
   CLI::App* app = nullptr;
   std::function<int()> run;
+  std::string memory_advice;
 };
 
 Subcommand add_info_command(CLI::App& parent);
@@ -62,6 +65,23 @@ struct TransformArgs {
 
 // An integer option's check "must be >= lo", shown in --help as INT:>=lo.
 CLI::Validator at_least(std::int64_t lo);
+
+// A floating-point option's check: a finite number (no inf, nan or overflow such as 1e999), and
+// at least `lo` when given. CLI11 reports a failure with the option's name.
+CLI::Validator finite_number(std::optional<double> lo = std::nullopt);
+
+// --threads of every subcommand that has it: OpenMP threads of the CPU backend, >= 0; --help
+// shows the cap.
+void add_threads_option(CLI::App& app, int& threads);
+
+// Lowers `threads` to fieldft::max_cpu_threads() (the library's cap, fieldft/nufft.hpp), with a
+// one-line notice on stderr saying what is used: the library caps silently, and a user who asked
+// for more should know. Call before a subcommand does any work.
+void cap_threads(int& threads);
+
+// --seed of every subcommand that has it: a non-negative 64-bit integer (CLI11 alone would wrap
+// -1 to 2^64 - 1).
+void add_seed_option(CLI::App& app, std::uint64_t& seed, const std::string& help);
 
 // Registers the TransformArgs options on `app`.
 void add_transform_options(CLI::App& app, TransformArgs& args);

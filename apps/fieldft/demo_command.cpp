@@ -4,7 +4,7 @@
 // against the exact sums, the reconstruction error against the phantom, and the times.
 #include <algorithm>
 #include <cmath>
-#include <fstream>
+#include <filesystem>
 #include <iomanip>
 #include <iostream>
 #include <memory>
@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "common.hpp"
+#include "io/png.hpp"
 
 namespace fieldft::cli {
 
@@ -133,19 +134,36 @@ Trajectory make_trajectory(const std::string& kind, int n) {
   return t;
 }
 
-// Binary PGM of panels side by side, each n x n (x fastest, y up), grey = value / vmax.
-void write_pgm(const std::string& path, int n, const std::vector<std::vector<double>>& panels,
-               double vmax) {
-  std::ofstream f(path, std::ios::binary);
-  if (!f) throw Error(ErrorCode::kInvalidArgument, "cannot open '" + path + "' for writing");
-  f << "P5\n" << n * panels.size() << " " << n << "\n255\n";
+// Panels side by side, each n x n (x fastest, y up), as 8-bit grey = value / vmax with the top
+// row first, written in the format of the path's extension (checked when parsing --out).
+void write_preview(const std::string& path, int n, const std::vector<std::vector<double>>& panels,
+                   double vmax) {
+  const std::int64_t width = static_cast<std::int64_t>(n) * static_cast<std::int64_t>(panels.size());
+  std::vector<std::uint8_t> pixels;
+  pixels.reserve(static_cast<std::size_t>(width) * static_cast<std::size_t>(n));
   for (int iy = n - 1; iy >= 0; --iy)
     for (const auto& p : panels)
       for (int ix = 0; ix < n; ++ix) {
         const double g = p[static_cast<std::size_t>(iy) * n + ix] / vmax;
-        f.put(static_cast<char>(static_cast<unsigned char>(std::clamp(g, 0.0, 1.0) * 255 + 0.5)));
+        pixels.push_back(static_cast<std::uint8_t>(std::clamp(g, 0.0, 1.0) * 255 + 0.5));
       }
-  if (!f) throw Error(ErrorCode::kInvalidArgument, "failed writing '" + path + "'");
+  io::write_gray_image(path, *io::image_format_from_path(path), width, n, pixels);
+}
+
+// --out's check, at parse time so that a wrong name fails before the transforms run: a .pgm or
+// .png file in a directory that exists.
+CLI::Validator preview_path() {
+  return CLI::Validator(
+      [](std::string& path) -> std::string {
+        if (!io::image_format_from_path(path))
+          return "'" + path + "' must end in .png (PNG) or .pgm (binary PGM)";
+        const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+        std::error_code ec;
+        if (!dir.empty() && !std::filesystem::is_directory(dir, ec))
+          return "the directory of '" + path + "' does not exist";
+        return std::string();
+      },
+      "FILE.png|FILE.pgm");
 }
 
 template <class T>
@@ -200,7 +218,7 @@ int run_demo(const DemoArgs& a) {
       panels[1][i] = std::abs(recon[i]);
       panels[2][i] = 10 * std::abs(std::complex<double>(recon[i]) - phantom[i]);
     }
-    write_pgm(a.out, n, panels, vmax);
+    write_preview(a.out, n, panels, vmax);
   }
 
   const nufft::PlanInfo& info = plan->info();
@@ -268,11 +286,16 @@ Subcommand add_demo_command(CLI::App& parent) {
       ->check(CLI::IsMember({"radial", "spiral"}))
       ->capture_default_str();
   app->add_option("--out", a->out,
-                  "Write a preview image (binary PGM): phantom | reconstruction | 10 x |error|");
+                  "Write a preview image, phantom | reconstruction | 10 x |error|, as PNG or "
+                  "binary PGM by the extension (.png, .pgm)")
+      ->check(preview_path());
   add_transform_options(*app, a->common);
-  return {app, [a] {
+  return {app,
+          [a] {
+            cap_threads(a->common.threads);
             return with_precision(a->common.prec, [&]<class T>() { return run_demo<T>(*a); });
-          }};
+          },
+          "reduce --size"};
 }
 
 }  // namespace fieldft::cli

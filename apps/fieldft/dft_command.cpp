@@ -172,17 +172,26 @@ Subcommand add_dft_command(CLI::App& parent) {
   app->add_option("--repeat", a->repeat, "Runs of each direction; times are the minimum (ms)")
       ->check(at_least(1))
       ->capture_default_str();
-  app->add_option("--field", a->field_hz, "Field map range, Hz (uniform in +-field)")->capture_default_str();
-  app->add_option("--tmax", a->tmax, "Readout times uniform in [0, tmax) s")->capture_default_str();
-  app->add_option("--threads", a->threads, "CPU backend: OpenMP threads, 0 = all")->check(at_least(0))->capture_default_str();
+  app->add_option("--field", a->field_hz, "Field map range, Hz (uniform in +-field)")
+      ->check(finite_number(0.0))
+      ->capture_default_str();
+  app->add_option("--tmax", a->tmax, "Readout times uniform in [0, tmax) s")
+      ->check(finite_number(0.0))
+      ->capture_default_str();
+  add_threads_option(*app, a->threads);
   app->add_option("--device", a->device, "CUDA backend: device ordinal")->check(at_least(0))->capture_default_str();
-  app->add_option("--seed", a->seed, "Seed of the test data")->capture_default_str();
+  add_seed_option(*app, a->seed, "Seed of the test data");
   app->add_flag("--json", a->json,
                 "Print one JSON object (one line): rel_error (with --check), forward_ms, adjoint_ms, pairs_per_s, ...");
   app->footer("Times are wall-clock milliseconds around each call with host pointers (the CUDA backend's "
               "copies included), minimum over --repeat runs.\n" +
               parent.get_footer());
-  return {app, [a] { return with_precision(a->prec, [&]<class T>() { return run_dft<T>(*a); }); }};
+  return {app,
+          [a] {
+            cap_threads(a->threads);
+            return with_precision(a->prec, [&]<class T>() { return run_dft<T>(*a); });
+          },
+          "reduce --size, --dim, --samples or --images"};
 }
 
 }  // namespace fieldft::cli

@@ -32,7 +32,9 @@ int run(int argc, char** argv) {
 
   const Subcommand commands[] = {add_info_command(app), add_nufft_command(app),
                                  add_demo_command(app), add_dft_command(app)};
-  const auto usage_error = [&](const char* what) {
+  // After the subcommands, which copied the exit codes into their own footers.
+  app.footer(exit_codes_text() + "\nRun 'fieldft SUBCOMMAND --help' for a subcommand's options.");
+  const auto usage_error = [&](const std::string& what) {
     std::cerr << "fieldft: error: " << what << "\nRun 'fieldft"
               << (app.get_subcommands().empty() ? "" : " " + app.get_subcommands()[0]->get_name())
               << " --help' for usage.\n";
@@ -40,10 +42,30 @@ int run(int argc, char** argv) {
   };
   try {
     app.parse(argc, argv);
-    for (const auto& c : commands)
-      if (c.app->parsed()) return c.run();
+    for (const auto& c : commands) {
+      if (!c.app->parsed()) continue;
+      // Here rather than in main: the advice names the options of the subcommand that ran.
+      const std::string advice = c.memory_advice.empty() ? "" : " (" + c.memory_advice + ")";
+      try {
+        return c.run();
+      } catch (const std::bad_alloc&) {
+        std::cerr << "fieldft: error: out of memory" << advice << '\n';
+        return kExitLibraryBase + static_cast<int>(fieldft::ErrorCode::kOutOfMemory);
+      } catch (const std::length_error&) {
+        std::cerr << "fieldft: error: the problem is too large for this machine's address space"
+                  << advice << '\n';
+        return kExitLibraryBase + static_cast<int>(fieldft::ErrorCode::kTooLarge);
+      }
+    }
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    // CLI11 reports a mistyped subcommand as a missing one ("A subcommand is required").
+    if (app.get_subcommands().empty() && argc > 1 && argv[1][0] != '-') {
+      std::string known;
+      for (const auto& c : commands) known += (known.empty() ? "" : ", ") + c.app->get_name();
+      return usage_error("'" + std::string(argv[1]) +
+                         "' is not a known subcommand; the subcommands are: " + known);
+    }
     return usage_error(e.what());
   } catch (const UsageError& e) {
     return usage_error(e.what());
@@ -61,7 +83,7 @@ int main(int argc, char** argv) {
     std::cerr << "fieldft: error: " << e.what() << '\n';
     return kExitLibraryBase + static_cast<int>(e.code());
   } catch (const std::bad_alloc&) {
-    std::cerr << "fieldft: error: out of memory (reduce --points, --modes or --ntransf)\n";
+    std::cerr << "fieldft: error: out of memory\n";
     return kExitLibraryBase + static_cast<int>(fieldft::ErrorCode::kOutOfMemory);
   } catch (const std::length_error&) {
     std::cerr << "fieldft: error: the problem is too large for this machine's address space\n";

@@ -186,6 +186,7 @@ Subcommand add_nufft_command(CLI::App& parent) {
                   "Modes per dimension N or N1,N2[,N3]; one number applies to every dimension "
                   "(--modes 64 --dim 2 is 64x64). Type 3: the target box [-N/2,N/2) per dimension")
       ->required()
+      ->type_name("INT[,INT[,INT]]")
       ->delimiter(',')
       ->expected(1, 3);
   app->add_option("--points", a->points, "Number M of non-uniform points (type 3: sources)")
@@ -213,9 +214,12 @@ Subcommand add_nufft_command(CLI::App& parent) {
       "Times are wall-clock milliseconds (host steady clock around each call), minimum over "
       "--repeat runs.\n" +
       parent.get_footer());
-  return {app, [a] {
+  return {app,
+          [a] {
+            cap_threads(a->common.threads);
             return with_precision(a->common.prec, [&]<class T>() { return run_nufft<T>(*a); });
-          }};
+          },
+          "reduce --points, --targets, --modes or --ntransf"};
 }
 
 }  // namespace fieldft::cli

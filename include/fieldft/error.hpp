@@ -23,6 +23,7 @@ enum class ErrorCode : int {
   kCuda = 9,                // a CUDA runtime or cuFFT call failed
   kInvalidState = 10,       // e.g. execute before set_points
   kInternal = 11,           // a bug in fieldft
+  kContextMismatch = 12,    // operands in different places (host / device / stream)
 };
 
 // The short name of a code, e.g. "invalid argument".

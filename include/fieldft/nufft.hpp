@@ -8,9 +8,13 @@
 // Type 3: j = 0..M-1 sources x_j, k = 0..nk-1 targets s_k, both arbitrary finite real vectors
 // (NOT periodic; x in any length unit, s in radians per that unit).
 //
-// Points x_j of types 1 and 2 are in radians, 2π-periodic: any finite real value is accepted
-// and folded into [-π, π). NaN or Inf is an error naming the array and index of the offending
-// point (all types).
+// Points x_j of types 1 and 2 are in radians, 2π-periodic: any finite value with
+// |x| <= max_fold_coordinate<T>() (detail/fold.hpp: 2π·2^(digits(T)−7), about 4.4e14 for double
+// and 8.2e5 for float) is folded into [-π, π). Beyond that limit T no longer places a point
+// within 1/64 of its period, so the folded position would be meaningless: set_points refuses it
+// with kInvalidArgument naming the array, the index and the limit (reduce such coordinates
+// modulo 2π in higher precision first). NaN or Inf is kNonFinite naming the array and index of
+// the offending point (all types). Type 3 coordinates are not folded and have no such limit.
 //
 // Layout: complex values interleaved (std::complex<T>), column-major with x fastest:
 //   mode array f of one transform: f[k1 + N1*(k2 + N2*k3)] (after mode ordering below),
@@ -27,10 +31,20 @@
 // 2019, type 3 section): the sources are spread with the plan's kernel onto a periodic grid of
 // nf points per dimension, chosen at set_points from the space-bandwidth product X·S of the
 // points (half-widths X of x and S of s), then an inner type 2 transform evaluates that grid at
-// the rescaled targets. Cost grows with X·S per dimension, not with M or nk alone.
+// the rescaled targets. Cost grows with X·S per dimension, not with M or nk alone. Where that
+// grid would cost more than the M·nk·ntransf terms of the sums themselves (few points in a wide
+// box: 10 sources and 10 targets spread over a box of X·S ~ 1e8 need a grid of ~1e8 points),
+// set_points chooses the direct sums instead (PlanInfo::type3_direct; Options::type3_direct
+// forces either path; the cost model is in src/core/type3.cpp). The direct sums are computed in
+// double with each phase s_k·x_j reduced modulo 2π, so they are exact to the rounding of the
+// phases, about 1.1e-16·max|s_k·x_j|; automatic choice takes them only where that is below eps.
 //
-// Accuracy: eps is a relative l2 error target for each transform. The smallest eps accepted is
-// min_eps<T>() (below it the rounding of T dominates); smaller values raise kEpsTooSmall.
+// Accuracy: eps is a relative l2 error target for each transform, in [min_eps<T>(), 1]. Below
+// min_eps<T>() the rounding of T dominates: kEpsTooSmall. Above 1 it is no tolerance (an error
+// larger than the result), and eps <= 0, NaN or Inf are none either: kInvalidArgument.
+//
+// Sign: isign is +1 or -1; any other value is kInvalidArgument. (FINUFFT maps any isign >= 0 to
+// +1 and < 0 to -1; fieldft's finufft/cufinufft compatibility layers in Python keep that.)
 //
 // Lifecycle: make_plan / Plan(...) -> set_points (sorts and precomputes, reused by every
 // execute) -> execute / execute_adjoint any number of times -> destructor.
@@ -44,14 +58,18 @@
 #include <span>
 #include <string>
 
+#include "fieldft/context.hpp"  // Backend, Context
 #include "fieldft/error.hpp"
 
 namespace fieldft {
 
-enum class Backend : int { kAuto = 0, kCpu = 1, kCuda = 2 };
-
-const char* backend_name(Backend b) noexcept;          // "auto", "cpu", "cuda"
-Backend parse_backend(const std::string& name);        // throws kInvalidArgument
+// CPU threads, for nufft::Options::nthreads and mri::DftOptions::nthreads alike. A requested
+// count n gives the OpenMP threads used: n = 0 → omp_get_max_threads(); n > 0 → n; both capped
+// at max_cpu_threads() = min(4 × omp_get_num_procs(), omp_get_thread_limit()), since more only
+// oversubscribe the processors (and tens of thousands abort inside the OpenMP runtime). n < 0 is
+// kInvalidArgument naming the option. PlanInfo::nthreads reports the count a plan uses.
+int max_cpu_threads() noexcept;
+int cpu_threads_for(int requested);  // the rule above; throws kInvalidArgument for requested < 0
 
 namespace nufft {
 
@@ -84,7 +102,8 @@ struct Options {
   int max_batch = 0;                 // transforms processed together; 0 = automatic
   std::array<int, 3> bin_size{0, 0, 0};  // bin sizes in fine-grid cells (x, y, z); 0 = automatic
   // CPU
-  int nthreads = 0;                  // OpenMP threads; 0 = omp_get_max_threads()
+  int nthreads = 0;                  // OpenMP threads; 0 = omp_get_max_threads(); capped and
+                                     // validated by cpu_threads_for (above), < 0 is an error
   FftPlanning fft_planning = FftPlanning::kEstimate;
   // CUDA
   int device = 0;                    // CUDA device ordinal
@@ -93,6 +112,10 @@ struct Options {
   // box in registers before adding them to the shared-memory tile. -1: when set_points finds
   // at least 1.2 points per fine-grid cell; 0: never; 1: always.
   int spread_boxes = -1;
+  // Type 3: -1 (automatic): set_points takes the direct sums where they cost less than the grid
+  // (see the top of this file); 0: always the grid; 1: always the direct sums (kEpsTooSmall where
+  // the phases s_k·x_j are too large for double to resolve to eps).
+  int type3_direct = -1;
 };
 
 // Smallest accepted eps for precision T.
@@ -135,6 +158,11 @@ struct PlanInfo {
   // CUDA: set_points chose tensor-core tiles: float 3D type 1 output-driven spreading at kernel
   // width <= 8 with fewer than 0.3 points per fine-grid cell (bins 8x8x4; automatic bins only)
   bool spread_tensor_cores = false;
+  // Type 3: set_points chose the direct sums (Options::type3_direct); fine_grid is then {1, 1, 1}
+  bool type3_direct = false;
+  // CPU backend: the OpenMP threads the plan uses (Options::nthreads resolved and capped, see
+  // cpu_threads_for); 0 on the CUDA backend
+  int nthreads = 0;
   std::int64_t num_modes() const { return modes[0] * modes[1] * modes[2]; }
 };
 
@@ -144,8 +172,8 @@ class Plan {
   using Complex = std::complex<T>;
 
   // type: 1, 2 or 3. modes: N_d for d = 1..dim (dim = modes.size(), 1 to 3); for type 3 only
-  // modes.size() is used (it gives dim), the values are ignored. isign: +1 or -1 (FINUFFT's
-  // convention: any value >= 0 means +1). ntransf >= 1.
+  // modes.size() is used (it gives dim), the values are ignored. isign: +1 or -1 (anything else
+  // is kInvalidArgument). ntransf >= 1. eps in [min_eps<T>(), 1] (see Accuracy above).
   Plan(int type, std::span<const std::int64_t> modes, int isign, std::int64_t ntransf, double eps,
        const Options& options = {});
   ~Plan();
@@ -156,7 +184,8 @@ class Plan {
 
   // Types 1 and 2: m points with coordinates x (and y for dim >= 2, z for dim 3); the arrays
   // are read during this call only (the plan keeps its own sorted copy). m = 0 is valid: type 1
-  // then yields zeros and type 2 writes nothing. Throws kNonFinite naming the first bad index.
+  // then yields zeros and type 2 writes nothing. Throws kNonFinite naming the first bad index,
+  // and kInvalidArgument naming the first coordinate beyond the fold limit (see the top).
   // On a type 3 plan: kInvalidArgument (use the overload below).
   void set_points(std::int64_t m, const T* x, const T* y = nullptr, const T* z = nullptr);
 

@@ -9,8 +9,10 @@ and coordinates (z, y, x): exactly the same memory, so nothing is transposed or 
 
 from __future__ import annotations
 
+import contextlib
 import math
 import operator
+import re
 
 import numpy as np
 
@@ -18,6 +20,103 @@ from . import _arrays, _core
 from ._arrays import ArrayInfo
 
 COMPLEX_DTYPES = (np.dtype(np.complex64), np.dtype(np.complex128))
+
+INT32_MIN, INT32_MAX = -2**31, 2**31 - 1
+INT64_MIN, INT64_MAX = -2**63, 2**63 - 1
+
+
+# ---------------------------------------------------------------------------------------------
+# Integers on their way to the library. The library validates values; what it cannot see is an
+# integer too large for its C type (nanobind would raise a bare TypeError), so that is checked
+# here, in the caller's names.
+
+def count64(value, name: str, minimum: int = 1) -> int:
+    """A count held in a signed 64-bit integer (mode counts, n_trans, image sizes)."""
+    v = operator.index(value)
+    if v > INT64_MAX:
+        raise _core.TooLargeError(f"{name} = {v} is too large: it must fit in a signed 64-bit integer "
+                                  f"(at most 2**63 - 1 = {INT64_MAX})")
+    if v < INT64_MIN:
+        raise _core.InvalidArgumentError(f"{name} must be >= {minimum}, got {v}")
+    return v
+
+
+def c_int(value, name: str) -> int:
+    """An option held in a C int. Outside its range the value is wrong whatever the option."""
+    v = operator.index(value)
+    if not INT32_MIN <= v <= INT32_MAX:
+        raise _core.InvalidArgumentError(f"{name} = {v} is out of range (a C int, {INT32_MIN} to {INT32_MAX})")
+    return v
+
+
+def c_int_capped(value, name: str) -> int:
+    """A C int option where a larger value means "as many as possible" (nthreads, max_batch): the
+    library caps it (PlanInfo reports what is used); negative values it refuses by name."""
+    v = operator.index(value)
+    if v > INT32_MAX:
+        return INT32_MAX
+    if v < INT32_MIN:
+        raise _core.InvalidArgumentError(f"{name} is {v}; expected 0 or a positive count")
+    return v
+
+
+def check_isign(isign) -> int:
+    """The library refuses any isign but +1 and -1; one it cannot even receive is refused here in
+    the same words."""
+    v = operator.index(isign)
+    if not INT32_MIN <= v <= INT32_MAX:
+        raise _core.InvalidArgumentError(f"isign must be +1 or -1 (the sign of the exponent), got {v}")
+    return v
+
+
+# ---------------------------------------------------------------------------------------------
+# Library messages in the caller's terms. The C++ plan sees the caller's coordinates and axes in
+# reverse order (x fastest, see the module documentation): its x is the caller's last
+# coordinate, its dimension 1 the caller's last axis, its mode count N1 the caller's n_modes[-1].
+
+_CPP_COORDINATE = re.compile(r"\b([xyz]|[stu])(?=\[)|(?<=coordinate array )([xyzstu])\b")
+_CPP_DIMENSION = re.compile(r"\bin dimension ([123])\b")
+_CPP_MODE_COUNT = re.compile(r"\bmode count N([123])\b")
+_CPP_GRID_SIZE = re.compile(r"\bgrid size ([012])\b")
+_CPP_OPTION = re.compile(r"\boptions\.(\w+)")
+
+
+def plan_message(message: str, dim: int) -> str:
+    """A message of the C++ plan, with coordinate arrays, dimensions and mode counts named as the
+    caller of a `dim`-dimensional Python plan names them, and ntransf as n_trans."""
+    def coordinate(m):
+        letter = m.group(1) or m.group(2)
+        letters = "xyz" if letter in "xyz" else "stu"
+        i = letters.index(letter)
+        return letters[dim - 1 - i] if i < dim else letter
+
+    message = _CPP_COORDINATE.sub(coordinate, message)
+    message = _CPP_DIMENSION.sub(lambda m: f"along axis {dim - int(m.group(1))}"
+                                 if int(m.group(1)) <= dim else m.group(0), message)
+    message = _CPP_MODE_COUNT.sub(lambda m: f"n_modes[{dim - int(m.group(1))}]"
+                                  if int(m.group(1)) <= dim else m.group(0), message)
+    return re.sub(r"\bntransf\b", "n_trans", message)
+
+
+def dft_message(message: str, dim: int) -> str:
+    """A message of the C++ Dft: grid sizes (x first) as the caller's shape entries (x last), and
+    options.name as the keyword argument name."""
+    message = _CPP_GRID_SIZE.sub(lambda m: f"shape[{dim - 1 - int(m.group(1))}]"
+                                 if int(m.group(1)) < dim else m.group(0), message)
+    return _CPP_OPTION.sub(lambda m: m.group(1), message)
+
+
+@contextlib.contextmanager
+def caller_terms(translate):
+    """Re-raises a fieldft.Error from the library as the same class with translate(message)."""
+    try:
+        yield
+    except _core.Error as e:
+        message = str(e)
+        better = translate(message)
+        if better == message:
+            raise
+        raise type(e)(better) from None
 
 
 def min_eps(dtype) -> float:
@@ -50,7 +149,8 @@ class Engine:
         self.real_dtype = _arrays.real_dtype_of(self.dtype)
         cpp_modes = list(reversed(self.n_modes)) if nufft_type != 3 else [1] * dim
         cls = _core.PlanF if self.dtype == np.complex64 else _core.PlanD
-        self.core = cls(nufft_type, cpp_modes, isign, n_trans, float(eps), options)
+        with caller_terms(self._message):
+            self.core = cls(nufft_type, cpp_modes, isign, n_trans, float(eps), options)
         self.device = options.device
         self.stream = options.stream
         self.nj = None  # points not set yet
@@ -59,6 +159,9 @@ class Engine:
     @property
     def backend(self) -> str:
         return self.core.backend
+
+    def _message(self, message: str) -> str:
+        return plan_message(message, self.dim)
 
     # -- where arrays may live -----------------------------------------------------------------
     def check_location(self, info: ArrayInfo, name: str) -> None:
@@ -81,11 +184,12 @@ class Engine:
         cpp = [p.ptr for p in reversed(points)] + [0] * (3 - self.dim)
         cpp_t = ([p.ptr for p in reversed(targets)] + [0] * (3 - self.dim)) if targets else [0, 0, 0]
         first = points[0]
-        if first.on_device:
-            with _arrays.StreamOrder(self.device, self.stream, first):
+        with caller_terms(self._message):
+            if first.on_device:
+                with _arrays.StreamOrder(self.device, self.stream, first):
+                    self.core.set_points(m, *cpp, nk, *cpp_t)
+            else:
                 self.core.set_points(m, *cpp, nk, *cpp_t)
-        else:
-            self.core.set_points(m, *cpp, nk, *cpp_t)
         self.nj = m
         self.nk = nk
 

@@ -21,7 +21,7 @@ import operator
 import numpy as np
 
 from . import _arrays, _core
-from ._engine import lead_shape, expected_shape_text
+from ._engine import c_int, c_int_capped, caller_terms, count64, dft_message, expected_shape_text, lead_shape
 from ._plan import complex_dtype
 
 
@@ -60,6 +60,7 @@ class Dft:
         self._shape = tuple(operator.index(n) for n in shape)
         if len(self._shape) not in (2, 3):
             raise ValueError(f"shape must be (Ny, Nx) or (Nz, Ny, Nx), got {shape!r}")
+        self._shape = tuple(count64(n, f"shape[{i}]") for i, n in enumerate(self._shape))
         dim = len(self._shape)
         if dim == 2 and kz is not None:
             raise ValueError("kz given for a 2D image shape")
@@ -80,18 +81,21 @@ class Dft:
                 grads[d] = _host_real(g, "xyz"[d] + " gradient", real, nvox)
         options = _core.DftOptions()
         options.backend = str(backend)
-        options.images = operator.index(images)
-        options.nthreads = operator.index(nthreads)
-        options.device = operator.index(device)
+        options.images = count64(images, "images")
+        options.nthreads = c_int_capped(nthreads, "nthreads")
+        options.device = c_int(device, "device")
         if stream is not None:
             options.stream = _arrays.stream_handle(stream)
         elif backend != "cpu" and _core.build_info()["cuda"]:
             options.stream = _arrays.framework_current_stream(options.device)
         cls = _core.DftF if self._dtype == np.complex64 else _core.DftD
-        self._op = cls(list(reversed(self._shape)), kx, ky, kz, field, times, self._r2, grads[0], grads[1], grads[2],
-                       _gradients is not None, options)
+        with caller_terms(lambda message: dft_message(message, dim)):
+            self._op = cls(list(reversed(self._shape)), kx, ky, kz, field, times, self._r2, grads[0], grads[1],
+                           grads[2], _gradients is not None, options)
         self._device = options.device
         self._stream = options.stream
+        # The library's rule for the CPU threads (fieldft::cpu_threads_for), which the operator used.
+        self._nthreads = _core.cpu_threads_for(options.nthreads) if self._op.backend == "cpu" else 0
 
     shape = property(lambda self: self._shape, doc="image shape (Ny, Nx) or (Nz, Ny, Nx)")
     num_samples = property(lambda self: self._op.num_samples, doc="M")
@@ -99,6 +103,8 @@ class Dft:
     dtype = property(lambda self: self._dtype)
     backend = property(lambda self: self._op.backend)
     r2 = property(lambda self: self._op.r2, doc="True for DftR2")
+    nthreads = property(lambda self: self._nthreads,
+                        doc="CPU threads the operator uses (the nthreads argument, capped; 0 on the CUDA backend)")
     domain_shape = property(lambda self: ((self.images,) if self.images > 1 else ()) + self._shape)
     codomain_shape = property(lambda self: ((self.images,) if self.images > 1 else ()) + (self.num_samples,))
 

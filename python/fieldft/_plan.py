@@ -21,10 +21,11 @@ import operator
 import numpy as np
 
 from . import _arrays, _core
-from ._engine import COMPLEX_DTYPES, Engine, check_type, expected_shape_text, lead_shape
+from ._engine import (COMPLEX_DTYPES, Engine, c_int, c_int_capped, check_isign, check_type, count64,
+                      expected_shape_text, lead_shape)
 
 OPTION_NAMES = ("modeord", "upsampfac", "max_batch", "bin_size", "nthreads", "fft_planning", "method", "device",
-                "stream", "spread_boxes")
+                "stream", "spread_boxes", "type3_direct")
 
 
 def complex_dtype(dtype) -> np.dtype:
@@ -48,7 +49,9 @@ def modes_tuple(n_modes):
             raise TypeError(f"n_modes must be an int or a sequence of 1 to 3 ints, got {n_modes!r}") from None
     if not 1 <= len(modes) <= 3:
         raise ValueError(f"n_modes must have 1, 2 or 3 entries (the dimension), got {len(modes)}")
-    return modes
+    if len(modes) == 1:
+        return (count64(modes[0], "n_modes"),)
+    return tuple(count64(n, f"n_modes[{i}]") for i, n in enumerate(modes))
 
 
 def make_options(backend: str, opts: dict) -> "_core.Options":
@@ -58,9 +61,12 @@ def make_options(backend: str, opts: dict) -> "_core.Options":
         raise TypeError(f"unknown option(s) {', '.join(unknown)}; valid options: {', '.join(OPTION_NAMES)}")
     o = _core.Options()
     o.backend = str(backend)
-    for name in ("modeord", "max_batch", "nthreads", "device", "spread_boxes"):
+    for name in ("modeord", "device", "spread_boxes", "type3_direct"):
         if name in opts:
-            setattr(o, name, operator.index(opts[name]))
+            setattr(o, name, c_int(opts[name], name))
+    for name in ("max_batch", "nthreads"):  # larger than a C int: as many as there are
+        if name in opts:
+            setattr(o, name, c_int_capped(opts[name], name))
     if "upsampfac" in opts:
         o.upsampfac = float(opts["upsampfac"])
     if "method" in opts:
@@ -72,7 +78,8 @@ def make_options(backend: str, opts: dict) -> "_core.Options":
         bins = (bins,) if isinstance(bins, numbers.Integral) else tuple(bins)
         if not 1 <= len(bins) <= 3:
             raise ValueError(f"bin_size must have 1 to 3 entries (array order), got {bins!r}")
-        o.bin_size = [operator.index(b) for b in reversed(bins)] + [0] * (3 - len(bins))
+        o.bin_size = [c_int(b, f"bin_size[{len(bins) - 1 - i}]") for i, b in enumerate(reversed(bins))] + \
+            [0] * (3 - len(bins))
     set_stream(o, opts.get("stream"))
     return o
 
@@ -94,17 +101,19 @@ class Plan:
 
     nufft_type: 1 (non-uniform to uniform), 2 (uniform to non-uniform) or 3 (non-uniform to
     non-uniform; n_modes is then the dimension, 1 to 3). n_modes: an int or a tuple of 1 to 3
-    ints in array order. isign: sign of the exponent; None means +1 for types 1 and 3, -1 for
-    type 2. eps: relative l2 error target. dtype: "complex64" or "complex128" (coordinates are
-    float32 or float64 to match). backend: "auto" (CUDA when built in and a device is present),
-    "cpu" or "cuda".
+    ints in array order. isign: sign of the exponent, +1 or -1; None means +1 for types 1 and 3,
+    -1 for type 2. eps: relative l2 error target in (0, 1]. dtype: "complex64" or "complex128"
+    (coordinates are float32 or float64 to match). backend: "auto" (CUDA when built in and a
+    device is present), "cpu" or "cuda".
 
     opts: modeord (0 increasing, 1 FFT order), upsampfac (0 automatic, else 1.25 to 2.25),
-    max_batch, bin_size (array order), nthreads (CPU), fft_planning ("estimate"/"measure",
-    CPU), method ("auto", "nupts", "subproblem", "output"; CUDA), spread_boxes (CUDA, 3D
-    output-driven at kernel width <= 7: -1 automatic, 0 off, 1 on), device (CUDA ordinal),
-    stream (CUDA stream: int handle, cupy or torch stream; default: the current stream of
-    cupy or torch, whichever is in use, else the default stream).
+    max_batch, bin_size (array order), nthreads (CPU; capped, see the nthreads property),
+    fft_planning ("estimate"/"measure", CPU), method ("auto", "nupts", "subproblem", "output";
+    CUDA), spread_boxes (CUDA, 3D output-driven at kernel width <= 7: -1 automatic, 0 off,
+    1 on), type3_direct (type 3: -1
+    automatic: direct sums where they cost less than the grid, 0 the grid, 1 the direct sums),
+    device (CUDA ordinal), stream (CUDA stream: int handle, cupy or torch stream; default: the
+    current stream of cupy or torch, whichever is in use, else the default stream).
 
     Arrays: numpy on the host; cupy arrays, torch tensors (CPU or CUDA) or any object with
     __cuda_array_interface__. Outputs are made in the framework and on the device of the input.
@@ -122,12 +131,12 @@ class Plan:
         else:
             modes = modes_tuple(n_modes)
             dim = len(modes)
-        n_trans = operator.index(n_trans)
+        n_trans = count64(n_trans, "n_trans")
         if isign is None:
             isign = -1 if t == 2 else 1
         dtype = complex_dtype(dtype)
         options = make_options(backend, opts)
-        self._engine = Engine(t, dim, modes, n_trans, eps, operator.index(isign), dtype, options)
+        self._engine = Engine(t, dim, modes, n_trans, eps, check_isign(isign), dtype, options)
 
     # -- properties (read-only) ----------------------------------------------------------------
     type = property(lambda self: self._engine.type, doc="NUFFT type (1, 2 or 3)")
@@ -146,6 +155,10 @@ class Plan:
                             doc="CUDA: setpts chose register boxes for 3D output-driven spreading")
     spread_tensor_cores = property(lambda self: self._engine.core.spread_tensor_cores,
                                    doc="CUDA: setpts chose tensor-core tiles (float 3D type 1, sparse points)")
+    type3_direct = property(lambda self: self._engine.core.type3_direct,
+                            doc="type 3: setpts chose the direct sums rather than the grid (False before setpts)")
+    nthreads = property(lambda self: self._engine.core.nthreads,
+                        doc="CPU threads the plan uses (the nthreads option, capped; 0 on the CUDA backend)")
     fine_grid = property(lambda self: tuple(reversed(self._engine.core.fine_grid[:self._engine.dim])),
                          doc="fine (upsampled) grid in array order (type 1 and 2)")
     num_points = property(lambda self: self._engine.nj, doc="M, once setpts was called (else None)")

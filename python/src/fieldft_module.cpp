@@ -311,6 +311,8 @@ void bind_plan(nb::module_& m, const char* name) {
       .def_prop_ro("bin_size", [](const P& p) { return p.info().bin_size; })
       .def_prop_ro("spread_boxes", [](const P& p) { return p.info().spread_boxes; })
       .def_prop_ro("spread_tensor_cores", [](const P& p) { return p.info().spread_tensor_cores; })
+      .def_prop_ro("type3_direct", [](const P& p) { return p.info().type3_direct; })
+      .def_prop_ro("nthreads", [](const P& p) { return p.info().nthreads; })
       .def_prop_ro("backend", [](const P& p) { return std::string(backend_name(p.info().backend)); })
       .def_prop_ro("method", [](const P& p) { return std::string(nufft::method_name(p.info().method)); })
       .def_prop_ro("modeord", [](const P& p) { return p.info().modeord; })
@@ -343,6 +345,7 @@ void bind_options(nb::module_& m) {
       .def_rw("max_batch", &Options::max_batch)
       .def_rw("bin_size", &Options::bin_size)
       .def_rw("spread_boxes", &Options::spread_boxes)
+      .def_rw("type3_direct", &Options::type3_direct)
       .def_rw("nthreads", &Options::nthreads)
       .def_rw("device", &Options::device)
       .def_prop_rw(
@@ -496,6 +499,8 @@ NB_MODULE(_core, m) {
   m.def("cuda_devices", &cuda_devices_list);
   m.def("min_eps_float", [] { return fieldft::nufft::min_eps<float>(); });
   m.def("min_eps_double", [] { return fieldft::nufft::min_eps<double>(); });
+  m.def("max_cpu_threads", &fieldft::max_cpu_threads);
+  m.def("cpu_threads_for", &fieldft::cpu_threads_for, "requested"_a);
   m.def("stream_wait", &stream_wait, "device"_a, "waiter"_a, "producer"_a);
   m.def("stream_synchronize", &stream_synchronize, "device"_a, "stream"_a);
   m.def("pointer_device", &pointer_device, "ptr"_a);

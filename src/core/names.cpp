@@ -20,6 +20,7 @@ const char* error_code_name(ErrorCode code) noexcept {
     case ErrorCode::kCuda: return "CUDA error";
     case ErrorCode::kInvalidState: return "invalid state";
     case ErrorCode::kInternal: return "internal error";
+    case ErrorCode::kContextMismatch: return "context mismatch";
   }
   return "unknown error";
 }

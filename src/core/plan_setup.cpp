@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include "core/threads.hpp"
+
 #include <algorithm>
 #include <limits>
 #include <sstream>
@@ -35,6 +37,16 @@ void check_host_memory(double bytes, const std::string& what) {
        << phys / (1 << 30) << " GiB of memory; reduce the mode counts, ntransf/max_batch or upsampfac";
     throw Error(ErrorCode::kTooLarge, os.str());
   }
+}
+
+void throw_beyond_fold_limit(const char* name, std::int64_t index, double value, double limit,
+                             const char* type_name) {
+  std::ostringstream os;
+  os << name << "[" << index << "] = " << value << " is beyond the fold limit of " << type_name
+     << " coordinates (absolute values up to " << limit
+     << "): points are 2π-periodic, and this far out the value no longer fixes the point's position within its "
+        "period; reduce the coordinates modulo 2π (in higher precision) first";
+  throw Error(ErrorCode::kInvalidArgument, os.str());
 }
 
 double deconvolution_gain(std::span<const double> phihat, std::int64_t n) {
@@ -75,12 +87,18 @@ PlanSetup make_plan_setup(int type, std::span<const std::int64_t> modes, int isi
     info.modes[d] = modes[d];
     total = checked_mul(total, modes[d], "number of modes");
   }
-  info.isign = isign >= 0 ? 1 : -1;
+  require(isign == 1 || isign == -1, ErrorCode::kInvalidArgument,
+          "isign must be +1 or -1 (the sign of the exponent), got " + std::to_string(isign));
+  info.isign = isign;
   require(ntransf >= 1, ErrorCode::kInvalidArgument,
           "ntransf must be >= 1, got " + std::to_string(ntransf));
   info.ntransf = ntransf;
-  require(std::isfinite(eps) && eps > 0, ErrorCode::kInvalidArgument,
-          "eps must be a positive finite number, got " + std::to_string(eps));
+  if (!(eps > 0 && eps <= 1)) {  // also NaN
+    std::ostringstream os;
+    os << "eps must be a relative tolerance in (0, 1] (at least " << min_eps << " for this precision), got "
+       << eps;
+    throw Error(ErrorCode::kInvalidArgument, os.str());
+  }
   if (eps < min_eps) {
     std::ostringstream os;
     os << "eps = " << eps << " is below what this precision can reach (smallest accepted: " << min_eps
@@ -96,6 +114,13 @@ PlanSetup make_plan_setup(int type, std::span<const std::int64_t> modes, int isi
           "spread_boxes must be -1 (automatic), 0 or 1, got " + std::to_string(options.spread_boxes));
   for (int b : options.bin_size)
     require(b >= 0, ErrorCode::kInvalidArgument, "bin sizes must be >= 0 (0 = automatic)");
+  require(options.type3_direct >= -1 && options.type3_direct <= 1, ErrorCode::kInvalidArgument,
+          "type3_direct must be -1 (automatic), 0 (grid) or 1 (direct sums), got " +
+              std::to_string(options.type3_direct));
+  // Validated for every backend; only the CPU backend uses threads (the backend is resolved by
+  // the caller, nufft::Plan, before the setup is made).
+  const int nthreads = resolve_cpu_threads(options.nthreads, "nthreads");
+  info.nthreads = options.backend == Backend::kCuda ? 0 : nthreads;
   const double sigma = options.upsampfac == 0.0 ? 2.0 : options.upsampfac;
   require(std::isfinite(sigma) && sigma >= 1.25 - 1e-12 && sigma <= kWideUpsampfac + 1e-12,
           ErrorCode::kInvalidArgument,

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/kernel_design.hpp"
+#include "fieldft/detail/fold.hpp"
 #include "fieldft/nufft.hpp"
 
 namespace fieldft::core {
@@ -84,12 +85,30 @@ void check_coordinates(int dim, std::int64_t count, const T* const* c, const cha
   for (int d = 0; d < dim; ++d) check_finite(count, c[d], names[d]);
 }
 
-// Checks the coordinate arrays of set_points: present for every dimension, finite.
+// kInvalidArgument for coordinate name[index] = value beyond the fold limit `limit` of
+// coordinates of type `type_name` ("float", "double"): the message of both backends.
+[[noreturn]] void throw_beyond_fold_limit(const char* name, std::int64_t index, double value, double limit,
+                                          const char* type_name);
+
+// Throws throw_beyond_fold_limit for the first |v[i]| beyond detail::max_fold_coordinate<T>()
+// (finite values; check_finite first).
+template <class T>
+void check_foldable(std::int64_t n, const T* v, const char* name) {
+  if (v == nullptr) return;
+  constexpr double limit = detail::max_fold_coordinate<T>();
+  for (std::int64_t i = 0; i < n; ++i)
+    if (!detail::within_fold_limit(static_cast<double>(v[i]), limit)) [[unlikely]]
+      throw_beyond_fold_limit(name, i, static_cast<double>(v[i]), limit, sizeof(T) == sizeof(float) ? "float" : "double");
+}
+
+// Checks the coordinate arrays of set_points (types 1 and 2): present for every dimension,
+// finite, then within the fold limit (the CUDA backend checks in the same order).
 template <class T>
 void check_points(const nufft::PlanInfo& info, std::int64_t m, const T* x, const T* y, const T* z) {
   const T* c[3] = {x, y, z};
   static constexpr const char* kNames[3] = {"x", "y", "z"};
   check_coordinates(info.dim, m, c, kNames, "points");
+  for (int d = 0; d < info.dim; ++d) check_foldable(m, c[d], kNames[d]);
 }
 
 }  // namespace fieldft::core

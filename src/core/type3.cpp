@@ -14,12 +14,35 @@ namespace {
 // stays within the backends' per-dimension indexing.
 constexpr double kMaxType3Grid = 1073741824.0;
 
+// The cost model of the two paths (type3_costs), in complex multiply-adds (~8 flops, the unit):
+//  direct: each (source, target) pair costs one phase, its reduction and a sine and cosine,
+//          shared by the transforms (kDirectPairCost: the sine and cosine alone take as long as
+//          ~10 multiply-adds), then one multiply-add per transform.
+//  grid:   per transform, each source spread and each target interpolated over w^dim cells (one
+//          multiply-add per cell, the kernel values amortised), the inner plan's FFT of F =
+//          Π_d σ·nf_d cells (5·F·log2 F flops: kFftCost·F·log2 F), and passes over both grids
+//          (zeroing, deconvolution, copies: kGridPassCost a cell); once per set_points, the sorts
+//          and per-point tables (kPointSetupCost a point), the inner plan's deconvolution tables
+//          (a quadrature of ~2w+24 cosines per mode and dimension: kModeTableCost) and the first
+//          touch of both grids.
+// The direct sums are taken when they cost less. The grid's memory, 16·F bytes a transform,
+// grows with F like its cost, so the rule needs no separate memory term: a grid that would not
+// fit costs far more than any direct sum with a sensible number of terms. The crossover is flat
+// (near it both paths cost about the same); the rule exists for cases orders of magnitude away
+// from it, like 10 sources and 10 targets that need a grid of 1e8 points. On the CPU backend
+// the model's ratios agree with measured ones within a factor of two on both sides of it.
+constexpr double kDirectPairCost = 15;
+constexpr double kFftCost = 0.6;
+constexpr double kGridPassCost = 2;
+constexpr double kPointSetupCost = 50;
+constexpr double kModeTableCost = 60;
+
 // [min, max] of v[0..n), or [0, 0] for n = 0.
 template <class T>
-std::pair<double, double> range_of(std::int64_t n, const T* v) {
+std::pair<double, double> range_of(std::int64_t n, const T* v, int nthreads) {
   if (n == 0) return {0.0, 0.0};
   double lo = std::numeric_limits<double>::infinity(), hi = -lo;
-#pragma omp parallel for reduction(min : lo) reduction(max : hi) schedule(static)
+#pragma omp parallel for num_threads(nthreads) reduction(min : lo) reduction(max : hi) schedule(static)
   for (std::int64_t i = 0; i < n; ++i) {
     const double a = static_cast<double>(v[i]);
     lo = std::min(lo, a);
@@ -30,8 +53,36 @@ std::pair<double, double> range_of(std::int64_t n, const T* v) {
 
 }  // namespace
 
+Type3Costs type3_costs(int dim, double sigma, int w, std::int64_t m, std::int64_t nk, std::int64_t ntransf,
+                       const std::array<double, 3>& nf) {
+  const double md = static_cast<double>(m), nkd = static_cast<double>(nk), nt = static_cast<double>(ntransf);
+  double grid = 1, fine = 1, modes = 0;
+  for (int d = 0; d < dim; ++d) {
+    grid *= nf[d];
+    fine *= sigma * nf[d];
+    modes += nf[d];
+  }
+  const double per_transform = (md + nkd) * std::pow(static_cast<double>(w), dim) +
+                               kFftCost * fine * std::log2(std::max(fine, 2.0)) + kGridPassCost * (fine + grid);
+  Type3Costs c;
+  c.direct = md * nkd * (kDirectPairCost + nt);
+  c.grid = nt * per_transform + kPointSetupCost * (md + nkd) + kModeTableCost * modes + kGridPassCost * (fine + grid);
+  return c;
+}
+
+double type3_max_phase(int dim, const CoordinateRanges& x_range, const CoordinateRanges& s_range) {
+  double phase = 0;
+  for (int d = 0; d < dim; ++d) {
+    const double x = std::max(std::abs(x_range[d][0]), std::abs(x_range[d][1]));
+    const double s = std::max(std::abs(s_range[d][0]), std::abs(s_range[d][1]));
+    phase += x * s;
+  }
+  return phase;
+}
+
 Type3Geometry type3_geometry(const nufft::PlanInfo& info, const KernelDesign& kernel, std::int64_t m, std::int64_t nk,
-                             const CoordinateRanges& x_range, const CoordinateRanges& s_range, double unit_roundoff) {
+                             const CoordinateRanges& x_range, const CoordinateRanges& s_range, double unit_roundoff,
+                             int direct_option) {
   constexpr double pi = std::numbers::pi;
   const int dim = info.dim;
   const double sigma = info.upsampfac;
@@ -41,7 +92,7 @@ Type3Geometry type3_geometry(const nufft::PlanInfo& info, const KernelDesign& ke
   t.isign = info.isign;
   t.m = m;
   t.nk = nk;
-  double grid_cells = 1;
+  std::array<double, 3> want{1, 1, 1};
   for (int d = 0; d < dim; ++d) {
     const auto [xlo, xhi] = x_range[d];
     const auto [slo, shi] = s_range[d];
@@ -50,17 +101,38 @@ Type3Geometry type3_geometry(const nufft::PlanInfo& info, const KernelDesign& ke
     t.half_x[d] = 0.5 * xhi - 0.5 * xlo;
     t.center_s[d] = 0.5 * slo + 0.5 * shi;
     t.half_s[d] = 0.5 * shi - 0.5 * slo;
+    want[d] = std::max(2.0 * sigma * t.half_x[d] * t.half_s[d] / pi + w + 1, 2.0 * w);
+  }
+  // Direct sums or the grid. Their phases are resolved to about u·max|s·x| (u = 2^-53).
+  const double phase = type3_max_phase(dim, x_range, s_range);
+  const bool resolvable = kDirectPhaseRounding * phase <= info.eps;
+  if (direct_option == 1) {
+    if (!resolvable) {
+      std::ostringstream os;
+      os << "type 3 direct sums (type3_direct = 1): the phases s_k·x_j reach " << phase
+         << " rad, which double resolves only to about " << kDirectPhaseRounding * phase << " > eps = " << info.eps
+         << "; use a larger eps, or centre and scale the coordinates";
+      throw Error(ErrorCode::kEpsTooSmall, os.str());
+    }
+    t.direct = true;
+  } else if (direct_option == -1 && resolvable) {
+    const Type3Costs cost = type3_costs(dim, sigma, w, m, nk, info.ntransf, want);
+    t.direct = cost.direct <= cost.grid;
+  }
+  if (t.direct) return t;  // nf and γ stay 1: there is no grid
+
+  double grid_cells = 1;
+  for (int d = 0; d < dim; ++d) {
     const double X = t.half_x[d], S = t.half_s[d];
-    const double want = std::max(2.0 * sigma * X * S / pi + w + 1, 2.0 * w);
-    if (!(want <= kMaxType3Grid)) {
+    if (!(want[d] <= kMaxType3Grid)) {
       std::ostringstream os;
       os << "type 3: sources of half-width X = " << X << " and targets of half-width S = " << S << " in dimension "
-         << d + 1 << " need a grid of about 2*upsampfac*X*S/pi = " << want
+         << d + 1 << " need a grid of about 2*upsampfac*X*S/pi = " << want[d]
          << " points, beyond the limit of 2^30 per dimension; split the sources or targets into groups of smaller "
             "extent";
       throw Error(ErrorCode::kTooLarge, os.str());
     }
-    const std::int64_t nf = next_smooth(static_cast<std::int64_t>(std::ceil(want)));
+    const std::int64_t nf = next_smooth(static_cast<std::int64_t>(std::ceil(want[d])));
     t.nf[d] = nf;
     // γ = nf/(2σS) puts the targets at the edge of the resolved band. With S = 0 (all targets
     // equal, t = 0) any γ meeting the no-wrap condition will do: the smallest such (or 1 when
@@ -70,6 +142,10 @@ Type3Geometry type3_geometry(const nufft::PlanInfo& info, const KernelDesign& ke
     t.gamma[d] = g;
     grid_cells *= static_cast<double>(nf);
   }
+  // The spreading grid and the inner plan's fine grid (σ^dim times larger), one of each in the
+  // smallest complex type, before any backend allocates them (and before the gain below, whose
+  // quadrature over the band takes long for grids that could not be held anyway).
+  check_host_memory(8.0 * grid_cells * (1.0 + std::pow(sigma, dim)), "the type 3 grids");
   // Rounding on the grid is amplified by the division by ψ̂ over the targets' band |t| <= nf/(2σ),
   // as a type 1 plan's deconvolution amplifies it over its modes (the inner type 2 plan checks
   // its own gain when it is made).
@@ -79,15 +155,12 @@ Type3Geometry type3_geometry(const nufft::PlanInfo& info, const KernelDesign& ke
     gain *= deconvolution_gain(kernel_fourier_series(kernel, t.nf[d], band), 2 * band + 1);
   }
   check_rounding_floor(info.eps, unit_roundoff, gain, sigma, "the type 3 deconvolution");
-  // The spreading grid and the inner plan's fine grid (σ^dim times larger), one of each in the
-  // smallest complex type, before any backend allocates them.
-  check_host_memory(8.0 * grid_cells * (1.0 + std::pow(sigma, dim)), "the type 3 grids");
   return t;
 }
 
 template <class T>
 Type3Setup make_type3_setup(const nufft::PlanInfo& info, const KernelDesign& kernel, std::int64_t m, const T* const* x,
-                            std::int64_t nk, const T* const* s) {
+                            std::int64_t nk, const T* const* s, int direct_option) {
   static constexpr const char* kSourceNames[3] = {"x", "y", "z"};
   static constexpr const char* kTargetNames[3] = {"s", "t", "u"};
   const int dim = info.dim;
@@ -96,14 +169,21 @@ Type3Setup make_type3_setup(const nufft::PlanInfo& info, const KernelDesign& ker
   check_host_memory((8.0 * dim + 16.0) * (static_cast<double>(m) + static_cast<double>(nk)), "the type 3 point tables");
   CoordinateRanges xr{}, sr{};
   for (int d = 0; d < dim; ++d) {
-    const auto [xlo, xhi] = range_of(m, x[d]);
-    const auto [slo, shi] = range_of(nk, s[d]);
+    const auto [xlo, xhi] = range_of(m, x[d], info.nthreads);
+    const auto [slo, shi] = range_of(nk, s[d], info.nthreads);
     xr[d] = {xlo, xhi};
     sr[d] = {slo, shi};
   }
   Type3Setup t;
   static_cast<Type3Geometry&>(t) =
-      type3_geometry(info, kernel, m, nk, xr, sr, std::numeric_limits<T>::epsilon() / 2);
+      type3_geometry(info, kernel, m, nk, xr, sr, std::numeric_limits<T>::epsilon() / 2, direct_option);
+  if (t.direct) {
+    for (int d = 0; d < dim; ++d) {
+      t.source[d].assign(x[d], x[d] + m);
+      t.target[d].assign(s[d], s[d] + nk);
+    }
+    return t;
+  }
   for (int d = 0; d < dim; ++d) {
     t.x_grid[d].resize(static_cast<std::size_t>(m));
     t.s_inner[d].resize(static_cast<std::size_t>(nk));
@@ -111,7 +191,7 @@ Type3Setup make_type3_setup(const nufft::PlanInfo& info, const KernelDesign& ker
   t.prephase.resize(static_cast<std::size_t>(m));
   t.postfactor.resize(static_cast<std::size_t>(nk));
   const KernelQuadrature q = kernel_quadrature(kernel);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for num_threads(info.nthreads) schedule(static)
   for (std::int64_t j = 0; j < m; ++j) {
     double xj[3] = {0, 0, 0}, xg[3] = {0, 0, 0};
     for (int d = 0; d < dim; ++d) xj[d] = static_cast<double>(x[d][j]);
@@ -119,7 +199,7 @@ Type3Setup make_type3_setup(const nufft::PlanInfo& info, const KernelDesign& ker
     for (int d = 0; d < dim; ++d) t.x_grid[d][j] = xg[d];
     t.prephase[j] = std::polar(1.0, t.isign * phase);
   }
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for num_threads(info.nthreads) schedule(static)
   for (std::int64_t k = 0; k < nk; ++k) {
     double sk[3] = {0, 0, 0}, si[3] = {0, 0, 0}, psi = 1;
     for (int d = 0; d < dim; ++d) sk[d] = static_cast<double>(s[d][k]);
@@ -150,8 +230,8 @@ PlanSetup make_inner_setup(const PlanSetup& outer, const std::array<std::int64_t
 }
 
 template Type3Setup make_type3_setup<float>(const nufft::PlanInfo&, const KernelDesign&, std::int64_t,
-                                            const float* const*, std::int64_t, const float* const*);
+                                            const float* const*, std::int64_t, const float* const*, int);
 template Type3Setup make_type3_setup<double>(const nufft::PlanInfo&, const KernelDesign&, std::int64_t,
-                                             const double* const*, std::int64_t, const double* const*);
+                                             const double* const*, std::int64_t, const double* const*, int);
 
 }  // namespace fieldft::core

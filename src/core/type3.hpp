@@ -16,9 +16,14 @@
 //   no wrap:       X/γ + (w+1)·h/2 <= π   (the spread sources stay half a cell off ±π),
 //   resolved band: γ·S <= nf/(2σ)          (t sits where a type 1 of nf/σ modes puts its modes),
 // hence nf = next_smooth(max(2σXS/π + w + 1, 2w)) and γ = nf/(2σS).
+//
+// Where that grid costs more than the sums themselves (type3_costs), the plan evaluates
+//   f_k = Σ_j c_j e^{iσ s_k·x_j}  (adjoint: c_j = Σ_k f_k e^{−iσ s_k·x_j})
+// directly instead, in double, with each phase reduced modulo 2π (type3_direct_phase).
 #pragma once
 
 #include <array>
+#include <cmath>
 #include <complex>
 #include <cstdint>
 #include <vector>
@@ -33,6 +38,7 @@ namespace fieldft::core {
 struct Type3Geometry {
   int dim = 1;
   double isign = 1;
+  bool direct = false;                           // direct sums: no grid (nf 1, γ 1)
   std::int64_t m = 0;                            // sources
   std::int64_t nk = 0;                           // targets
   std::array<std::int64_t, 3> nf{1, 1, 1};       // spreading grid (1 for unused dimensions)
@@ -43,23 +49,59 @@ struct Type3Geometry {
 
 // The geometry with the per-point tables, in source and target order.
 struct Type3Setup : Type3Geometry {
+  // Grid path (direct == false):
   std::array<std::vector<double>, 3> x_grid;     // x'_j = (x_j − C)/γ in radians, |x'| < π
   std::array<std::vector<double>, 3> s_inner;    // t''_k = h·γ·(s_k − D): inner type 2 targets
   std::vector<std::complex<double>> prephase;    // e^{iσ D·x_j}, j = 0..m-1
   std::vector<std::complex<double>> postfactor;  // e^{iσ (s_k−D)·C} / Π_d ψ̂_d(γ_d(s_k,d − D_d))
+  // Direct sums (direct == true): the coordinates in double.
+  std::array<std::vector<double>, 3> source, target;
 };
 
 // [min, max] of each dimension's coordinates.
 using CoordinateRanges = std::array<std::array<double, 2>, 3>;
 
-// The geometry for a type 3 plan of the given info (dim, isign, upsampfac) and kernel from the
-// ranges of the m sources and nk targets. Throws kTooLarge when the space-bandwidth product needs
-// a grid of more than 2^30 points in a dimension (so that the inner plan's fine grid stays below
-// 2^31) or beyond the machine's memory, and kEpsTooSmall when rounding (unit_roundoff) amplified
-// by the division by ψ̂ over the targets' band (u·G_out) exceeds eps; the inner plan checks its
-// own gain when it is made.
+// The work of the two type 3 paths, in complex multiply-adds (type3.cpp has the model), for m
+// sources, nk targets, ntransf transforms and a type 3 grid of nf[d] points per dimension (as
+// the grid rule asks, before rounding to a fast size; nf[d] = 1 beyond dim).
+struct Type3Costs {
+  double direct = 0;
+  double grid = 0;
+};
+Type3Costs type3_costs(int dim, double sigma, int w, std::int64_t m, std::int64_t nk, std::int64_t ntransf,
+                       const std::array<double, 3>& nf);
+
+// Largest |s_k·x_j| over the boxes of the sources and targets: Σ_d max|x_d|·max|s_d|.
+double type3_max_phase(int dim, const CoordinateRanges& x_range, const CoordinateRanges& s_range);
+
+// Rounding of the direct sums' phases: double's unit roundoff. Their relative error is about
+// kDirectPhaseRounding·type3_max_phase; the automatic choice needs it below eps.
+inline constexpr double kDirectPhaseRounding = 0x1.0p-53;
+
+// The geometry for a type 3 plan of the given info (dim, isign, upsampfac, eps, ntransf) and
+// kernel from the ranges of the m sources and nk targets. direct_option (Options::type3_direct):
+// -1 takes the direct sums when type3_costs finds them cheaper and their phases resolvable to eps
+// (kDirectPhaseRounding·max phase <= eps), 0 never, 1 always (kEpsTooSmall where the phases are
+// not resolvable). For the grid: throws kTooLarge when the space-bandwidth product needs a grid
+// of more than 2^30 points in a dimension (so that the inner plan's fine grid stays below 2^31)
+// or beyond the machine's memory, and kEpsTooSmall when rounding (unit_roundoff) amplified by
+// the division by ψ̂ over the targets' band (u·G_out) exceeds eps; the inner plan checks its own
+// gain when it is made.
 Type3Geometry type3_geometry(const nufft::PlanInfo& info, const KernelDesign& kernel, std::int64_t m, std::int64_t nk,
-                             const CoordinateRanges& x_range, const CoordinateRanges& s_range, double unit_roundoff);
+                             const CoordinateRanges& x_range, const CoordinateRanges& s_range, double unit_roundoff,
+                             int direct_option);
+
+// The phase of one term of the direct sums, sign·(s·x) for s and x of dim coordinates, less the
+// nearest multiple of 2π (so that the sine and cosine take their fast path). The reduction errs
+// by about u·|s·x|, as the phase itself does (kDirectPhaseRounding); std::remainder would be
+// exact but costs as much as the sine and cosine together.
+FIELDFT_HD double type3_direct_phase(int dim, double sign, const double* s, const double* x) {
+  constexpr double kTwoPi = 6.283185307179586476925286766559;
+  constexpr double kInvTwoPi = 0.15915494309189533576888376337251436;
+  double phase = 0;
+  for (int d = 0; d < dim; ++d) phase += s[d] * x[d];
+  return sign * (phase - kTwoPi * ::rint(phase * kInvTwoPi));
+}
 
 // Per-point factors, the same code on every backend (CUDA: src/cuda/type3_kernels.cu).
 // Source x (dim coordinates): its grid coordinates x' and the phase of its prephase (before isign).
@@ -91,10 +133,12 @@ FIELDFT_HD double type3_target(const Type3Geometry& g, const KernelQuadrature& q
 }
 
 // Validates the coordinates (arrays x, y, z and s, t, u: present, finite) and computes the
-// geometry and the per-point tables (type3_geometry, type3_source, type3_target) on the host.
+// geometry (type3_geometry with direct_option) and, for the grid, the per-point tables
+// (type3_source, type3_target), or, for the direct sums, the coordinates in double; on the host,
+// with info.nthreads threads.
 template <class T>
 Type3Setup make_type3_setup(const nufft::PlanInfo& info, const KernelDesign& kernel, std::int64_t m, const T* const* x,
-                            std::int64_t nk, const T* const* s);
+                            std::int64_t nk, const T* const* s, int direct_option);
 
 // The setup of the inner type 2 plan: nf modes in FFT order (mode m at grid index m mod nf, the
 // layout of the spreading grid), the outer plan's sign, tolerance, kernel and options, ntransf =

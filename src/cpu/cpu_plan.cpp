@@ -3,12 +3,12 @@
 // copy the modes in -> FFT -> interpolate. The adjoint of each is the other with -isign.
 // Type 3 (core/type3.hpp): prephase -> spread onto the type 3 grid -> inner type 2 plan (a
 // CpuPlan of its own) -> postfactor; its adjoint runs the same chain backwards with the
-// conjugate factors and the inner plan's adjoint.
+// conjugate factors and the inner plan's adjoint. Where set_points chose the direct sums
+// (PlanInfo::type3_direct), one OpenMP loop over the outputs sums the terms.
 #include "cpu/cpu_plan.hpp"
 
-#include <omp.h>
-
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -56,7 +56,7 @@ class CpuPlan final : public PlanImpl<T> {
                 nufft::method_name(opt.method) + "' is for the CUDA backend");
     info.backend = Backend::kCpu;
     info.method = nufft::Method::kNuptsDriven;
-    nthreads_ = opt.nthreads > 0 ? opt.nthreads : omp_get_max_threads();
+    nthreads_ = info.nthreads;  // validated and capped by core (cpu_threads_for)
     info.max_batch = static_cast<int>(
         opt.max_batch > 0 ? std::min<std::int64_t>(opt.max_batch, info.ntransf)
                           : std::min<std::int64_t>(info.ntransf, nthreads_));
@@ -101,7 +101,24 @@ class CpuPlan final : public PlanImpl<T> {
 
   void set_points_type3(std::int64_t m, const T* const* x, std::int64_t nk, const T* const* s) override {
     auto& info = this->setup_.info;
-    const core::Type3Setup t3 = core::make_type3_setup(info, this->setup_.kernel, m, x, nk, s);
+    core::Type3Setup t3 =
+        core::make_type3_setup(info, this->setup_.kernel, m, x, nk, s, this->setup_.options.type3_direct);
+    if (t3.direct) {
+      // No grid: release the grid path's buffers (a grid chosen for earlier points may be large).
+      this->has_points_ = false;
+      inner_.reset();
+      fine_ = FftwBuffer<T>();
+      ffts_.clear();
+      pts_ = SortedPoints<T>();
+      direct_source_ = std::move(t3.source);
+      direct_target_ = std::move(t3.target);
+      info.type3_direct = true;
+      info.fine_grid = {1, 1, 1};
+      info.num_points = m;
+      info.num_targets = nk;
+      this->has_points_ = true;
+      return;
+    }
     // Everything that can fail comes before the plan's own state changes.
     for (int d = 0; d < info.dim; ++d)
       require(t3.nf[d] < (std::int64_t(1) << 31) - 64, ErrorCode::kTooLarge,
@@ -132,6 +149,9 @@ class CpuPlan final : public PlanImpl<T> {
     for (std::int64_t p = 0; p < m; ++p) prephase_[p] = Complex(t3.prephase[perm[p]]);
 #pragma omp parallel for num_threads(nthreads_) schedule(static)
     for (std::int64_t k = 0; k < nk; ++k) postfactor_[k] = Complex(t3.postfactor[k]);
+    for (auto& v : direct_source_) v = {};
+    for (auto& v : direct_target_) v = {};
+    info.type3_direct = false;
     info.fine_grid = t3.nf;
     info.num_points = m;
     info.num_targets = nk;
@@ -194,7 +214,7 @@ class CpuPlan final : public PlanImpl<T> {
   // ·conj(prephase) = c.
   void execute_type3(const Complex* in, Complex* out, bool adjoint) {
     const auto& info = this->setup_.info;
-    const std::int64_t m = pts_.m, nk = info.num_targets;
+    const std::int64_t m = info.num_points, nk = info.num_targets;
     const std::int64_t in_per = adjoint ? nk : m, out_per = adjoint ? m : nk;
     require(in != nullptr || in_per == 0, ErrorCode::kInvalidArgument, "execute: input pointer is null");
     require(out != nullptr || out_per == 0, ErrorCode::kInvalidArgument, "execute: output pointer is null");
@@ -203,6 +223,7 @@ class CpuPlan final : public PlanImpl<T> {
       std::fill(out, out + out_per * info.ntransf, Complex(0));
       return;
     }
+    if (info.type3_direct) return execute_direct(in, out, adjoint);
     SpreadArgs<T> args{&grid_, &pts_, horner_x_.data(), horner_yz_.data(), 0, m, nthreads_};
     sorted_.resize(static_cast<std::size_t>(info.max_batch * m));
     const std::int64_t* perm = pts_.perm.data();
@@ -234,6 +255,53 @@ class CpuPlan final : public PlanImpl<T> {
 #pragma omp parallel for collapse(2) num_threads(nthreads_) schedule(static)
         for (std::int64_t t = 0; t < nb; ++t)
           for (std::int64_t p = 0; p < m; ++p) c[t * m + perm[p]] = sorted_[t * m + p] * std::conj(pre[p]);
+      }
+    }
+  }
+
+  // Type 3 direct sums, in double: forward f_k = Σ_j c_j e^{iσ s_k·x_j}, adjoint c_j = Σ_k f_k
+  // e^{−iσ s_k·x_j}. One output per iteration; the inputs in tiles whose exponentials, computed
+  // once, serve every transform.
+  void execute_direct(const Complex* in, Complex* out, bool adjoint) {
+    constexpr std::int64_t kTile = 256;
+    const auto& info = this->setup_.info;
+    const int dim = info.dim;
+    const std::int64_t ntransf = info.ntransf;
+    const auto& out_coords = adjoint ? direct_source_ : direct_target_;
+    const auto& in_coords = adjoint ? direct_target_ : direct_source_;
+    const std::int64_t n_out = adjoint ? info.num_points : info.num_targets;
+    const std::int64_t n_in = adjoint ? info.num_targets : info.num_points;
+    const double sign = adjoint ? -info.isign : info.isign;
+#pragma omp parallel num_threads(nthreads_)
+    {
+      std::vector<double> acc(static_cast<std::size_t>(2 * ntransf));
+      double er[kTile], ei[kTile];
+#pragma omp for schedule(static)
+      for (std::int64_t o = 0; o < n_out; ++o) {
+        std::fill(acc.begin(), acc.end(), 0.0);
+        double so[3] = {0, 0, 0};
+        for (int d = 0; d < dim; ++d) so[d] = out_coords[d][o];
+        for (std::int64_t i0 = 0; i0 < n_in; i0 += kTile) {
+          const std::int64_t len = std::min(kTile, n_in - i0);
+          for (std::int64_t i = 0; i < len; ++i) {
+            double xi[3] = {0, 0, 0};
+            for (int d = 0; d < dim; ++d) xi[d] = in_coords[d][i0 + i];
+            ::sincos(core::type3_direct_phase(dim, sign, so, xi), &ei[i], &er[i]);
+          }
+          for (std::int64_t t = 0; t < ntransf; ++t) {
+            const Complex* a = in + t * n_in + i0;
+            double re = 0, im = 0;
+            for (std::int64_t i = 0; i < len; ++i) {
+              const double ar = static_cast<double>(a[i].real()), ai = static_cast<double>(a[i].imag());
+              re += ar * er[i] - ai * ei[i];
+              im += ar * ei[i] + ai * er[i];
+            }
+            acc[2 * t] += re;
+            acc[2 * t + 1] += im;
+          }
+        }
+        for (std::int64_t t = 0; t < ntransf; ++t)
+          out[t * n_out + o] = Complex(static_cast<T>(acc[2 * t]), static_cast<T>(acc[2 * t + 1]));
       }
     }
   }
@@ -300,6 +368,8 @@ class CpuPlan final : public PlanImpl<T> {
   // sorted point order), and the scaled targets of one batch (adjoint).
   std::unique_ptr<CpuPlan> inner_;
   std::vector<Complex> prephase_, postfactor_, scaled_;
+  // Type 3 direct sums: sources and targets in double.
+  std::array<std::vector<double>, 3> direct_source_, direct_target_;
   std::map<std::pair<int, std::int64_t>, std::unique_ptr<FftwPlan<T>>> ffts_;
 };
 

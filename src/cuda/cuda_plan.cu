@@ -2,9 +2,10 @@
 // subproblems), cuFFT, copy the modes out with deconvolution. Type 2: copy the modes in with
 // deconvolution, cuFFT, interpolate. Type 3 (core/type3.hpp): prephase, spread onto the type 3
 // grid, inner type 2 plan (a CudaPlan of its own), postfactor; its adjoint runs the chain
-// backwards with conjugate factors. Host pointers are staged through device buffers owned by the
-// plan (the call then synchronises); device pointers never leave the device and the work is
-// queued on the plan's stream.
+// backwards with conjugate factors; where set_points chose the direct sums
+// (PlanInfo::type3_direct), one kernel sums the terms (type3_direct_sums). Host pointers are
+// staged through device buffers owned by the plan (the call then synchronises); device pointers
+// never leave the device and the work is queued on the plan's stream.
 #include "cuda/cuda_plan.hpp"
 
 #include <cufft.h>
@@ -302,6 +303,59 @@ constexpr double kWideDensityInterp3d = 0.1;
 // (0.24) 0.234 / 0.213, 6e5 (0.29) 0.266 / 0.238 (0.3 before: those up to 0.3 took 1.6).
 constexpr double kNarrowDensity = 0.22;
 
+// First index (atomicMin) of a finite coordinate beyond the fold limit (detail::within_fold_limit,
+// the CPU's test); *bad starts at ULLONG_MAX. Run after find_non_finite, as the CPU checks.
+template <class T>
+__global__ void find_beyond_fold_limit(std::int64_t m, const T* __restrict__ x, double limit, unsigned long long* bad) {
+  for (std::int64_t j = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; j < m;
+       j += std::int64_t(gridDim.x) * blockDim.x)
+    if (!fieldft::detail::within_fold_limit(static_cast<double>(x[j]), limit))
+      atomicMin(bad, static_cast<unsigned long long>(j));
+}
+
+// Type 3 direct sums (PlanInfo::type3_direct): one thread per output and up to kDirectBatch
+// transforms, each pair's phase computed once for them in double (core::type3_direct_phase, the
+// CPU backend's arithmetic). Chosen only where the terms are few (core::type3_costs), so the
+// plain loop over the inputs, whose coordinates every thread of a warp reads at once, suffices.
+constexpr int kDirectBatch = 4;
+constexpr int kDirectThreads = 128;
+constexpr int kDirectMaxBlocksY = 65535;
+
+template <class T>
+struct DirectCoords {
+  const T* c[3];
+};
+
+template <class T>
+__global__ void type3_direct_sums(int dim, double sign, std::int64_t n_out, DirectCoords<T> oc, std::int64_t n_in,
+                                  DirectCoords<T> ic, std::int64_t t_first, std::int64_t ntransf,
+                                  const Cplx<T>* __restrict__ in, Cplx<T>* __restrict__ out) {
+  const std::int64_t t0 = t_first + std::int64_t(blockIdx.y) * kDirectBatch;
+  const int nb = static_cast<int>(min(std::int64_t(kDirectBatch), ntransf - t0));
+  for (std::int64_t o = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; o < n_out;
+       o += std::int64_t(gridDim.x) * blockDim.x) {
+    double so[3] = {0, 0, 0};
+    for (int d = 0; d < dim; ++d) so[d] = static_cast<double>(oc.c[d][o]);
+    double re[kDirectBatch] = {}, im[kDirectBatch] = {};
+    for (std::int64_t i = 0; i < n_in; ++i) {
+      double xi[3] = {0, 0, 0};
+      for (int d = 0; d < dim; ++d) xi[d] = static_cast<double>(ic.c[d][i]);
+      double sn = 0, cs = 0;
+      ::sincos(core::type3_direct_phase(dim, sign, so, xi), &sn, &cs);
+#pragma unroll
+      for (int b = 0; b < kDirectBatch; ++b)
+        if (b < nb) {
+          const Cplx<T> a = in[(t0 + b) * n_in + i];
+          re[b] += static_cast<double>(a.re) * cs - static_cast<double>(a.im) * sn;
+          im[b] += static_cast<double>(a.re) * sn + static_cast<double>(a.im) * cs;
+        }
+    }
+#pragma unroll
+    for (int b = 0; b < kDirectBatch; ++b)
+      if (b < nb) out[(t0 + b) * n_out + o] = {static_cast<T>(re[b]), static_cast<T>(im[b])};
+  }
+}
+
 template <class T>
 class CudaPlan final : public PlanImpl<T> {
  public:
@@ -332,7 +386,7 @@ class CudaPlan final : public PlanImpl<T> {
             "the CUDA backend takes at most 2^31-1 points per plan, got " + std::to_string(m));
     const T* in[3] = {x, y, z};
     const T* dx[3] = {nullptr, nullptr, nullptr};
-    stage_coordinates(m, in, kSourceNames, "points", coords_, dx);
+    stage_coordinates(m, in, kSourceNames, "points", coords_, dx, /*foldable=*/true);
     if (choose_upsampfac_ && m > 0) {
       choose_upsampfac_ = false;
       choose_upsampfac(m);
@@ -355,10 +409,15 @@ class CudaPlan final : public PlanImpl<T> {
                 " and " + std::to_string(nk));
     const T* dx[3] = {nullptr, nullptr, nullptr};
     const T* ds[3] = {nullptr, nullptr, nullptr};
-    stage_coordinates(m, x, kSourceNames, "points", coords_, dx);
-    stage_coordinates(nk, s, kTargetNames, "targets", target_coords_, ds);
-    const core::Type3Geometry g = core::type3_geometry(info, this->setup_.kernel, m, nk, device_ranges(m, dx),
-                                                       device_ranges(nk, ds), std::numeric_limits<T>::epsilon() / 2);
+    stage_coordinates(m, x, kSourceNames, "points", coords_, dx, /*foldable=*/false);  // type 3 does not fold
+    stage_coordinates(nk, s, kTargetNames, "targets", target_coords_, ds, /*foldable=*/false);
+    const core::Type3Geometry g =
+        core::type3_geometry(info, this->setup_.kernel, m, nk, device_ranges(m, dx), device_ranges(nk, ds),
+                             std::numeric_limits<T>::epsilon() / 2, this->setup_.options.type3_direct);
+    if (g.direct) {
+      set_points_direct(m, dx, nk, ds);
+      return;
+    }
     // Device memory of the outer stage before allocating: grid, scaled batch, factors, sorted
     // points and the double coordinates they are sorted from.
     double nft = 1;
@@ -395,9 +454,59 @@ class CudaPlan final : public PlanImpl<T> {
       FIELDFT_CUDA_CHECK(cudaStreamSynchronize(stream_));  // before the coordinates are freed
     }
     scaled_.resize(static_cast<std::size_t>(std::max(m, nk) * info.max_batch), "type 3 batch");
+    for (int d = 0; d < 3; ++d) {
+      direct_src_[d].reset();
+      direct_tgt_[d].reset();
+    }
+    info.type3_direct = false;
     info.fine_grid = g.nf;
     info.num_targets = nk;
     this->has_points_ = true;
+  }
+
+  // Type 3 direct sums: the plan's own copies of the (validated, device) coordinates; the grid
+  // path's buffers are released (a grid chosen for earlier points may be large).
+  void set_points_direct(std::int64_t m, const T* const* dx, std::int64_t nk, const T* const* ds) {
+    auto& info = this->setup_.info;
+    this->has_points_ = false;
+    for (int d = 0; d < 3; ++d) {
+      direct_src_[d].resize(d < info.dim ? m : 0, "type 3 coordinates");
+      direct_tgt_[d].resize(d < info.dim ? nk : 0, "type 3 coordinates");
+      if (d < info.dim && m > 0)
+        FIELDFT_CUDA_CHECK(cudaMemcpyAsync(direct_src_[d].get(), dx[d], m * sizeof(T), cudaMemcpyDeviceToDevice, stream_));
+      if (d < info.dim && nk > 0)
+        FIELDFT_CUDA_CHECK(cudaMemcpyAsync(direct_tgt_[d].get(), ds[d], nk * sizeof(T), cudaMemcpyDeviceToDevice, stream_));
+    }
+    FIELDFT_CUDA_CHECK(cudaStreamSynchronize(stream_));  // the caller's arrays are read during this call only
+    inner_.reset();
+    fine_ = DeviceBuffer<Cplx<T>>();
+    scaled_ = DeviceBuffer<Cplx<T>>();
+    prephase_ = DeviceBuffer<Cplx<T>>();
+    postfactor_ = DeviceBuffer<Cplx<T>>();
+    ffts_.clear();
+    info.type3_direct = true;
+    info.fine_grid = {1, 1, 1};
+    info.num_points = m;
+    info.num_targets = nk;
+    this->has_points_ = true;
+  }
+
+  void run_type3_direct(const Cplx<T>* din, Cplx<T>* dout, bool adjoint) {
+    const auto& info = this->setup_.info;
+    const DirectCoords<T> src{{direct_src_[0].get(), direct_src_[1].get(), direct_src_[2].get()}};
+    const DirectCoords<T> tgt{{direct_tgt_[0].get(), direct_tgt_[1].get(), direct_tgt_[2].get()}};
+    const std::int64_t n_out = adjoint ? info.num_points : info.num_targets;
+    const std::int64_t n_in = adjoint ? info.num_targets : info.num_points;
+    const double sign = adjoint ? -info.isign : info.isign;
+    const unsigned blocks_x =
+        static_cast<unsigned>(std::clamp<std::int64_t>((n_out + kDirectThreads - 1) / kDirectThreads, 1, 1 << 20));
+    const std::int64_t per_launch = std::int64_t(kDirectBatch) * kDirectMaxBlocksY;
+    for (std::int64_t t0 = 0; t0 < info.ntransf; t0 += per_launch) {
+      const std::int64_t chunks = (std::min(per_launch, info.ntransf - t0) + kDirectBatch - 1) / kDirectBatch;
+      type3_direct_sums<T><<<dim3(blocks_x, static_cast<unsigned>(chunks)), kDirectThreads, 0, stream_>>>(
+          info.dim, sign, n_out, adjoint ? src : tgt, n_in, adjoint ? tgt : src, t0, info.ntransf, din, dout);
+      FIELDFT_CUDA_CHECK_LAUNCH();
+    }
   }
 
   void execute(const Complex* in, Complex* out, bool adjoint) override {
@@ -407,8 +516,8 @@ class CudaPlan final : public PlanImpl<T> {
     const std::int64_t m = pts_.m, n = info.num_modes(), nk = info.num_targets;
     std::int64_t in_per = type == 1 ? m : n, out_per = type == 1 ? n : m;
     if (type == 3) {
-      in_per = adjoint ? nk : m;
-      out_per = adjoint ? m : nk;
+      in_per = adjoint ? nk : info.num_points;
+      out_per = adjoint ? info.num_points : nk;
     }
     const std::int64_t in_len = in_per * info.ntransf, out_len = out_per * info.ntransf;
     require(in != nullptr || in_len == 0, ErrorCode::kInvalidArgument, "execute: input pointer is null");
@@ -611,13 +720,14 @@ class CudaPlan final : public PlanImpl<T> {
   // ·conj(prephase).
   void run_type3(const Cplx<T>* din, Cplx<T>* dout, bool adjoint) {
     const auto& info = this->setup_.info;
-    const std::int64_t m = pts_.m, nk = info.num_targets;
+    const std::int64_t m = info.num_points, nk = info.num_targets;
     const std::int64_t in_per = adjoint ? nk : m, out_per = adjoint ? m : nk;
     if (out_per == 0) return;
     if (in_per == 0) {  // empty sums
       FIELDFT_CUDA_CHECK(cudaMemsetAsync(dout, 0, out_per * info.ntransf * sizeof(Complex), stream_));
       return;
     }
+    if (info.type3_direct) return run_type3_direct(din, dout, adjoint);
     for (std::int64_t b0 = 0; b0 < info.ntransf; b0 += info.max_batch) {
       const int nb = static_cast<int>(std::min<std::int64_t>(info.max_batch, info.ntransf - b0));
       if (!adjoint) {
@@ -751,10 +861,11 @@ class CudaPlan final : public PlanImpl<T> {
 
   // The count coordinates in[0..dim) on the device, checked as core::check_coordinates does on
   // the host (core::check_coordinate_arrays, then finite, on the device, one dimension at a time
-  // so that the error names the array): device arrays as they are, host arrays copied into bufs.
-  // what: "points" or "targets", for messages.
+  // so that the error names the array; foldable: then within the fold limit of types 1 and 2, as
+  // core::check_points): device arrays as they are, host arrays copied into bufs. what: "points"
+  // or "targets", for messages.
   void stage_coordinates(std::int64_t count, const T* const* in, const char* const* names, const char* what,
-                         DeviceBuffer<T>* bufs, const T** out) {
+                         DeviceBuffer<T>* bufs, const T** out, bool foldable) {
     const int dim = this->setup_.info.dim;
     core::check_coordinate_arrays(dim, count, in, names, what);
     for (int d = 0; d < dim && count > 0; ++d) {
@@ -778,6 +889,22 @@ class CudaPlan final : public PlanImpl<T> {
         FIELDFT_CUDA_CHECK(cudaMemcpy(&v, out[d] + first, sizeof(T), cudaMemcpyDeviceToHost));
         throw Error(ErrorCode::kNonFinite, std::string("non-finite value (") + std::to_string(double(v)) + ") in " +
                                                names[d] + "[" + std::to_string(first) + "]; coordinates must be finite");
+      }
+    }
+    constexpr double limit = fieldft::detail::max_fold_coordinate<T>();
+    for (int d = 0; d < dim && count > 0 && foldable; ++d) {
+      FIELDFT_CUDA_CHECK(cudaMemsetAsync(bad.get(), 0xff, sizeof(unsigned long long), stream_));
+      const unsigned blocks = static_cast<unsigned>(std::clamp<std::int64_t>((count + 255) / 256, 1, 1 << 20));
+      find_beyond_fold_limit<T><<<blocks, 256, 0, stream_>>>(count, out[d], limit, bad.get());
+      FIELDFT_CUDA_CHECK_LAUNCH();
+      unsigned long long first = 0;
+      FIELDFT_CUDA_CHECK(cudaMemcpyAsync(&first, bad.get(), sizeof(first), cudaMemcpyDeviceToHost, stream_));
+      FIELDFT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+      if (first != ULLONG_MAX) {
+        T v{};
+        FIELDFT_CUDA_CHECK(cudaMemcpy(&v, out[d] + first, sizeof(T), cudaMemcpyDeviceToHost));
+        core::throw_beyond_fold_limit(names[d], static_cast<std::int64_t>(first), static_cast<double>(v), limit,
+                                      std::is_same_v<T, float> ? "float" : "double");
       }
     }
   }
@@ -993,6 +1120,7 @@ class CudaPlan final : public PlanImpl<T> {
   // one batch of scaled strengths or targets.
   std::unique_ptr<CudaPlan> inner_;
   DeviceBuffer<Cplx<T>> prephase_, postfactor_, scaled_;
+  DeviceBuffer<T> direct_src_[3], direct_tgt_[3];  // type 3 direct sums: the coordinates
   std::map<int, std::unique_ptr<GridFft<T>>> ffts_;
   std::unique_ptr<ModeFft<T>> mode_fft_;
   std::array<std::int64_t, 3> mode_fft_nf_{};  // the grid mode_fft_ was made for

@@ -6,6 +6,7 @@
 #include <sstream>
 #include <string>
 
+#include "core/threads.hpp"
 #include "fieldft/runtime.hpp"
 #include "mri/dft_engine.hpp"
 
@@ -33,6 +34,7 @@ std::array<std::int64_t, 3> DftSetup::tile_origin(std::int64_t b) const {
 namespace {
 
 constexpr double kInvTwoPi = 1.0 / fieldft::detail::dft::kTwoPi;
+constexpr const char* kThreadsOption = "Dft: options.nthreads";
 
 std::int64_t checked_mul(std::int64_t a, std::int64_t b, const char* what) {
   std::int64_t r = 0;
@@ -158,8 +160,7 @@ std::shared_ptr<detail::DftSetup> build_setup(std::span<const std::int64_t> grid
   if (!times.empty()) require_length(times.size(), m, "times", "one value per sample, or empty");
   require(options.images >= 1, ErrorCode::kInvalidArgument,
           "Dft: options.images is " + std::to_string(options.images) + ", expected >= 1");
-  require(options.nthreads >= 0, ErrorCode::kInvalidArgument,
-          "Dft: options.nthreads is " + std::to_string(options.nthreads) + ", expected >= 0");
+  (void)core::resolve_cpu_threads(options.nthreads, kThreadsOption);  // the NUFFT plan's rule
   // Every buffer of the operator must be addressable in bytes with 64-bit arithmetic.
   checked_mul(checked_mul(g.voxels, options.images, "voxels x images"),
               static_cast<std::int64_t>(sizeof(std::complex<T>)), "the image buffer size in bytes");
@@ -291,7 +292,7 @@ Dft<T>::Dft(std::shared_ptr<detail::DftSetup> s, const DftOptions& options)
   }
 #endif
   (void)backend;
-  engine_ = detail::make_cpu_engine<T>(std::move(s), options.nthreads);
+  engine_ = detail::make_cpu_engine<T>(std::move(s), core::resolve_cpu_threads(options.nthreads, kThreadsOption));
 }
 
 template <class T>

@@ -4,23 +4,32 @@
 usage: cli_check.py FIELDFT MODE [MODE-ARGS] [-- TOOL-ARGS]
 
 modes:
-  info                         `info --json` is one JSON object with the documented keys
+  info                         `info --json` is one JSON object with the documented keys, and
+                               text and JSON agree on which backends are usable
   help                         --help of the tool and every subcommand documents each option
   accuracy FACTOR -- ARGS      `nufft ARGS --check --json`: rel_error < FACTOR * eps
   text -- ARGS                 `nufft ARGS --check` (text) reports an accuracy line
-  fails CODE TEXT -- ARGS      `ARGS` exits with CODE ("lib" = any library error, 11..21),
-                               prints "fieldft: error:" and TEXT (case-insensitive) on stderr
+  fails CODE TEXT... -- ARGS   `ARGS` exits with CODE ("lib" = any library error, 11..21),
+                               prints "fieldft: error:" and each TEXT (case-insensitive) on stderr
   demo FACTOR NRMSE -- ARGS    `demo ARGS --json --out F`: NUFFT errors < FACTOR * eps,
                                reconstruction NRMSE < NRMSE, F is a valid PGM
+  png -- ARGS                  `demo ARGS --out F.png` and `--out F.pgm`: F.png is a valid PNG
+                               (signature, IHDR, chunk CRCs, zlib data) of the pixels of F.pgm,
+                               and nothing else is left in the directory
+  threads_cap -- ARGS          `ARGS --threads 100000` succeeds, with one notice on stderr of the
+                               thread count used, at most 4 x the CPUs; a JSON result reports
+                               that count
 
 Only the standard library: numpy may be absent on the build machine.
 """
 import json
 import os
 import re
+import struct
 import subprocess
 import sys
 import tempfile
+import zlib
 
 LIBRARY_EXIT_CODES = range(11, 22)  # 10 + fieldft::ErrorCode (kInvalidArgument .. kInternal)
 
@@ -78,9 +87,30 @@ def check_info(tool):
         fail("cpu_threads %r is not a positive integer" % j["cpu_threads"])
     for g in j["gpus"]:
         require_keys(g, ["id", "name", "compute_capability", "total_memory_bytes"])
+    # Compiled in is not usable: CUDA needs a device too.
+    require_keys(j, ["usable_backends", "auto_backend"])
+    usable = j["usable_backends"]
+    if "cpu" not in usable or not set(usable) <= set(j["backends"]):
+        fail("usable_backends %r: not cpu plus some of backends %r" % (usable, j["backends"]))
+    if ("cuda" in usable) != (bool(j["build"].get("cuda")) and len(j["gpus"]) > 0):
+        fail("usable_backends %r disagree with build.cuda and gpus" % usable)
+    if j["auto_backend"] != ("cuda" if "cuda" in usable else "cpu"):
+        fail("auto_backend %r is not cuda when usable, else cpu" % j["auto_backend"])
     p = run(tool, ["info"])
     if p.returncode != 0 or j["version"] not in p.stdout:
         fail("text `info` failed or does not show the version")
+    line = next((l for l in p.stdout.splitlines() if l.startswith("backends:")), None)
+    if line is None:
+        fail("text `info` has no 'backends:' line")
+    listed = line.split(":", 1)[1].split(";")[0]
+    for b in j["backends"]:
+        m = re.search(r"\b%s\b( \([^)]*no device[^)]*\))?" % b, listed)
+        if not m:
+            fail("backends line %r does not list %s" % (line, b))
+        if (m.group(1) is None) != (b in usable):
+            fail("backends line %r: %s should be marked 'no device' exactly when unusable" % (line, b))
+    if "cuda" not in j["backends"] and "cuda" in listed:
+        fail("backends line %r lists cuda, which is not compiled in" % line)
 
 
 HELP_OPTIONS = {
@@ -88,6 +118,9 @@ HELP_OPTIONS = {
               "--ntransf", "--upsampfac", "--method", "--check", "--repeat", "--seed", "--json"],
     "demo": ["--size", "--trajectory", "--out", "--eps", "--prec", "--backend", "--json"],
     "info": ["--json"],
+    "dft": ["--dim", "--size", "--samples", "--prec", "--backend", "--r2", "--images", "--check",
+            "--check-count", "--repeat", "--field", "--tmax", "--threads", "--device", "--seed",
+            "--json"],
 }
 
 
@@ -139,15 +172,85 @@ def check_text(tool, args):
             fail("text output lacks %r" % word)
 
 
-def check_fails(tool, code, text, args):
+def check_fails(tool, code, texts, args):
     p = run(tool, args)
     ok = p.returncode in LIBRARY_EXIT_CODES if code == "lib" else p.returncode == int(code)
     if not ok:
         fail("exit status %d, expected %s" % (p.returncode, code))
     if not p.stderr.startswith("fieldft: error: "):
         fail("stderr does not start with 'fieldft: error: '")
-    if text.lower() not in p.stderr.lower():
-        fail("stderr does not mention %r" % text)
+    for text in texts:
+        if text.lower() not in p.stderr.lower():
+            fail("stderr does not mention %r" % text)
+
+
+def check_threads_cap(tool, args):
+    p = run(tool, args + ["--threads", "100000"])
+    if p.returncode != 0:
+        fail("exit status %d, expected 0" % p.returncode)
+    notes = re.findall(r"^fieldft: note: --threads 100000 lowered to (\d+)\b", p.stderr, re.M)
+    if len(notes) != 1:
+        fail("expected one notice 'fieldft: note: --threads 100000 lowered to N' on stderr")
+    used = int(notes[0])
+    most = 4 * (os.cpu_count() or 1)
+    if not 1 <= used <= most:
+        fail("%d threads used, expected 1 .. %d" % (used, most))
+    if "--json" in args:
+        j = json.loads(p.stdout)
+        if j.get("threads") != used:
+            fail("JSON threads %r, notice says %d" % (j.get("threads"), used))
+
+
+def png_chunks(data):
+    """(type, body) of each chunk, checking lengths and CRCs."""
+    if data[:8] != b"\x89PNG\r\n\x1a\n":
+        fail("no PNG signature")
+    chunks, at = [], 8
+    while at < len(data):
+        if at + 12 > len(data):
+            fail("truncated chunk at byte %d" % at)
+        (n,) = struct.unpack(">I", data[at:at + 4])
+        kind, body = data[at + 4:at + 8], data[at + 8:at + 8 + n]
+        (crc,) = struct.unpack(">I", data[at + 8 + n:at + 12 + n])
+        if len(body) != n or zlib.crc32(kind + body) != crc:
+            fail("chunk %r: bad length or CRC" % kind)
+        chunks.append((kind.decode("latin-1"), body))
+        at += 12 + n
+    return chunks
+
+
+def check_png(tool, args):
+    with tempfile.TemporaryDirectory() as tmp:
+        png, pgm = os.path.join(tmp, "demo.png"), os.path.join(tmp, "demo.pgm")
+        for out in (png, pgm):
+            if run(tool, ["demo"] + args + ["--out", out]).returncode != 0:
+                fail("demo --out %s failed" % out)
+        if sorted(os.listdir(tmp)) != ["demo.pgm", "demo.png"]:
+            fail("files left beside the images: %r" % os.listdir(tmp))
+        with open(pgm, "rb") as f:
+            m = re.match(rb"P5\n(\d+) (\d+)\n255\n", f.read())
+        with open(pgm, "rb") as f:
+            pixels = f.read()[m.end():]
+        width, height = int(m.group(1)), int(m.group(2))
+        with open(png, "rb") as f:
+            chunks = png_chunks(f.read())
+        kinds = [k for k, _ in chunks]
+        if kinds[0] != "IHDR" or kinds[-1] != "IEND" or "IDAT" not in kinds:
+            fail("chunks %r: not IHDR ... IDAT ... IEND" % kinds)
+        ihdr = struct.unpack(">IIBBBBB", chunks[0][1])
+        if ihdr != (width, height, 8, 0, 0, 0, 0):
+            fail("IHDR %r, expected %dx%d, 8-bit gray, no interlace" % (ihdr, width, height))
+        try:
+            raw = zlib.decompress(b"".join(b for k, b in chunks if k == "IDAT"))
+        except zlib.error as e:
+            fail("IDAT is not a valid zlib stream: %s" % e)
+        if len(raw) != height * (width + 1):
+            fail("%d bytes of filtered image, expected %d" % (len(raw), height * (width + 1)))
+        rows = [raw[y * (width + 1):(y + 1) * (width + 1)] for y in range(height)]
+        if any(r[0] != 0 for r in rows):
+            fail("a row has a filter other than 0 (none)")
+        if b"".join(r[1:] for r in rows) != pixels:
+            fail("PNG pixels differ from the PGM's")
 
 
 def check_demo(tool, factor, max_nrmse, args):
@@ -185,7 +288,11 @@ def main(argv):
     elif mode == "text":
         check_text(tool, args)
     elif mode == "fails":
-        check_fails(tool, margs[0], margs[1], args)
+        check_fails(tool, margs[0], margs[1:], args)
+    elif mode == "threads_cap":
+        check_threads_cap(tool, args)
+    elif mode == "png":
+        check_png(tool, args)
     elif mode == "demo":
         check_demo(tool, float(margs[0]), float(margs[1]), args)
     else:

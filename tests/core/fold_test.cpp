@@ -38,3 +38,21 @@ TEST(Fold, KernelStartCoversTheSupport) {
   EXPECT_EQ(wrap_index(64, 64), 0);
   EXPECT_EQ(wrap_index(5, 64), 5);
 }
+
+// The fold limit of set_points (nufft.hpp): 2π·2^(digits(T) − 7); at it, adjacent values of T
+// are 2π/64 apart or less, beyond it more.
+TEST(Fold, LimitWhereTheTypeStillPlacesAPointInItsPeriod) {
+  const double lf = max_fold_coordinate<float>(), ld = max_fold_coordinate<double>();
+  EXPECT_NEAR(lf, 8.235e5, 1e2);
+  EXPECT_NEAR(ld, 4.4214e14, 1e10);
+  const double pi = std::numbers::pi;
+  const float below_f = std::nextafter(static_cast<float>(lf), 0.0f);
+  EXPECT_LE(std::nextafter(below_f, 1e30f) - below_f, 2 * pi / 64 + 1e-12);
+  EXPECT_GT(std::nextafter(2 * static_cast<float>(lf), 1e30f) - 2 * static_cast<float>(lf), 2 * pi / 64);
+  EXPECT_LE(std::nextafter(std::nextafter(ld, 0.0), 1e300) - std::nextafter(ld, 0.0), 2 * pi / 64 + 1e-12);
+  EXPECT_TRUE(within_fold_limit(ld, ld));
+  EXPECT_TRUE(within_fold_limit(-ld, ld));
+  EXPECT_FALSE(within_fold_limit(std::nextafter(ld, 1e300), ld));
+  EXPECT_FALSE(within_fold_limit(-1e300, ld));
+  EXPECT_FALSE(within_fold_limit(std::nan(""), ld));  // callers check finiteness first
+}

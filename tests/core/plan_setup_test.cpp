@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include "core/plan_setup.hpp"
+#include "core/threads.hpp"
+#include "core/type3.hpp"
 
 using namespace fieldft;
 
@@ -69,4 +71,87 @@ TEST(PlanSetup, RefusesEpsBelowTheRoundingFloor) {
   EXPECT_NO_THROW(core::make_plan_setup(1, modes, 1, 1, 1e-6, o, 1e-14, 0x1.0p-53));
   o.upsampfac = 2.0;
   EXPECT_NO_THROW(core::make_plan_setup(1, modes, 1, 1, 1e-6, o, 1e-7, 0x1.0p-24));
+}
+
+// Options::nthreads / DftOptions::nthreads: negative refused by name, 0 and large counts capped
+// at max_cpu_threads() (min(4 x processors, the OpenMP thread limit)).
+TEST(PlanSetup, CpuThreadsAreValidatedAndCapped) {
+  const int cap = max_cpu_threads();
+  EXPECT_GE(cap, 1);
+  EXPECT_EQ(core::resolve_cpu_threads(1, "nthreads"), 1);
+  EXPECT_EQ(core::resolve_cpu_threads(100000, "nthreads"), cap);
+  EXPECT_EQ(cpu_threads_for(100000), cap);
+  const int all = core::resolve_cpu_threads(0, "nthreads");
+  EXPECT_GE(all, 1);
+  EXPECT_LE(all, cap);
+  try {
+    core::resolve_cpu_threads(-3, "Dft: options.nthreads");
+    FAIL() << "negative thread count accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("Dft: options.nthreads is -3"), std::string::npos) << e.what();
+  }
+  // The plan records what it uses.
+  const std::int64_t modes[1] = {16};
+  nufft::Options o;
+  o.backend = Backend::kCpu;
+  o.nthreads = 100000;
+  EXPECT_EQ(core::make_plan_setup(1, modes, 1, 1, 1e-6, o, 1e-14, 0x1.0p-53).info.nthreads, cap);
+  o.backend = Backend::kCuda;  // validated there too, but no CPU threads are used
+  EXPECT_EQ(core::make_plan_setup(1, modes, 1, 1, 1e-6, o, 1e-14, 0x1.0p-53).info.nthreads, 0);
+  o.nthreads = -1;
+  EXPECT_THROW(core::make_plan_setup(1, modes, 1, 1, 1e-6, o, 1e-14, 0x1.0p-53), Error);
+}
+
+// The type 3 cost model (core/type3.cpp) takes the direct sums for few points on a large grid
+// and the grid for many points on a small one, and the plan's geometry follows it.
+TEST(PlanSetup, Type3ChoosesDirectSumsWhereTheGridCostsMore) {
+  const double sigma = 2.0;
+  const int w = 7;
+  // 10 sources and 10 targets over a box needing a grid of 5e8 points (1D): direct.
+  auto c = core::type3_costs(1, sigma, w, 10, 10, 1, {5e8, 1, 1});
+  EXPECT_LT(c.direct, 1e-6 * c.grid);
+  // 1e5 sources and targets on a grid of 64 points: the grid.
+  c = core::type3_costs(1, sigma, w, 100000, 100000, 1, {64, 1, 1});
+  EXPECT_LT(c.grid, 1e-3 * c.direct);
+  // The phases are shared by the transforms; each adds one multiply-add per pair.
+  const auto c1 = core::type3_costs(3, sigma, w, 1000, 1000, 1, {40, 40, 40});
+  const auto c8 = core::type3_costs(3, sigma, w, 1000, 1000, 8, {40, 40, 40});
+  EXPECT_DOUBLE_EQ(c8.direct - c1.direct, 7 * 1000.0 * 1000.0);
+  EXPECT_GT(c8.grid, 7 * c1.grid / 2);
+
+  // type3_geometry: the automatic choice, the forced ones, and the phase bound.
+  nufft::PlanInfo info;
+  info.type = 3;
+  info.dim = 1;
+  info.upsampfac = sigma;
+  info.eps = 1e-9;
+  info.ntransf = 1;
+  const core::KernelDesign kernel = core::design_kernel(info.eps, sigma, 1);
+  const core::CoordinateRanges wide{{{-2000.0, 2000.0}, {0, 0}, {0, 0}}};
+  const core::CoordinateRanges narrow{{{-1.0, 1.0}, {0, 0}, {0, 0}}};
+  const double u = 0x1.0p-53;
+  EXPECT_TRUE(core::type3_geometry(info, kernel, 10, 10, wide, wide, u, -1).direct);
+  EXPECT_FALSE(core::type3_geometry(info, kernel, 10, 10, wide, wide, u, 0).direct);
+  EXPECT_FALSE(core::type3_geometry(info, kernel, 100000, 100000, narrow, narrow, u, -1).direct);
+  const auto forced = core::type3_geometry(info, kernel, 100000, 100000, narrow, narrow, u, 1);
+  EXPECT_TRUE(forced.direct);
+  EXPECT_EQ(forced.nf, (std::array<std::int64_t, 3>{1, 1, 1}));
+  // Phases of 1e12 rad are resolved to ~1e-4 in double: never direct automatically (the grid
+  // then refuses the extent), refused when forced.
+  const core::CoordinateRanges huge{{{-1e6, 1e6}, {0, 0}, {0, 0}}};
+  EXPECT_DOUBLE_EQ(core::type3_max_phase(1, huge, huge), 1e12);
+  try {
+    core::type3_geometry(info, kernel, 10, 10, huge, huge, u, -1);
+    FAIL() << "a grid beyond 2^30 points accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kTooLarge) << e.what();
+  }
+  try {
+    core::type3_geometry(info, kernel, 10, 10, huge, huge, u, 1);
+    FAIL() << "unresolvable direct phases accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kEpsTooSmall) << e.what();
+    EXPECT_NE(std::string(e.what()).find("direct"), std::string::npos) << e.what();
+  }
 }

@@ -1,8 +1,11 @@
 // Bad input to Dft / DftR2: every failure is a fieldft::Error with the right code and a message
 // that names the offending array (and index).
+#include <complex>
 #include <limits>
+#include <vector>
 
 #include "dft_test_common.hpp"
+#include "fieldft/nufft.hpp"
 
 namespace fieldft::test {
 namespace {
@@ -67,7 +70,26 @@ TEST_F(DftBadInput, GridAndOptions) {
   mri::DftOptions threads = dft_options();
   threads.nthreads = -1;
   EXPECT_TRUE(throws_error([&] { mri::Dft<float>(grid3, k, k, k, f64, t, threads); },
-                           ErrorCode::kInvalidArgument, {"nthreads"}));
+                           ErrorCode::kInvalidArgument, {"nthreads", "-1"}));
+}
+
+// nthreads far beyond the machine (100000 made the OpenMP runtime abort the process) is capped at
+// fieldft::max_cpu_threads(), the NUFFT plan's rule: the operator works and gives what one thread
+// gives, to rounding.
+TEST_F(DftBadInput, HugeThreadCountIsCapped) {
+  mri::DftOptions many = dft_options(), one = dft_options();
+  many.nthreads = 100000;
+  one.nthreads = 1;
+  mri::Dft<float> a(grid3, k, k, k, f64, t, many), b(grid3, k, k, k, f64, t, one);
+  std::vector<std::complex<float>> image(64), sa(3), sb(3), ia(64), ib(64);
+  for (std::size_t v = 0; v < image.size(); ++v) image[v] = {0.1f * static_cast<float>(v), 1.f - 0.01f * static_cast<float>(v)};
+  a.forward(image.data(), sa.data());
+  b.forward(image.data(), sb.data());
+  EXPECT_LE(rel_error(sa, widen(sb)), 1e-6);
+  a.adjoint(sa.data(), ia.data());
+  b.adjoint(sb.data(), ib.data());
+  EXPECT_LE(rel_error(ia, widen(ib)), 1e-6);
+  EXPECT_EQ(cpu_threads_for(100000), max_cpu_threads());
 }
 
 TEST_F(DftBadInput, SizesBeyondSixtyFourBits) {

@@ -1,9 +1,12 @@
 // Bad input: every misuse fails with the documented ErrorCode and a message that names what was
 // wrong, before anything is computed; the valid edge cases around it are accepted.
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <sstream>
 
 #include "fieldft/config.hpp"
+#include "fieldft/detail/fold.hpp"
 #include "fieldft/runtime.hpp"
 #include "nufft_test_common.hpp"
 
@@ -80,9 +83,13 @@ TYPED_TEST(NufftBadInput, EpsOutOfRange) {
   // min_eps is accepted where rounding allows it: double always; float's rounding floor u·G
   // (about 1.5e-7 at upsampfac 2) is above its min_eps, so float is held to 1e-6 here.
   EXPECT_NO_THROW(make<T>(1, {16}, 1, 1, sizeof(T) == 8 ? lo : 1e-6, two)());
-  for (double bad : {0.0, -1e-3, std::nan(""), std::numeric_limits<double>::infinity()})
-    EXPECT_TRUE(throws_error(make<T>(1, {16}, 1, 1, bad), ErrorCode::kInvalidArgument, {"eps"}))
+  // Nor is anything above 1 (an error larger than the result): (0, 1] is the range, and the
+  // message says so. 1 itself is accepted (the widest kernel the plan makes, w = 2).
+  for (double bad : {0.0, -1e-3, std::nan(""), std::numeric_limits<double>::infinity(), 1.0000001, 2.0, 1e3})
+    EXPECT_TRUE(throws_error(make<T>(1, {16}, 1, 1, bad), ErrorCode::kInvalidArgument, {"eps", "(0, 1]"}))
         << "eps = " << bad;
+  EXPECT_NO_THROW(make<T>(1, {16}, 1, 1, 1.0)());
+  EXPECT_NO_THROW(make<T>(3, {16, 16}, 1, 1, 1.0)());
 }
 
 // Products of sizes beyond 32 bits must be computed in 64 bits: a 3D plan of 2^14 modes per
@@ -195,21 +202,92 @@ TYPED_TEST(NufftBadInput, Type3BadTargets) {
   EXPECT_TRUE(throws_error([&] { set_points(p1, big_src, big_tgt); }, ErrorCode::kTooLarge, {"type 3", "grid"}));
 }
 
-// FINUFFT's convention: isign >= 0 means +1, isign < 0 means -1. Checked on the numbers too.
-TYPED_TEST(NufftBadInput, AnyIsignIsAccepted) {
+// isign is +1 or -1 (nufft.hpp); anything else is refused by name, for every type, rather than
+// silently read as a sign (FINUFFT's ">= 0 means +1" lives in the Python compatibility layers).
+// +1 and -1 give the sums of their sign.
+TYPED_TEST(NufftBadInput, IsignMustBePlusOrMinusOne) {
   using T = TypeParam;
+  for (int type : {1, 2, 3})
+    for (int isign : {0, 2, 7, -2, -5})
+      EXPECT_TRUE(throws_error(make<T>(type, test_modes(1), isign), ErrorCode::kInvalidArgument,
+                               {"isign", "+1 or -1", std::to_string(isign)}))
+          << "type " << type << ", isign " << isign;
   const auto modes = test_modes(1);
   const auto pts = random_points<T>(1, 300, 220);
   const auto c = random_complex<T>(pts.size(), 221);
-  for (int isign : {0, 1, 7, -1, -5}) {
+  for (int isign : {1, -1}) {
     Plan<T> plan(1, modes, isign, 1, working_eps<T>(), options_for());
-    const int want_sign = isign >= 0 ? 1 : -1;
-    EXPECT_EQ(plan.info().isign, want_sign) << "isign " << isign;
+    EXPECT_EQ(plan.info().isign, isign);
     set_points(plan, pts);
-    EXPECT_LE(rel_error(apply(plan, c), oracle(1, pts.exact, widen(c), modes, want_sign, 0)),
-              property_bound(plan))
+    EXPECT_LE(rel_error(apply(plan, c), oracle(1, pts.exact, widen(c), modes, isign, 0)), property_bound(plan))
         << "isign " << isign;
   }
+}
+
+// nthreads < 0 is refused by name; a count far beyond the machine (100000 threads made the
+// OpenMP runtime abort the process) is capped at max_cpu_threads(), which PlanInfo reports
+// (0 on the CUDA backend, which uses none), and the plan still computes the right sums.
+TYPED_TEST(NufftBadInput, NthreadsNegativeRefusedLargeCapped) {
+  using T = TypeParam;
+  auto opt = options_for();
+  opt.nthreads = -1;
+  EXPECT_TRUE(throws_error(make<T>(1, {16}, 1, 1, working_eps<T>(), opt), ErrorCode::kInvalidArgument,
+                           {"nthreads", "-1"}));
+  const auto modes = test_modes(2);
+  const auto pts = random_points<T>(2, 500, 225);
+  const auto c = random_complex<T>(pts.size(), 226);
+  for (int n : {100000, 1, 0}) {
+    opt.nthreads = n;
+    Plan<T> plan(1, modes, 1, 1, working_eps<T>(), opt);
+    const int want = kBackend == Backend::kCpu ? (n == 0 ? cpu_threads_for(0) : std::min(n, max_cpu_threads())) : 0;
+    EXPECT_EQ(plan.info().nthreads, want) << "nthreads " << n;
+    set_points(plan, pts);
+    EXPECT_LE(rel_error(apply(plan, c), oracle(1, pts.exact, widen(c), modes, 1, 0)), property_bound(plan))
+        << "nthreads " << n;
+  }
+  EXPECT_EQ(cpu_threads_for(100000), max_cpu_threads());
+}
+
+// Coordinates beyond the fold limit (nufft.hpp: max_fold_coordinate<T>(), where T no longer
+// places a point within 1/64 of its period) are refused by set_points with kInvalidArgument
+// naming the array, the index and the limit; NaN/Inf are checked first (kNonFinite); values up
+// to the limit are accepted. Type 3 coordinates are not folded and have no such limit.
+TYPED_TEST(NufftBadInput, CoordinatesBeyondTheFoldLimit) {
+  using T = TypeParam;
+  const double limit = detail::max_fold_coordinate<T>();
+  std::ostringstream limit_text;
+  limit_text << limit;
+  struct Case { int dim; int axis; std::int64_t index; double value; const char* name; };
+  const Case cases[] = {{1, 0, 17, 2 * limit, "x[17]"}, {2, 1, 0, -1.5 * limit, "y[0]"},
+                        {3, 2, 499, 1e30, "z[499]"}, {3, 0, 3, 4 * limit, "x[3]"}};
+  for (const auto& c : cases)
+    for (int type : {1, 2}) {
+      auto pts = random_points<T>(c.dim, 500, 250);
+      std::vector<T>* axes[3] = {&pts.x, &pts.y, &pts.z};
+      (*axes[c.axis])[c.index] = static_cast<T>(c.value);
+      Plan<T> plan(type, test_modes(c.dim), 1, 1, working_eps<T>(), options_for());
+      EXPECT_TRUE(throws_error([&] { set_points(plan, pts); }, ErrorCode::kInvalidArgument,
+                               {c.name, "fold limit", limit_text.str()}))
+          << "dim " << c.dim << ", type " << type << ", bad " << c.name;
+    }
+  // A NaN in y wins over a huge x (finiteness first, as on every backend).
+  auto pts = random_points<T>(2, 100, 251);
+  pts.x[2] = static_cast<T>(3 * limit);
+  pts.y[50] = std::numeric_limits<T>::quiet_NaN();
+  Plan<T> p2(1, test_modes(2), 1, 1, working_eps<T>(), options_for());
+  EXPECT_TRUE(throws_error([&] { set_points(p2, pts); }, ErrorCode::kNonFinite, {"y[50]"}));
+  // At the limit: accepted.
+  auto edge = random_points<T>(2, 100, 252);
+  T at = static_cast<T>(limit);
+  if (static_cast<double>(at) > limit) at = std::nextafter(at, T(0));
+  edge.x[0] = at;
+  edge.y[1] = -at;
+  EXPECT_NO_THROW(set_points(p2, edge));
+  // Type 3: coordinates beyond the fold limit with small targets are just numbers.
+  const std::vector<double> big = {-4 * limit, 3 * limit, 4 * limit}, small = {-1e-9, 2e-9};
+  const auto src = make_points<T>(1, big), tgt = make_points<T>(1, small);
+  Plan<T> p3(3, test_modes(1), 1, 1, working_eps<T>(), options_for());
+  EXPECT_NO_THROW(set_points(p3, src, tgt));
 }
 
 TYPED_TEST(NufftBadInput, InvalidDimension) {

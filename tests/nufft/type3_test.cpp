@@ -1,8 +1,10 @@
 // Type 3 (non-uniform -> non-uniform) on the backend under test: the oracle (both signs, several
 // tolerances, forward and adjoint), point clouds of large extent, the degenerate clouds (all
 // sources or all targets equal), adjointness, batching, empty sides, re-set points with a new
-// grid, the grid rule of fieldft/nufft.hpp, and agreement with the CPU backend. The accuracy sweep
-// (accuracy_test.cpp) covers type 3 too.
+// grid, the grid rule of fieldft/nufft.hpp, and agreement with the CPU backend, all on the grid
+// path (Options::type3_direct = 0); then the direct sums (type3_direct = 1) against the oracle
+// and the automatic choice between the two. The accuracy sweep (accuracy_test.cpp) covers type 3
+// too.
 #include <cmath>
 #include <memory>
 #include <sstream>
@@ -80,8 +82,21 @@ double eps_at(double sigma) {
   return sizeof(T) == sizeof(float) ? 1e-3 : 1e-6;
 }
 
+// The options on the grid path, which these tests are about unless they say otherwise (the
+// automatic choice would take the direct sums for some of their small problems).
+nufft::Options on_grid(nufft::Options o = options_for()) {
+  o.type3_direct = 0;
+  return o;
+}
+nufft::Options direct(nufft::Options o = options_for()) {
+  o.type3_direct = 1;
+  return o;
+}
+
+// A type 3 plan; on the grid unless opt sets type3_direct.
 template <class T>
 Plan<T> make_type3(int dim, int isign, double eps, nufft::Options opt = options_for(), std::int64_t ntransf = 1) {
+  if (opt.type3_direct == -1) opt.type3_direct = 0;
   return Plan<T>(3, std::vector<std::int64_t>(static_cast<std::size_t>(dim), 1), isign, ntransf, eps, opt);
 }
 
@@ -201,15 +216,18 @@ TYPED_TEST(NufftType3, BatchEqualsLoopOfSingleTransforms) {
 }
 
 // m = 0: every target sum is empty (f = 0 exactly) and the adjoint writes nothing; nk = 0: the
-// forward writes nothing and the adjoint gives c = 0 exactly. Points can follow.
+// forward writes nothing and the adjoint gives c = 0 exactly. Points can follow. Both paths.
 TYPED_TEST(NufftType3, ZeroSourcesOrZeroTargets) {
   using T = TypeParam;
   const std::complex<T> sentinel(T(12.5), T(-3.25));
-  for (int dim : {1, 2, 3}) {
+  for (int dim : {1, 2, 3})
+   for (int path : {0, 1}) {
     const auto p = random_problem<T>(dim, 300, 200, moderate_boxes(dim), 380 + dim);
     const PointSet<T> none = random_points<T>(dim, 0, 1);
+    nufft::Options opt = options_for();
+    opt.type3_direct = path;
     for (bool no_sources : {true, false}) {
-      auto plan = make_type3<T>(dim, 1, working_eps<T>(), options_for(), 2);
+      auto plan = make_type3<T>(dim, 1, working_eps<T>(), opt, 2);
       const PointSet<T>& src = no_sources ? none : p.src;
       const PointSet<T>& tgt = no_sources ? p.tgt : none;
       set_points(plan, src, tgt);
@@ -227,10 +245,12 @@ TYPED_TEST(NufftType3, ZeroSourcesOrZeroTargets) {
       }
       for (const auto& v : full) ASSERT_EQ(v, std::complex<T>(0)) << "dim " << dim;
       for (const auto& v : empty) ASSERT_EQ(v, sentinel) << "dim " << dim;
-      auto single = make_type3<T>(dim, 1, working_eps<T>());
+      auto single = make_type3<T>(dim, 1, working_eps<T>(), opt);
       set_points(single, none, none);
       set_points(single, p.src, p.tgt);
-      check_against_oracle3(single, p, 382, "dim " + std::to_string(dim) + ", after an empty set_points");
+      EXPECT_EQ(single.info().type3_direct, path == 1);
+      check_against_oracle3(single, p, 382,
+                            "dim " + std::to_string(dim) + ", path " + std::to_string(path) + ", after an empty set_points");
     }
   }
 }
@@ -265,7 +285,7 @@ TYPED_TEST(NufftType3, PlanInfoAndGridRule) {
   for (int dim : {1, 2, 3})
     for (double sigma : kSweepUpsampfacs) {
       const auto p = random_problem<T>(dim, 500, 400, moderate_boxes(dim), 400 + dim);
-      nufft::Options opt = options_for(Method::kAuto, sigma);
+      const nufft::Options opt = on_grid(options_for(Method::kAuto, sigma));
       Plan<T> plan(3, std::vector<std::int64_t>(static_cast<std::size_t>(dim), 77), -1, 2, eps_at<T>(sigma), opt);
       EXPECT_EQ(plan.info().type, 3);
       EXPECT_EQ(plan.info().dim, dim);
@@ -276,6 +296,7 @@ TYPED_TEST(NufftType3, PlanInfoAndGridRule) {
       EXPECT_EQ(info.num_points, 500);
       EXPECT_EQ(info.num_targets, 400);
       EXPECT_EQ(info.upsampfac, sigma);
+      EXPECT_FALSE(info.type3_direct);
       const std::vector<double>* src[3] = {&p.src.exact.x, &p.src.exact.y, &p.src.exact.z};
       const std::vector<double>* tgt[3] = {&p.tgt.exact.x, &p.tgt.exact.y, &p.tgt.exact.z};
       for (int d = 0; d < 3; ++d) {
@@ -305,7 +326,7 @@ TYPED_TEST(NufftType3, AgreesWithTheCpuBackend) {
         auto plan = make_type3<T>(dim, 1, working_eps<T>(), options_for(m), 2);
         nufft::Options cpu_opt;
         cpu_opt.backend = Backend::kCpu;
-        auto cpu = make_type3<T>(dim, 1, working_eps<T>(), cpu_opt, 2);
+        auto cpu = make_type3<T>(dim, 1, working_eps<T>(), on_grid(cpu_opt), 2);
         set_points(plan, p.src, p.tgt);
         set_points(cpu, p.src, p.tgt);
         EXPECT_EQ(plan.info().fine_grid, cpu.info().fine_grid);
@@ -316,6 +337,116 @@ TYPED_TEST(NufftType3, AgreesWithTheCpuBackend) {
               << "dim " << dim << (adjoint ? ", adjoint" : ", forward") << ", method " << nufft::method_name(m);
         }
       });
+}
+
+// The direct sums (type3_direct = 1) against the oracle: both signs, every dimension, a loose and
+// a tight tolerance, forward and adjoint, on the boxes of the grid tests and on off-centre ones
+// (phases up to 4e4 rad, which double resolves to ~5e-12, below the tight eps).
+TYPED_TEST(NufftType3, DirectSumsMatchOracle) {
+  using T = TypeParam;
+  const double tight = sizeof(T) == sizeof(float) ? 1e-6 : 1e-11;
+  for (int dim : {1, 2, 3})
+    for (const Boxes& b : {moderate_boxes(dim), Boxes{40, 45, -300, -250}}) {
+      const auto p = random_problem<T>(dim, 150, 130, b, 500 + dim);
+      for (int isign : {1, -1})
+        for (double eps : {1e-2, tight}) {
+          auto plan = make_type3<T>(dim, isign, eps, direct());
+          set_points(plan, p.src, p.tgt);
+          EXPECT_TRUE(plan.info().type3_direct);
+          EXPECT_EQ(plan.info().fine_grid, (std::array<std::int64_t, 3>{1, 1, 1}));
+          std::ostringstream what;
+          what << "direct sums, dim " << dim << ", isign " << isign << ", eps " << eps << ", x in [" << b.x_lo << ", "
+               << b.x_hi << ")";
+          check_against_oracle3(plan, p, 510, what.str());
+        }
+    }
+}
+
+// Direct sums with ntransf = 9 (more than one batch of the CUDA kernel, with a partial last one)
+// equal nine single-transform plans to rounding, and the adjoint is the adjoint.
+TYPED_TEST(NufftType3, DirectSumsBatchedAndAdjoint) {
+  using T = TypeParam;
+  constexpr std::int64_t kTransforms = 9;
+  const double tol = sizeof(T) == sizeof(float) ? 1e-5 : 1e-12;
+  for (int dim : {1, 2, 3}) {
+    const auto p = random_problem<T>(dim, 120, 90, moderate_boxes(dim), 520 + dim);
+    auto batch = make_type3<T>(dim, -1, working_eps<T>(), direct(), kTransforms);
+    auto single = make_type3<T>(dim, -1, working_eps<T>(), direct());
+    set_points(batch, p.src, p.tgt);
+    set_points(single, p.src, p.tgt);
+    for (bool adjoint : {false, true}) {
+      const auto n_in = input_size(single.info(), adjoint), n_out = output_size(single.info(), adjoint);
+      const auto in = random_complex<T>(kTransforms * n_in, 521);
+      const auto got = apply(batch, in, adjoint);
+      for (std::int64_t t = 0; t < kTransforms; ++t) {
+        const std::vector<std::complex<T>> one(in.begin() + t * n_in, in.begin() + (t + 1) * n_in);
+        const std::vector<std::complex<T>> got_t(got.begin() + t * n_out, got.begin() + (t + 1) * n_out);
+        EXPECT_LE(rel_error(got_t, widen(apply(single, one, adjoint))), tol)
+            << "dim " << dim << (adjoint ? ", adjoint" : ", forward") << ", transform " << t;
+      }
+    }
+    const auto x = random_complex<T>(input_size(single.info(), false), 522);
+    const auto y = random_complex<T>(output_size(single.info(), false), 523);
+    EXPECT_LE(adjointness_defect<T>(x, apply(single, x), y, apply(single, y, true)), tol) << "dim " << dim;
+  }
+}
+
+// The case a user hit: 10 sources and 10 targets spread over a huge box. The grid rule asks for
+// 2σXS/π ≈ 2e7 points in 1D (X = S = 4000) and ~3e6 per dimension in 2D (8e12 cells: refused for
+// memory); the automatic choice takes the direct sums, which match the oracle, allocate no grid
+// and take microseconds. Phases reach 1.6e7 and 4.5e6 rad, resolved by double to ~2e-9 and
+// 5e-10 (u·max phase), below each precision's eps here.
+TYPED_TEST(NufftType3, FewPointsInAHugeBoxTakeTheDirectSums) {
+  using T = TypeParam;
+  const double eps = sizeof(T) == sizeof(float) ? working_eps<T>() : 1e-8;
+  struct Case { int dim; Boxes box; };
+  for (const Case& c : {Case{1, {-4000, 4000, -4000, 4000}}, Case{2, {-1500, 1500, -1500, 1500}}}) {
+    const auto p = random_problem<T>(c.dim, 10, 10, c.box, 530 + c.dim);
+    auto grid_plan = make_type3<T>(c.dim, 1, eps, on_grid());
+    nufft::Options automatic = options_for();
+    automatic.type3_direct = -1;
+    Plan<T> auto_plan(3, std::vector<std::int64_t>(static_cast<std::size_t>(c.dim), 1), 1, 1, eps, automatic);
+    set_points(auto_plan, p.src, p.tgt);
+    EXPECT_TRUE(auto_plan.info().type3_direct) << "dim " << c.dim;
+    EXPECT_EQ(auto_plan.info().fine_grid, (std::array<std::int64_t, 3>{1, 1, 1}));
+    check_against_oracle3(auto_plan, p, 531, "10 x 10 in a huge box, dim " + std::to_string(c.dim));
+    if (c.dim == 2) {  // the grid path cannot even hold this one
+      EXPECT_TRUE(throws_error([&] { set_points(grid_plan, p.src, p.tgt); }, ErrorCode::kTooLarge, {"type 3"}));
+    }
+  }
+}
+
+// The automatic choice keeps the grid where it is cheap (many points, a small box), takes the
+// direct sums where it is not, follows the points when they are set again (grid -> direct ->
+// grid on one plan, each matching the oracle), and never takes direct sums whose phases double
+// cannot resolve to eps (huge coordinates: the grid's own refusal, kTooLarge). Forced direct sums
+// with such phases are kEpsTooSmall.
+TYPED_TEST(NufftType3, AutomaticChoiceFollowsThePoints) {
+  using T = TypeParam;
+  const double eps = sizeof(T) == sizeof(float) ? working_eps<T>() : 1e-8;
+  nufft::Options automatic = options_for();
+  automatic.type3_direct = -1;
+  for (int dim : {1, 2, 3}) {
+    const auto many = random_problem<T>(dim, 1500, 1200, moderate_boxes(dim), 540 + dim);
+    const double half = dim == 1 ? 4000 : (dim == 2 ? 300 : 60);
+    const auto few = random_problem<T>(dim, 12, 15, Boxes{-half, half, -half, half}, 545 + dim);
+    Plan<T> plan(3, std::vector<std::int64_t>(static_cast<std::size_t>(dim), 1), -1, 1, eps, automatic);
+    for (const auto* p : {&many, &few, &many}) {
+      set_points(plan, p->src, p->tgt);
+      const bool want_direct = p == &few;
+      EXPECT_EQ(plan.info().type3_direct, want_direct) << "dim " << dim << ", M " << p->src.size();
+      if (!want_direct) {
+        EXPECT_GT(plan.info().fine_grid[0], 1);
+      }
+      check_against_oracle3(plan, *p, 546, "dim " + std::to_string(dim) + ", M " + std::to_string(p->src.size()));
+    }
+  }
+  const std::vector<double> far = {-1e7, 1e7};
+  const auto src = make_points<T>(1, far), tgt = make_points<T>(1, far);  // phases 1e14 rad
+  Plan<T> p1(3, test_modes(1), 1, 1, eps, automatic);
+  EXPECT_TRUE(throws_error([&] { set_points(p1, src, tgt); }, ErrorCode::kTooLarge, {"type 3", "grid"}));
+  Plan<T> p2(3, test_modes(1), 1, 1, eps, direct());
+  EXPECT_TRUE(throws_error([&] { set_points(p2, src, tgt); }, ErrorCode::kEpsTooSmall, {"direct", "phases"}));
 }
 
 #if FIELDFT_TEST_BACKEND == 2

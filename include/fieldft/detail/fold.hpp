@@ -10,12 +10,27 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 
 #include "fieldft/detail/hd.hpp"
 
 namespace fieldft::detail {
 
 constexpr double kInvTwoPi = 0.15915494309189533576888376337251436;
+
+// Largest |x| that set_points folds for coordinates of type T: 2π·2^(digits(T) − 7), about
+// 4.4e14 for double and 8.2e5 for float. Beyond it T cannot place a point within 1/64 of the
+// period (adjacent values of T are 2π/64 ≈ 0.1 rad or more apart) and the fold, in double, errs
+// by a comparable part of the period, so the position of the point within its period, all that
+// a periodic coordinate means, is lost: mode k would see a phase error of ~0.1·|k| rad or more.
+template <class T>
+constexpr double max_fold_coordinate() {
+  return 6.283185307179586476925286766559 * static_cast<double>(std::int64_t(1) << (std::numeric_limits<T>::digits - 7));
+}
+
+// Whether a finite coordinate is within the fold limit (max_fold_coordinate<T>() as `limit`).
+// The one test of the limit, shared by the CPU and CUDA validation of set_points.
+FIELDFT_HD bool within_fold_limit(double x, double limit) { return ::fabs(x) <= limit; }
 
 FIELDFT_HD double fold_rescale(double x, std::int64_t nf) {
   double t = x * kInvTwoPi;

@@ -39,10 +39,10 @@
 // always take host pointers; forward_device/adjoint_device always take device pointers (CUDA
 // backend only, else kBackendUnavailable).
 //
-// Errors (fieldft::Error): grid not 2D/3D or a size < 1 (kInvalidArgument); array lengths that
-// disagree (kShapeMismatch, naming the arrays); NaN/Inf in a trajectory, field, time or gradient
-// array (kNonFinite, naming the array and index); sizes whose products overflow 64 bits
-// (kTooLarge). Every index is 64-bit.
+// Errors (fieldft::Error): grid not 2D/3D or a size < 1, images < 1, nthreads < 0 or a device
+// < 0 (kInvalidArgument, naming the option); array lengths that disagree (kShapeMismatch, naming
+// the arrays); NaN/Inf in a trajectory, field, time or gradient array (kNonFinite, naming the
+// array and index); sizes whose products overflow 64 bits (kTooLarge). Every index is 64-bit.
 #pragma once
 
 #include <array>
@@ -59,7 +59,9 @@ namespace fieldft::mri {
 struct DftOptions {
   Backend backend = Backend::kAuto;  // kAuto: CUDA when compiled in and a device is present
   std::int64_t images = 1;           // C ≥ 1 images per call
-  int nthreads = 0;                  // CPU: OpenMP threads; 0 = omp_get_max_threads()
+  // CPU: OpenMP threads; 0 = omp_get_max_threads(). The NUFFT plan's rule (fieldft::
+  // cpu_threads_for in fieldft/nufft.hpp): capped at fieldft::max_cpu_threads(), < 0 is an error.
+  int nthreads = 0;
   int device = 0;                    // CUDA device ordinal
   void* stream = nullptr;            // cudaStream_t to use; nullptr = the operator's own stream
 };

@@ -9,6 +9,10 @@ import numpy as np
 from .. import _arrays, _core
 from .._engine import Engine, min_eps
 
+# finufft and cufinufft take any eps above 1 (their loosest kernel); fieldft's own Plan refuses
+# it, so the compatibility layers plan with eps = 1 instead.
+MAX_COMPAT_EPS = 1.0
+
 
 class PointsNotSetError(AttributeError, RuntimeError):
     """execute before setpts. finufft and cufinufft fail there with an AttributeError (the
@@ -21,7 +25,7 @@ def make_engine_with_eps_fallback(nufft_type, dim, n_modes, n_trans, eps, isign,
     eps the plan accepts, with `warning` (message, category) issued once — finufft's behaviour
     (it warns and uses its most accurate kernel) instead of fieldft's EpsTooSmallError."""
     floor = min_eps(dtype)
-    eps = float(eps)
+    eps = min(float(eps), MAX_COMPAT_EPS)
     warned = False
     if not eps > 0 or eps < floor:  # also catches eps <= 0, which finufft treats the same way
         warnings.warn(*warning, stacklevel=3)

@@ -26,9 +26,9 @@ import operator
 import numpy as np
 
 from .. import _arrays, _core
-from .._engine import Engine
+from .._engine import Engine, c_int_capped
 from .._plan import set_stream
-from ._common import PointsNotSetError, check_dtype, contiguous_or_warn
+from ._common import MAX_COMPAT_EPS, PointsNotSetError, check_dtype, contiguous_or_warn
 
 __all__ = ["nufft1d1", "nufft1d2", "nufft1d3", "nufft2d1", "nufft2d2", "nufft2d3", "nufft3d1", "nufft3d2",
            "nufft3d3", "Plan"]
@@ -78,7 +78,7 @@ def _options(kwargs) -> "_core.Options":
     o.method = _METHODS[method] if o.backend == "cuda" else "auto"
     o.upsampfac = values.get("upsampfac", 0.0)
     o.modeord = values.get("modeord", 0)
-    o.max_batch = max(values.get("gpu_maxbatchsize", 0), 0)
+    o.max_batch = c_int_capped(max(values.get("gpu_maxbatchsize", 0), 0), "gpu_maxbatchsize")
     o.device = values.get("gpu_device_id", 0)
     o.bin_size = [max(values.get(f"gpu_binsize{a}", 0), 0) for a in "xyz"]
     set_stream(o, values.get("gpu_stream"))
@@ -149,7 +149,8 @@ class Plan:
             if nufft_type not in (1, 2, 3):
                 raise _core.InvalidArgumentError(f"nufft_type must be 1, 2 or 3, got {nufft_type}")
             self._engine = Engine(int(nufft_type), dim, None if nufft_type == 3 else tuple(int(n) for n in n_modes),
-                                  int(n_trans), self._eps, 1 if isign >= 0 else -1, self._dtype, options)
+                                  int(n_trans), min(self._eps, MAX_COMPAT_EPS), 1 if isign >= 0 else -1, self._dtype,
+                                  options)
         except _core.Error as e:
             raise RuntimeError(f"Error creating plan. ({e})") from e
 

@@ -21,6 +21,7 @@ import warnings
 import numpy as np
 
 from .. import _arrays, _core
+from .._engine import c_int_capped
 from ._common import PointsNotSetError, check_dtype, contiguous_or_warn, make_engine_with_eps_fallback
 
 __all__ = ["nufft1d1", "nufft1d2", "nufft1d3", "nufft2d1", "nufft2d2", "nufft2d3", "nufft3d1", "nufft3d2",
@@ -66,9 +67,9 @@ def _options(opts) -> "_core.Options":
     o = _core.Options()
     o.backend = "cpu"
     o.modeord = opts["modeord"]
-    o.nthreads = max(opts["nthreads"], 0)
+    o.nthreads = c_int_capped(max(opts["nthreads"], 0), "nthreads")  # finufft: <= 0 means all
     o.upsampfac = opts["upsampfac"]
-    o.max_batch = max(opts["maxbatchsize"], 0)
+    o.max_batch = c_int_capped(max(opts["maxbatchsize"], 0), "maxbatchsize")
     o.fft_planning = "estimate" if opts["fftw"] == _FFTW_ESTIMATE else "measure"
     return o
 

@@ -1,0 +1,114 @@
+// fieldft::op::LinearOperator — the one abstraction above the transforms (DESIGN.md §3).
+//
+// A linear map A from a domain (an image, C stacked images, …) to a codomain (k-space samples,
+// …). Vectors are interleaved complex (std::complex<T> layout), column-major with the FIRST
+// shape entry fastest: an image is {Nx, Ny[, Nz]}, and stacked copies (coils, shots, frames)
+// add trailing, slowest entries, e.g. {Nx, Ny, C}. Vectors live where context() says:
+//   host    host pointers;
+//   cuda:d  device pointers on device d (never staged through the host).
+//
+//   apply(x, y):          y = A x          (x: domain_size(), y: codomain_size())
+//   apply_adjoint(y, x):  x = Aᴴ y
+//   apply_normal(x, z):   z = AᴴA x        (default: A then Aᴴ through scratch memory;
+//                                           an operator with a cheaper form overrides it)
+// Outputs are overwritten, never accumulated; inputs and outputs must not overlap.
+//
+// Stream order (fieldft/context.hpp): on a device, every call enqueues its work on the
+// context's stream and returns without waiting for it; results are ready once the stream
+// reaches them (context().synchronize()). Scratch memory is allocated once, stream-ordered, on
+// the operator's device, and reused: repeated calls allocate nothing. The caller's current
+// CUDA device is never changed. An operator is not safe to call from two threads at once.
+#pragma once
+
+#include <complex>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fieldft/context.hpp"
+#include "fieldft/error.hpp"
+
+namespace fieldft::op {
+
+using Shape = std::vector<std::int64_t>;
+
+// Number of elements of a shape (1 for an empty shape). Throws kInvalidArgument for a negative
+// extent and kTooLarge on int64 overflow.
+std::int64_t shape_size(const Shape& shape);
+// "64x64x32" (fastest first), "(scalar)" for an empty shape.
+std::string shape_string(const Shape& shape);
+
+// Scratch memory at a context, kept between calls and grown on demand: malloc on the host;
+// cudaMallocAsync / cudaFreeAsync on the context's stream and device on CUDA (the pool keeps
+// freed blocks, so growth costs no device synchronisation).
+class Workspace {
+ public:
+  explicit Workspace(Context context) : context_(std::move(context)) {}
+  ~Workspace();
+  Workspace(const Workspace&) = delete;
+  Workspace& operator=(const Workspace&) = delete;
+
+  // At least `bytes` bytes, valid until the next get() with a larger size or destruction.
+  void* get(std::size_t bytes);
+  template <class U>
+  U* get_as(std::int64_t n) {
+    return static_cast<U*>(get(static_cast<std::size_t>(n) * sizeof(U)));
+  }
+  const Context& context() const noexcept { return context_; }
+
+ private:
+  void release() noexcept;
+  Context context_;
+  void* ptr_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+template <class T>
+class LinearOperator {
+ public:
+  using Complex = std::complex<T>;
+  using Ptr = std::shared_ptr<LinearOperator<T>>;
+
+  virtual ~LinearOperator();
+  LinearOperator(const LinearOperator&) = delete;
+  LinearOperator& operator=(const LinearOperator&) = delete;
+
+  const Shape& domain_shape() const noexcept { return domain_; }
+  const Shape& codomain_shape() const noexcept { return codomain_; }
+  std::int64_t domain_size() const noexcept { return domain_size_; }
+  std::int64_t codomain_size() const noexcept { return codomain_size_; }
+  const Context& context() const noexcept { return context_; }
+  const Location& location() const noexcept { return context_.location(); }
+  Backend backend() const noexcept { return context_.backend(); }
+
+  // A short description for messages and printing, e.g. "NufftEncoding(256x256 -> 65536)".
+  virtual std::string name() const = 0;
+
+  virtual void apply(const Complex* x, Complex* y) = 0;
+  virtual void apply_adjoint(const Complex* y, Complex* x) = 0;
+  virtual void apply_normal(const Complex* x, Complex* z);
+
+  // K stacked copies of this operator as ONE operator (domain shape + {K}, codomain shape +
+  // {K}) that processes all K through one batched transform; nullptr when this operator has no
+  // batched form (op::batch then applies it K times in turn). Transforms always have one.
+  virtual Ptr batched(std::int64_t k) const;
+
+ protected:
+  LinearOperator(Shape domain, Shape codomain, Context context);
+  // n elements of scratch at context(); slot 0 is used by the default apply_normal, slots 1-3
+  // are free for subclasses. Allocated on first use, reused afterwards.
+  Complex* scratch(int slot, std::int64_t n);
+
+ private:
+  Shape domain_, codomain_;
+  std::int64_t domain_size_ = 0, codomain_size_ = 0;
+  Context context_;
+  std::unique_ptr<Workspace> scratch_[4];
+};
+
+extern template class LinearOperator<float>;
+extern template class LinearOperator<double>;
+
+}  // namespace fieldft::op

@@ -1,0 +1,97 @@
+// CUDA streams and stream-ordered memory behind src/cuda/stream.hpp.
+#include <cuda_runtime.h>
+
+#include <sstream>
+#include <string>
+
+#include "cuda/cuda_check.cuh"
+#include "cuda/device_utils.cuh"
+#include "cuda/stream.hpp"
+
+namespace fieldft::cuda {
+namespace {
+cudaStream_t as_stream(void* s) { return static_cast<cudaStream_t>(s); }
+}  // namespace
+
+void require_device(int device) {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    cudaGetLastError();  // no driver or no device: not an error of a later, unrelated call
+    n = 0;
+  }
+  require(device >= 0 && device < n, ErrorCode::kBackendUnavailable,
+          "CUDA device " + std::to_string(device) + " is not available (" + std::to_string(n) + " CUDA device" +
+              (n == 1 ? "" : "s") + " visible)");
+}
+
+void require_stream_on_device(int device, void* stream) {
+  if (!stream) return;  // the legacy default stream exists on every device
+#if CUDART_VERSION >= 12080
+  int owner = -1;
+  FIELDFT_CUDA_CHECK(cudaStreamGetDevice(as_stream(stream), &owner));
+  require(
+      owner == device, ErrorCode::kInvalidArgument,
+      "the given CUDA stream belongs to device " + std::to_string(owner) + ", not to device " + std::to_string(device));
+#else
+  (void)device;
+#endif
+}
+
+void* stream_create(int device) {
+  require_device(device);
+  DeviceGuard guard(device);
+  cudaStream_t s = nullptr;
+  // Non-blocking: the library's work does not serialise with the caller's legacy-stream work.
+  FIELDFT_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  return s;
+}
+
+void stream_destroy(int device, void* stream) noexcept {
+  if (!stream) return;
+  try {
+    DeviceGuard guard(device);
+    cudaStreamDestroy(as_stream(stream));  // pending work still completes
+  } catch (...) {
+    // A deleter cannot report; the process is already failing if the device is gone.
+  }
+}
+
+void stream_synchronize(int device, void* stream) {
+  DeviceGuard guard(device);
+  FIELDFT_CUDA_CHECK(cudaStreamSynchronize(as_stream(stream)));
+}
+
+void* malloc_async(std::size_t bytes, int device, void* stream) {
+  DeviceGuard guard(device);
+  void* p = nullptr;
+  const cudaError_t e = cudaMallocAsync(&p, bytes, as_stream(stream));
+  if (e == cudaErrorMemoryAllocation) {
+    cudaGetLastError();
+    std::size_t free_b = 0, total_b = 0;
+    cudaMemGetInfo(&free_b, &total_b);
+    std::ostringstream os;
+    os << "cannot allocate " << bytes / double(1 << 20) << " MiB of operator workspace on CUDA device " << device
+       << " (" << free_b / double(1 << 20) << " MiB free of " << total_b / double(1 << 20)
+       << " MiB); reduce the problem size or batch";
+    throw Error(ErrorCode::kOutOfMemory, os.str());
+  }
+  check(e, "cudaMallocAsync", __FILE__, __LINE__);
+  return p;
+}
+
+void free_async(void* ptr, int device, void* stream) noexcept {
+  if (!ptr) return;
+  try {
+    DeviceGuard guard(device);
+    cudaFreeAsync(ptr, as_stream(stream));  // a destructor path: errors cannot be reported
+  } catch (...) {
+  }
+}
+
+void copy_to_device_async(void* dst, const void* src, std::size_t bytes, int device, void* stream) {
+  if (bytes == 0) return;
+  DeviceGuard guard(device);
+  FIELDFT_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, as_stream(stream)));
+}
+
+}  // namespace fieldft::cuda

@@ -1,0 +1,3 @@
+# fieldft::op::VectorOps on CUDA devices (src/op/vector_ops.cpp dispatches here). Included by
+# src/cuda/CMakeLists.txt.
+target_sources(fieldft PRIVATE ${CMAKE_CURRENT_LIST_DIR}/vector_ops.cu)

@@ -1,0 +1,245 @@
+#include "io/png.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <vector>
+
+#include "fieldft/error.hpp"
+
+namespace fieldft::io {
+
+namespace {
+
+// A file that appears at its path only when complete: bytes go to a temporary file in the same
+// directory (rename is atomic only within one file system), which commit() renames onto the
+// destination; the destructor removes the temporary file of a write that did not commit.
+class AtomicFile {
+ public:
+  explicit AtomicFile(const std::string& path) : path_(path) {
+    namespace fs = std::filesystem;
+    const fs::path p(path);
+    require(!p.filename().empty(), ErrorCode::kInvalidArgument, "cannot write '" + path + "': the path names no file");
+    std::error_code ec;
+    require(!fs::is_directory(p, ec), ErrorCode::kInvalidArgument, "cannot write '" + path + "': it is a directory");
+    const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+    // Hidden, and unique per process and attempt: two writers never share a temporary file.
+    static int counter = 0;
+    for (int attempt = 0; attempt < 100; ++attempt) {
+      tmp_ =
+          (dir / ("." + p.filename().string() + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++)))
+              .string();
+      fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+      if (fd_ >= 0 || errno != EEXIST) break;
+    }
+    if (fd_ < 0) fail("cannot create a file in '" + dir.string() + "'");
+  }
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+  ~AtomicFile() {
+    if (fd_ >= 0) ::close(fd_);
+    if (!committed_) ::unlink(tmp_.c_str());
+  }
+
+  void write(const void* data, std::size_t n) {
+    const auto* b = static_cast<const std::uint8_t*>(data);
+    buffer_.insert(buffer_.end(), b, b + n);
+    if (buffer_.size() >= kBufferBytes) flush();
+  }
+  void write(std::span<const std::uint8_t> bytes) { write(bytes.data(), bytes.size()); }
+
+  void commit() {
+    flush();
+    // fsync before rename: otherwise a crash soon after may leave an empty file at the path.
+    if (::fsync(fd_) != 0) fail("cannot write '" + path_ + "'");
+    const int fd = fd_;
+    fd_ = -1;
+    if (::close(fd) != 0) fail("cannot write '" + path_ + "'");
+    if (std::rename(tmp_.c_str(), path_.c_str()) != 0) fail("cannot write '" + path_ + "'");
+    committed_ = true;
+  }
+
+ private:
+  static constexpr std::size_t kBufferBytes = std::size_t{1} << 20;
+
+  void flush() {
+    const std::uint8_t* p = buffer_.data();
+    std::size_t left = buffer_.size();
+    while (left > 0) {
+      const ssize_t n = ::write(fd_, p, left);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) fail("cannot write '" + path_ + "'");
+      p += n;
+      left -= static_cast<std::size_t>(n);
+    }
+    buffer_.clear();
+  }
+
+  [[noreturn]] void fail(const std::string& what) const {
+    throw Error(ErrorCode::kInvalidArgument, what + ": " + std::strerror(errno));
+  }
+
+  std::string path_, tmp_;
+  int fd_ = -1;
+  bool committed_ = false;
+  std::vector<std::uint8_t> buffer_;
+};
+
+void check_size(std::int64_t width, std::int64_t height, int channels, std::span<const std::uint8_t> pixels,
+                const char* format) {
+  constexpr std::int64_t kMaxSide = 0x7fffffff;  // PNG's limit; PGM readers share it in practice
+  require(width >= 1 && width <= kMaxSide && height >= 1 && height <= kMaxSide, ErrorCode::kInvalidArgument,
+          std::string(format) + " image of " + std::to_string(width) + " x " + std::to_string(height) +
+              " pixels: each side must be in [1, 2^31 - 1]");
+  const auto expected =
+      static_cast<std::uint64_t>(width) * static_cast<std::uint64_t>(height) * static_cast<std::uint64_t>(channels);
+  require(pixels.size() == expected, ErrorCode::kShapeMismatch,
+          std::string(format) + " image of " + std::to_string(width) + " x " + std::to_string(height) + " x " +
+              std::to_string(channels) + " bytes given " + std::to_string(pixels.size()) + " bytes");
+}
+
+void put_be32(std::vector<std::uint8_t>& out, std::uint32_t v) {
+  for (int s = 24; s >= 0; s -= 8) out.push_back(static_cast<std::uint8_t>(v >> s));
+}
+
+// One PNG chunk: length, type, data, CRC of type and data.
+void write_chunk(AtomicFile& f, const char (&type)[5], std::span<const std::uint8_t> data) {
+  std::vector<std::uint8_t> head;
+  put_be32(head, static_cast<std::uint32_t>(data.size()));
+  head.insert(head.end(), type, type + 4);
+  const std::uint32_t crc = crc32(data, crc32(std::span(head).subspan(4)));
+  std::vector<std::uint8_t> tail;
+  put_be32(tail, crc);
+  f.write(head);
+  f.write(data);
+  f.write(tail);
+}
+
+}  // namespace
+
+std::uint32_t crc32(std::span<const std::uint8_t> bytes, std::uint32_t crc) noexcept {
+  static const std::array<std::uint32_t, 256> kTable = [] {
+    std::array<std::uint32_t, 256> t{};
+    for (std::uint32_t n = 0; n < 256; ++n) {
+      std::uint32_t c = n;
+      for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+      t[n] = c;
+    }
+    return t;
+  }();
+  crc = ~crc;
+  for (std::uint8_t b : bytes) crc = kTable[(crc ^ b) & 0xffu] ^ (crc >> 8);
+  return ~crc;
+}
+
+std::uint32_t adler32(std::span<const std::uint8_t> bytes, std::uint32_t adler) noexcept {
+  constexpr std::uint32_t kMod = 65521;
+  // 5552 is the longest run whose sums cannot overflow 32 bits before the modulo (RFC 1950).
+  constexpr std::size_t kRun = 5552;
+  std::uint32_t a = adler & 0xffffu, b = adler >> 16;
+  for (std::size_t i = 0; i < bytes.size(); i += kRun) {
+    const std::size_t end = std::min(bytes.size(), i + kRun);
+    for (std::size_t j = i; j < end; ++j) {
+      a += bytes[j];
+      b += a;
+    }
+    a %= kMod;
+    b %= kMod;
+  }
+  return (b << 16) | a;
+}
+
+std::optional<ImageFormat> image_format_from_path(const std::string& path) {
+  std::string ext = std::filesystem::path(path).extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (ext == ".pgm") return ImageFormat::kPgm;
+  if (ext == ".png") return ImageFormat::kPng;
+  return std::nullopt;
+}
+
+void write_png(const std::string& path, std::int64_t width, std::int64_t height, int channels,
+               std::span<const std::uint8_t> pixels) {
+  require(channels == 1 || channels == 3, ErrorCode::kInvalidArgument,
+          "PNG: channels must be 1 (grayscale) or 3 (RGB), got " + std::to_string(channels));
+  check_size(width, height, channels, pixels, "PNG");
+  AtomicFile f(path);
+  static constexpr std::uint8_t kSignature[] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+  f.write(kSignature, sizeof kSignature);
+
+  std::vector<std::uint8_t> ihdr;
+  put_be32(ihdr, static_cast<std::uint32_t>(width));
+  put_be32(ihdr, static_cast<std::uint32_t>(height));
+  // Bit depth 8; colour type 0 (gray) or 2 (RGB); deflate; adaptive filtering; no interlace.
+  ihdr.insert(ihdr.end(), {8, static_cast<std::uint8_t>(channels == 1 ? 0 : 2), 0, 0, 0});
+  write_chunk(f, "IHDR", ihdr);
+
+  // The filtered image is each row preceded by its filter type, 0 (none). It goes out as one
+  // stored deflate block per IDAT chunk, so nothing larger than a block is ever held.
+  const auto row = static_cast<std::uint64_t>(width) * static_cast<std::uint64_t>(channels);
+  const auto total = static_cast<std::uint64_t>(height) * (row + 1);
+  constexpr std::uint64_t kMaxBlock = 65535;  // LEN of a stored block is 16 bits
+  std::uint64_t done = 0, y = 0, x = 0;       // x: position in row y, 0 = its filter byte
+  std::uint32_t adler = 1;
+  std::vector<std::uint8_t> chunk;
+  while (done < total) {
+    const std::uint64_t len = std::min(kMaxBlock, total - done);
+    const bool last = done + len == total;
+    chunk.clear();
+    if (done == 0) chunk.insert(chunk.end(), {0x78, 0x01});  // zlib: deflate, 32 KiB window
+    const auto l16 = static_cast<std::uint16_t>(len), n16 = static_cast<std::uint16_t>(~len);
+    chunk.insert(chunk.end(), {static_cast<std::uint8_t>(last ? 1 : 0), static_cast<std::uint8_t>(l16),
+                               static_cast<std::uint8_t>(l16 >> 8), static_cast<std::uint8_t>(n16),
+                               static_cast<std::uint8_t>(n16 >> 8)});
+    const std::size_t data_start = chunk.size();
+    for (std::uint64_t left = len; left > 0;) {
+      if (x == 0) {
+        chunk.push_back(0);
+        x = 1;
+        --left;
+        continue;
+      }
+      const std::uint64_t n = std::min(left, row + 1 - x);
+      const std::uint8_t* src = pixels.data() + y * row + (x - 1);
+      chunk.insert(chunk.end(), src, src + n);
+      left -= n;
+      x += n;
+      if (x == row + 1) {
+        x = 0;
+        ++y;
+      }
+    }
+    adler = adler32(std::span(chunk).subspan(data_start), adler);
+    if (last) put_be32(chunk, adler);
+    write_chunk(f, "IDAT", chunk);
+    done += len;
+  }
+  write_chunk(f, "IEND", {});
+  f.commit();
+}
+
+void write_pgm(const std::string& path, std::int64_t width, std::int64_t height, std::span<const std::uint8_t> pixels) {
+  check_size(width, height, 1, pixels, "PGM");
+  AtomicFile f(path);
+  const std::string header = "P5\n" + std::to_string(width) + " " + std::to_string(height) + "\n255\n";
+  f.write(header.data(), header.size());
+  f.write(pixels);
+  f.commit();
+}
+
+void write_gray_image(const std::string& path, ImageFormat format, std::int64_t width, std::int64_t height,
+                      std::span<const std::uint8_t> pixels) {
+  if (format == ImageFormat::kPng)
+    write_png(path, width, height, 1, pixels);
+  else
+    write_pgm(path, width, height, pixels);
+}
+
+}  // namespace fieldft::io
