@@ -1,12 +1,11 @@
 // fieldft::Context: where data lives, the stream that orders device work, the host threads.
 #include "fieldft/context.hpp"
 
-#include <omp.h>
-
 #include <sstream>
 
 #include "fieldft/config.hpp"  // first: FIELDFT_HAVE_CUDA selects the includes below
 #include "fieldft/error.hpp"
+#include "fieldft/nufft.hpp"  // cpu_threads_for: the one thread rule of plans, operators and contexts
 #if FIELDFT_HAVE_CUDA
 #include "cuda/cuda_plan.hpp"  // device_count(), the test src/plan.cpp uses for kAuto
 #include "cuda/stream.hpp"
@@ -27,8 +26,7 @@ namespace {
 std::string Location::to_string() const { return is_cuda() ? "cuda:" + std::to_string(device) : "host"; }
 
 Context Context::host(int nthreads) {
-  require(nthreads >= 0, ErrorCode::kInvalidArgument,
-          "a host context needs nthreads >= 0 (0 = all OpenMP threads), got " + std::to_string(nthreads));
+  (void)cpu_threads_for(nthreads);  // kInvalidArgument for nthreads < 0, as plans and operators
   Context c;
   c.nthreads_ = nthreads;
   return c;
@@ -64,8 +62,7 @@ Context Context::cuda(int device, void* stream) {
 }
 
 Context Context::from_options(Backend backend, int device, void* stream, int nthreads, bool own_stream) {
-  require(nthreads >= 0, ErrorCode::kInvalidArgument,
-          "nthreads must be >= 0 (0 = all OpenMP threads), got " + std::to_string(nthreads));
+  (void)cpu_threads_for(nthreads);
 #if FIELDFT_HAVE_CUDA
   if (backend == Backend::kAuto) backend = cuda::device_count() > 0 ? Backend::kCuda : Backend::kCpu;
 #else
@@ -90,10 +87,12 @@ std::string Context::describe() const {
   std::ostringstream os;
   os << location_.to_string();
   if (is_host()) {
+    // The threads a plan or operator in this context uses (cpu_threads_for: capped).
+    const int used = cpu_threads_for(nthreads_);
     if (nthreads_ > 0)
-      os << " (" << nthreads_ << (nthreads_ == 1 ? " thread)" : " threads)");
+      os << " (" << used << (used == 1 ? " thread)" : " threads)");
     else
-      os << " (all " << omp_get_max_threads() << " threads)";
+      os << " (all " << used << " threads)";
   } else if (owns_stream()) {
     os << " (own stream)";
   } else if (stream_ == nullptr) {

@@ -13,10 +13,41 @@
 
 namespace fieldft::nufft {
 
+namespace {
+// The backend of a validated setup (options.backend is kCpu or kCuda).
+template <class T>
+std::unique_ptr<detail::PlanImpl<T>> make_impl(core::PlanSetup setup) {
+#if FIELDFT_HAVE_CUDA
+  if (setup.options.backend == Backend::kCuda) return cuda::make_cuda_plan<T>(std::move(setup));
+#endif
+  return cpu::make_cpu_plan<T>(std::move(setup));
+}
+
+template <class T>
+core::PlanSetup plan_setup(int type, std::span<const std::int64_t> modes, int isign, std::int64_t ntransf, double eps,
+                           const Options& options) {
+  return core::make_plan_setup(type, modes, isign, ntransf, eps, options, min_eps<T>(),
+                               std::numeric_limits<T>::epsilon() / 2);
+}
+}  // namespace
+
+template <class T>
+Plan<T>::Plan(int type, std::span<const std::int64_t> modes, int isign, std::int64_t ntransf, double eps,
+              const Context& context, const Options& options)
+    : context_(context) {
+  // The context's place and threads replace the options' (the setup records the backend;
+  // PlanInfo::nthreads is 0 on CUDA).
+  nufft::Options resolved = options;
+  resolved.backend = context_.backend();
+  resolved.device = context_.is_cuda() ? context_.device() : options.device;
+  resolved.stream = context_.stream();
+  resolved.nthreads = context_.nthreads();
+  impl_ = make_impl<T>(plan_setup<T>(type, modes, isign, ntransf, eps, resolved));
+}
+
 template <class T>
 Plan<T>::Plan(int type, std::span<const std::int64_t> modes, int isign, std::int64_t ntransf, double eps,
               const Options& options) {
-  // The backend first: the setup records it (PlanInfo::nthreads is 0 on CUDA).
   nufft::Options resolved = options;
 #if FIELDFT_HAVE_CUDA
   if (resolved.backend == Backend::kAuto)
@@ -24,26 +55,30 @@ Plan<T>::Plan(int type, std::span<const std::int64_t> modes, int isign, std::int
 #else
   if (resolved.backend == Backend::kAuto) resolved.backend = Backend::kCpu;
 #endif
-  core::PlanSetup setup = core::make_plan_setup(type, modes, isign, ntransf, eps, resolved, min_eps<T>(),
-                                                std::numeric_limits<T>::epsilon() / 2);
-#if FIELDFT_HAVE_CUDA
-  if (resolved.backend == Backend::kCuda) {
-    impl_ = cuda::make_cuda_plan<T>(std::move(setup));
-    return;
-  }
-#else
+  // The problem is validated before the context is made, so that its errors come first.
+  core::PlanSetup setup = plan_setup<T>(type, modes, isign, ntransf, eps, resolved);
+#if !FIELDFT_HAVE_CUDA
   require(resolved.backend != Backend::kCuda, ErrorCode::kBackendUnavailable,
           "this fieldft was built without CUDA (FIELDFT_CUDA=OFF or no nvcc); use backend cpu");
 #endif
-  impl_ = cpu::make_cpu_plan<T>(std::move(setup));
+  context_ = Context::from_options(resolved.backend, options.device, options.stream, options.nthreads,
+                                   /*own_stream=*/false);
+  impl_ = make_impl<T>(std::move(setup));
 }
 
 template <class T>
 Plan<T>::~Plan() = default;
 template <class T>
 Plan<T>::Plan(Plan&&) noexcept = default;
+// The backend goes first, while the context that owns its stream is still alive.
 template <class T>
-Plan<T>& Plan<T>::operator=(Plan&&) noexcept = default;
+Plan<T>& Plan<T>::operator=(Plan&& other) noexcept {
+  if (this != &other) {
+    impl_ = std::move(other.impl_);
+    context_ = std::move(other.context_);
+  }
+  return *this;
+}
 
 namespace {
 // The backend of a plan, or kInvalidState for a plan that was moved from.

@@ -5,7 +5,9 @@
 //   stream     on a device, the cudaStream_t that orders the work: owned (created by the
 //              context, destroyed with its last copy) or borrowed (the caller's, never
 //              destroyed here; nullptr is the legacy default stream);
-//   nthreads   on the host, the OpenMP threads (0 = omp_get_max_threads()).
+//   nthreads   on the host, the OpenMP threads requested (0 = omp_get_max_threads()); plans,
+//              operators and vector operations use fieldft::cpu_threads_for(nthreads), which
+//              caps the count (fieldft/nufft.hpp).
 // Copies are cheap and share an owned stream. Two contexts are the same place when their
 // locations and streams are equal; operators combined into one must share a place.
 //
@@ -44,7 +46,8 @@ class Context {
   // The host with all OpenMP threads.
   Context() = default;
 
-  // The host; nthreads >= 0 (0 = all). Throws kInvalidArgument for a negative count.
+  // The host; nthreads >= 0 (0 = all). Throws kInvalidArgument for a negative count (the rule of
+  // fieldft::cpu_threads_for).
   static Context host(int nthreads = 0);
   // CUDA device `device` with a new non-blocking stream owned by the context (created on that
   // device; the caller's current device is restored). Throws kBackendUnavailable without CUDA

@@ -2,9 +2,13 @@
 #pragma once
 
 #include "fieldft/config.hpp"
+#include "fieldft/context.hpp"
 #include "fieldft/error.hpp"
 #include "fieldft/mri/dft.hpp"
-#include "fieldft/mri/linear_operator.hpp"
+#include "fieldft/mri/encoding.hpp"
 #include "fieldft/nufft.hpp"
+#include "fieldft/op/combinators.hpp"
+#include "fieldft/op/linear_operator.hpp"
+#include "fieldft/op/vector_ops.hpp"
 #include "fieldft/reference.hpp"
 #include "fieldft/runtime.hpp"

@@ -174,6 +174,18 @@ class Plan {
   // type: 1, 2 or 3. modes: N_d for d = 1..dim (dim = modes.size(), 1 to 3); for type 3 only
   // modes.size() is used (it gives dim), the values are ignored. isign: +1 or -1 (anything else
   // is kInvalidArgument). ntransf >= 1. eps in [min_eps<T>(), 1] (see Accuracy above).
+  //
+  // The plan runs in `context` (fieldft/context.hpp): on the host with context.nthreads() OpenMP
+  // threads (cpu_threads_for's rule, reported by PlanInfo::nthreads), or on CUDA device d with
+  // all its device work on the context's stream. The context overrides options.backend, device,
+  // stream and nthreads; the plan keeps a copy, so an owned stream lives as long as the plan.
+  // On a device, execute / execute_adjoint with device pointers are stream-ordered: they enqueue
+  // and return (context().synchronize() before reading the result); with host pointers they
+  // stage through device memory and return when the result is on the host.
+  Plan(int type, std::span<const std::int64_t> modes, int isign, std::int64_t ntransf, double eps,
+       const Context& context, const Options& options = {});
+  // The context the options describe: Context::from_options(backend, device, stream, nthreads,
+  // own_stream = false), i.e. options.stream when given, else the legacy default stream.
   Plan(int type, std::span<const std::int64_t> modes, int isign, std::int64_t ntransf, double eps,
        const Options& options = {});
   ~Plan();
@@ -206,8 +218,11 @@ class Plan {
   void execute_adjoint(const Complex* in, Complex* out);
 
   const PlanInfo& info() const;
+  // Where the plan runs (see the constructors).
+  const Context& context() const noexcept { return context_; }
 
  private:
+  Context context_;  // declared first: destroyed after the backend that uses its stream
   std::unique_ptr<detail::PlanImpl<T>> impl_;
 };
 

@@ -6,18 +6,20 @@
     f = plan.execute(c)                                 # (256, 256) modes
 
 numpy arrays run on the host; cupy arrays and torch CUDA tensors stay on their GPU (no copies).
+Linear operators and their algebra: fieldft.op; MRI encoding operators: fieldft.mri.
 Drop-in replacements for the finufft and cufinufft packages: fieldft.compat.finufft and
 fieldft.compat.cufinufft. docs/python.md is the guide.
 """
 
 from . import _core
-from ._core import (BackendUnavailableError, CudaError, EpsTooSmallError, Error, InternalError,
-                    InvalidArgumentError, InvalidStateError, NonFiniteError, NotImplementedFeatureError,
-                    OutOfMemoryError, ShapeMismatchError, TooLargeError)
+from ._core import (BackendUnavailableError, ContextMismatchError, CudaError, EpsTooSmallError, Error,
+                    InternalError, InvalidArgumentError, InvalidStateError, NonFiniteError,
+                    NotImplementedFeatureError, OutOfMemoryError, ShapeMismatchError, TooLargeError)
 from ._engine import min_eps
 from ._mri import Dft, DftR2
 from ._plan import (Plan, nufft1d1, nufft1d2, nufft1d3, nufft2d1, nufft2d2, nufft2d3, nufft3d1, nufft3d2,
                     nufft3d3)
+from . import mri, op  # noqa: E402  (fieldft.op, fieldft.mri)
 
 __version__ = _core.build_info()["version"]
 
@@ -38,4 +40,4 @@ __all__ = ["Plan", "nufft1d1", "nufft1d2", "nufft1d3", "nufft2d1", "nufft2d2", "
            "nufft3d3", "Dft", "DftR2", "build_info", "cuda_devices", "min_eps", "Error", "InvalidArgumentError",
            "NonFiniteError", "ShapeMismatchError", "EpsTooSmallError", "TooLargeError", "OutOfMemoryError",
            "BackendUnavailableError", "NotImplementedFeatureError", "CudaError", "InvalidStateError",
-           "InternalError"]
+           "InternalError", "ContextMismatchError", "op", "mri"]

@@ -69,6 +69,7 @@ std::vector<ErrorClass>& error_classes() {
       {ErrorCode::kCuda, "CudaError", nullptr},
       {ErrorCode::kInvalidState, "InvalidStateError", nullptr},
       {ErrorCode::kInternal, "InternalError", nullptr},
+      {ErrorCode::kContextMismatch, "ContextMismatchError", nullptr},
   };
   return classes;
 }
@@ -79,7 +80,8 @@ PyObject* builtin_for(ErrorCode code) {
     case ErrorCode::kNonFinite:
     case ErrorCode::kShapeMismatch:
     case ErrorCode::kEpsTooSmall:
-    case ErrorCode::kTooLarge: return PyExc_ValueError;
+    case ErrorCode::kTooLarge:
+    case ErrorCode::kContextMismatch: return PyExc_ValueError;
     case ErrorCode::kOutOfMemory: return PyExc_MemoryError;
     case ErrorCode::kNotImplemented: return PyExc_NotImplementedError;
     default: return PyExc_RuntimeError;
@@ -395,7 +397,9 @@ class PyDft {
     auto* out = reinterpret_cast<Complex*>(samples);
     without_gil([&] {
       std::lock_guard lock(mutex_);
-      on_device ? op_->forward_device(in, out) : op_->forward(in, out);
+      if (!on_device) return op_->forward(in, out);
+      op_->forward_device(in, out);  // stream-ordered: Python expects the result on return
+      op_->context().synchronize();
     });
   }
 
@@ -404,7 +408,9 @@ class PyDft {
     auto* out = reinterpret_cast<Complex*>(image);
     without_gil([&] {
       std::lock_guard lock(mutex_);
-      on_device ? op_->adjoint_device(in, out) : op_->adjoint(in, out);
+      if (!on_device) return op_->adjoint(in, out);
+      op_->adjoint_device(in, out);  // stream-ordered: Python expects the result on return
+      op_->context().synchronize();
     });
   }
 
@@ -485,6 +491,8 @@ nb::list cuda_devices_list() {
 }  // namespace
 }  // namespace fieldft::python
 
+namespace fieldft::python { void bind_operators(nb::module_& m); }  // python/src/op_bindings.cpp
+
 NB_MODULE(_core, m) {
   using namespace fieldft::python;
   m.doc() = "fieldft's compiled core (internal: use the fieldft package)";
@@ -495,6 +503,7 @@ NB_MODULE(_core, m) {
   bind_dft_options(m);
   bind_dft<float>(m, "DftF");
   bind_dft<double>(m, "DftD");
+  bind_operators(m);
   m.def("build_info", &build_info_dict);
   m.def("cuda_devices", &cuda_devices_list);
   m.def("min_eps_float", [] { return fieldft::nufft::min_eps<float>(); });

@@ -5,7 +5,8 @@
 // backwards with conjugate factors; where set_points chose the direct sums
 // (PlanInfo::type3_direct), one kernel sums the terms (type3_direct_sums). Host pointers are
 // staged through device buffers owned by the plan (the call then synchronises); device pointers
-// never leave the device and the work is queued on the plan's stream.
+// never leave the device and the work is queued on the plan's stream (its context's) without any
+// host synchronisation: the FFT plans of the plan's own type are made at set_points.
 #include "cuda/cuda_plan.hpp"
 
 #include <cufft.h>
@@ -178,7 +179,9 @@ class ModeFft {
     return dim >= 2 && nf[dim - 1] <= kModeFftMaxLength && !mode_fft_radices(nf[dim - 1]).empty();
   }
 
-  ModeFft(int dim, const std::int64_t* nf, const std::int64_t* modes, int sms) : dim_(dim), nlast_(nf[dim - 1]) {
+  // The twiddles are uploaded on `stream` (the plan's): no legacy-stream synchronisation.
+  ModeFft(int dim, const std::int64_t* nf, const std::int64_t* modes, int sms, cudaStream_t stream)
+      : dim_(dim), nlast_(nf[dim - 1]) {
     const int a = dim - 1;
     for (int d = 0; d < a; ++d) {
       fft_n_[d] = nf[a - 1 - d];  // slowest first
@@ -191,7 +194,9 @@ class ModeFft {
         tw[k] = {static_cast<T>(std::cos(phi)), static_cast<T>((sg == 0 ? 1.0 : -1.0) * std::sin(phi))};
       }
       twiddle_[sg] = DeviceBuffer<Cplx<T>>(tw.size(), "FFT twiddles");
-      FIELDFT_CUDA_CHECK(cudaMemcpy(twiddle_[sg].get(), tw.data(), tw.size() * sizeof(Cplx<T>), cudaMemcpyHostToDevice));
+      // Pageable source: the runtime copies it out before returning, so tw may go at once.
+      FIELDFT_CUDA_CHECK(cudaMemcpyAsync(twiddle_[sg].get(), tw.data(), tw.size() * sizeof(Cplx<T>),
+                                         cudaMemcpyHostToDevice, stream));
     }
     ModeFftPass<T>& p = pass_;
     p.L = static_cast<int>(nlast_);
@@ -218,14 +223,19 @@ class ModeFft {
     threads_ = static_cast<int>(std::min<std::int64_t>(kModeFftThreads, (columns_ * nlast_ / rmin + 31) / 32 * 32));
   }
 
-  void exec(cudaStream_t s, Cplx<T>* fine, std::int64_t fine_cells, Cplx<T>* f, std::int64_t f_cells, int nb,
-            int sign, const ModeMap& mm, const T* const* deconv) const {
+  // The cuFFT plan for nb grids, made on first use (CudaPlan::prepare_ffts makes it at set_points).
+  const CufftPlan<T>& fft(int nb, cudaStream_t s) const {
     auto& plan = fft_[nb];
     if (!plan) {
       long long n[2] = {fft_n_[0], fft_n_[1]};
       plan = std::make_unique<CufftPlan<T>>(dim_ - 1, n, 1, plane_, nlast_ * nb, s);
     }
-    plan->exec(fine, sign);
+    return *plan;
+  }
+
+  void exec(cudaStream_t s, Cplx<T>* fine, std::int64_t fine_cells, Cplx<T>* f, std::int64_t f_cells, int nb,
+            int sign, const ModeMap& mm, const T* const* deconv) const {
+    fft(nb, s).exec(fine, sign);
     ModeFftPass<T> p = pass_;
     p.sign = sign > 0 ? 1 : -1;
     p.twiddle = twiddle_[sign > 0 ? 0 : 1].get();
@@ -394,7 +404,29 @@ class CudaPlan final : public PlanImpl<T> {
     }
     this->has_points_ = false;  // until the new points are in place (the sort reuses their buffers)
     sort_device<T>(m, dx);
+    prepare_ffts();
     this->has_points_ = true;
+  }
+
+  // The FFT plans that execute() (the plan's own type) needs for its batches, made here rather
+  // than at the first execute: cuFFT planning allocates device memory and may synchronise, and
+  // execute with device pointers must only enqueue. (execute_adjoint makes its own on first use.)
+  void prepare_ffts() {
+    const auto& info = this->setup_.info;
+    if (pts_.m == 0 || info.ntransf == 0) return;  // run() then only zeroes or returns
+    const int full = info.max_batch;
+    const int rest = static_cast<int>(info.ntransf % info.max_batch);
+    for (const int nb : {full, rest}) {
+      if (nb == 0) continue;
+      if (info.type == 1) {
+        if (const ModeFft<T>* mf = mode_fft())
+          (void)mf->fft(nb, stream_);
+        else
+          (void)cufft(nb);
+      } else {
+        (void)cufft(nb);
+      }
+    }
   }
 
   // Type 3: the geometry's scalars on the host from the coordinates' ranges (reduced on the
@@ -1087,7 +1119,7 @@ class CudaPlan final : public PlanImpl<T> {
       mode_fft_nf_ = nf;
       mode_fft_.reset();
       if (!mode_fft_knob_off() && ModeFft<T>::fits(info.dim, dg_.nf))
-        mode_fft_ = std::make_unique<ModeFft<T>>(info.dim, dg_.nf, info.modes.data(), sms_);
+        mode_fft_ = std::make_unique<ModeFft<T>>(info.dim, dg_.nf, info.modes.data(), sms_, stream_);
     }
     return mode_fft_.get();
   }

@@ -4,5 +4,4 @@ target_sources(fieldft PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/dft_direct_f.cu
   ${CMAKE_CURRENT_LIST_DIR}/dft_direct_d.cu
   ${CMAKE_CURRENT_LIST_DIR}/dft_tc.cu
-  ${CMAKE_CURRENT_LIST_DIR}/dft_engine.cu
-  ${CMAKE_CURRENT_LIST_DIR}/dft_vector_ops.cu)
+  ${CMAKE_CURRENT_LIST_DIR}/dft_engine.cu)

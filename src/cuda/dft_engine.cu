@@ -1,5 +1,7 @@
 // CUDA backend of the field-corrected DFT: device-resident problem data, the choice of kernel
-// family (CUDA cores or tensor cores), work splitting, and the host-pointer entry points.
+// family (CUDA cores or tensor cores), work splitting, and the host-pointer entry points. All
+// work is ordered on the stream the engine is given (the operator's context); device-pointer
+// calls never synchronise the host, and their scratch memory grows stream-ordered.
 #include <algorithm>
 #include <cstdlib>
 #include <string>
@@ -9,16 +11,57 @@
 #include "cuda/cuda_check.cuh"
 #include "cuda/device_buffer.cuh"
 #include "cuda/device_utils.cuh"
+#include "cuda/dft_engine.hpp"
 #include "cuda/dft_launch.cuh"
-#include "mri/dft_engine.hpp"
+#include "cuda/stream.hpp"
 
-namespace fieldft::mri::detail {
+namespace fieldft::cuda {
 
 namespace {
 
 namespace cd = fieldft::cuda::dft;
-using fieldft::cuda::DeviceBuffer;
-using fieldft::cuda::DeviceGuard;
+using core::DftEngine;
+using core::DftSetup;
+
+// Scratch on the engine's device that grows stream-ordered: cudaMallocAsync / cudaFreeAsync on
+// the engine's stream, so that growing it never waits for the host, and the old block returns to
+// the pool only after the work already enqueued that uses it. Sized by the first calls, then
+// reused: later calls allocate nothing.
+template <class U>
+class StreamScratch {
+ public:
+  StreamScratch() = default;
+  ~StreamScratch() { release(); }
+  StreamScratch(const StreamScratch&) = delete;
+  StreamScratch& operator=(const StreamScratch&) = delete;
+
+  void bind(int device, cudaStream_t stream) {
+    device_ = device;
+    stream_ = stream;
+  }
+  // At least n elements (n >= 1 is allocated even for n = 0).
+  U* grow(std::int64_t n) {
+    const std::size_t want = static_cast<std::size_t>(std::max<std::int64_t>(n, 1));
+    if (size_ < want) {
+      release();
+      ptr_ = static_cast<U*>(malloc_async(want * sizeof(U), device_, stream_));
+      size_ = want;
+    }
+    return ptr_;
+  }
+  U* get() const noexcept { return ptr_; }
+  void release() noexcept {
+    if (ptr_) free_async(ptr_, device_, stream_);
+    ptr_ = nullptr;
+    size_ = 0;
+  }
+
+ private:
+  U* ptr_ = nullptr;
+  std::size_t size_ = 0;
+  int device_ = 0;
+  cudaStream_t stream_ = nullptr;
+};
 
 // Tuning knobs read once per operator, for benchmarks and diagnosis (docs/benchmarks.md):
 // FIELDFT_DFT_POLY (0–3) voxels per run of 8 on the FMA-pipe polynomial in the float CUDA-core
@@ -44,16 +87,15 @@ class CudaDft final : public DftEngine<T> {
   using C = cd::Cplx<T>;
 
   CudaDft(std::shared_ptr<const DftSetup> setup, int device, void* stream)
-      : s_(std::move(setup)), device_(device) {
+      : s_(std::move(setup)), device_(device), stream_(static_cast<cudaStream_t>(stream)) {
     DeviceGuard guard(device_);
     const DftSetup& s = *s_;
     FIELDFT_CUDA_CHECK(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, device_));
-    if (stream != nullptr) {
-      stream_ = static_cast<cudaStream_t>(stream);
-    } else {
-      FIELDFT_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-      own_stream_ = true;
-    }
+    for (auto* b : {&in_, &out_, &part_}) b->bind(device_, stream_);
+    frag_.bind(device_, stream_);
+    bits_.bind(device_, stream_);
+    scale_.bind(device_, stream_);
+    inv_scale_.bind(device_, stream_);
     poly_ = env_int("FIELDFT_DFT_POLY", kDefaultPoly);
     tc_min_images_ = env_int("FIELDFT_DFT_TC_MIN_IMAGES", kDefaultTcMinImages);
 
@@ -96,14 +138,16 @@ class CudaDft final : public DftEngine<T> {
     p_.gz = gz_.get();
   }
 
+  // Frees everything on the engine's device (stream-ordered where the memory was), then restores
+  // the caller's device. The stream belongs to the operator's context and outlives the engine.
   ~CudaDft() override {
-    if (own_stream_) {
-      cudaSetDevice(device_);
-      cudaStreamDestroy(stream_);
+    try {
+      DeviceGuard guard(device_);
+      release();
+    } catch (...) {
+      release();  // the device could not be made current: free what can be freed
     }
   }
-
-  Backend backend() const noexcept override { return Backend::kCuda; }
 
   void forward(const Complex* image, Complex* samples, bool device_pointers) override {
     const DftSetup& s = *s_;
@@ -128,17 +172,21 @@ class CudaDft final : public DftEngine<T> {
     return b;
   }
 
-  template <class U>
-  U* grow(DeviceBuffer<U>& b, std::int64_t n, const char* what) {
-    if (b.size() < static_cast<std::size_t>(n)) {
-      FIELDFT_CUDA_CHECK(cudaStreamSynchronize(stream_));  // the old buffer may still be in use
-      b = DeviceBuffer<U>(static_cast<std::size_t>(std::max<std::int64_t>(n, 1)), what);
-    }
-    return b.get();
+  void release() noexcept {
+    for (auto* b : {&in_, &out_, &part_}) b->release();
+    frag_.release();
+    bits_.release();
+    scale_.release();
+    inv_scale_.release();
+    st_.reset();
+    sd_.reset();
+    fref_.reset();
+    for (auto* b : {&fp_, &gx_, &gy_, &gz_}) b->reset();
   }
 
-  // One direction (run: run_forward or run_adjoint) from nin inputs to nout outputs; host
-  // pointers are staged through the engine's device buffers.
+  // One direction (run: run_forward or run_adjoint) from nin inputs to nout outputs. Device
+  // pointers: enqueued on the stream, no host synchronisation. Host pointers: staged through the
+  // engine's device scratch; the call returns when the result is on the host.
   template <class Run>
   void apply(const Complex* in, std::int64_t nin, const char* in_name, Complex* out, std::int64_t nout,
              const char* out_name, bool device_pointers, Run run) {
@@ -147,15 +195,13 @@ class CudaDft final : public DftEngine<T> {
       if (nin > 0) require_device(in, in_name);
       if (nout > 0) require_device(out, out_name);
       run(reinterpret_cast<const C*>(in), reinterpret_cast<C*>(out));
-    } else {
-      C* din = grow(in_, nin, "DFT input");
-      C* dout = grow(out_, nout, "DFT output");
-      if (nin > 0)
-        FIELDFT_CUDA_CHECK(cudaMemcpyAsync(din, in, nin * sizeof(C), cudaMemcpyHostToDevice, stream_));
-      run(din, dout);
-      if (nout > 0)
-        FIELDFT_CUDA_CHECK(cudaMemcpyAsync(out, dout, nout * sizeof(C), cudaMemcpyDeviceToHost, stream_));
+      return;
     }
+    C* din = in_.grow(nin);
+    C* dout = out_.grow(nout);
+    if (nin > 0) FIELDFT_CUDA_CHECK(cudaMemcpyAsync(din, in, nin * sizeof(C), cudaMemcpyHostToDevice, stream_));
+    run(din, dout);
+    if (nout > 0) FIELDFT_CUDA_CHECK(cudaMemcpyAsync(out, dout, nout * sizeof(C), cudaMemcpyDeviceToHost, stream_));
     FIELDFT_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
 
@@ -204,7 +250,7 @@ class CudaDft final : public DftEngine<T> {
   void launch_split(Args& a, std::int64_t len, C* out, Launch launch) {
     if (a.splits == 1) return launch(out);
     a.split_stride = len;
-    C* part = grow(part_, a.splits * len, "DFT partial sums");
+    C* part = part_.grow(a.splits * len);
     launch(part);
     cd::launch_reduce_splits<T>(part, len, a.splits, out, stream_);
   }
@@ -294,7 +340,7 @@ class CudaDft final : public DftEngine<T> {
       for (std::int64_t c0 = 0; c0 < nimg; c0 += cmax) {
         const int cg = static_cast<int>(std::min<std::int64_t>(cmax, nimg - c0));
         cd::TcArgs a = tc_args(cg, x + c0 * n, n);
-        uint4* frag = grow(frag_, cd::forward_frag_count(p_, a.nt), "DFT image fragments");
+        uint4* frag = frag_.grow(cd::forward_frag_count(p_, a.nt));
         cd::launch_forward_frags(p_, a.nt, x + c0 * n, cg, scale_.get(), frag, stream_);
         const std::int64_t fbs = cd::tc_forward_block_samples();
         const std::int64_t base = (m + fbs - 1) / fbs;
@@ -315,7 +361,7 @@ class CudaDft final : public DftEngine<T> {
       for (std::int64_t c0 = 0; c0 < nimg; c0 += cmax) {
         const int cg = static_cast<int>(std::min<std::int64_t>(cmax, nimg - c0));
         cd::TcArgs a = tc_args(cg, y + c0 * m, m);
-        uint4* frag = grow(frag_, cd::adjoint_frag_count(m, a.nt), "DFT sample fragments");
+        uint4* frag = frag_.grow(cd::adjoint_frag_count(m, a.nt));
         cd::launch_adjoint_frags(y + c0 * m, m, a.nt, cg, scale_.get(), frag, stream_);
         const std::int64_t base = 2 * s.num_tiles;
         const int occ = cd::tc_occupancy(false, p_, a);
@@ -328,9 +374,9 @@ class CudaDft final : public DftEngine<T> {
   // Per-image power-of-two scales of cg vectors of length len (tensor-core path).
   void scales(const C* v, std::int64_t len, int cg) {
     if constexpr (std::is_same_v<T, float>) {
-      grow(bits_, cg, "DFT scale scratch");
-      grow(scale_, cg, "DFT scales");
-      grow(inv_scale_, cg, "DFT scales");
+      bits_.grow(cg);
+      scale_.grow(cg);
+      inv_scale_.grow(cg);
       cd::launch_scales(v, len, cg, bits_.get(), scale_.get(), inv_scale_.get(), stream_);
     }
   }
@@ -338,8 +384,7 @@ class CudaDft final : public DftEngine<T> {
   std::shared_ptr<const DftSetup> s_;
   int device_ = 0;
   int sms_ = 1;
-  cudaStream_t stream_ = nullptr;
-  bool own_stream_ = false;
+  cudaStream_t stream_ = nullptr;  // the operator's context's (borrowed)
   int poly_ = kDefaultPoly;
   int tc_min_images_ = kDefaultTcMinImages;
   DeviceBuffer<cd::Sample4<T>> st_;
@@ -347,21 +392,20 @@ class CudaDft final : public DftEngine<T> {
   DeviceBuffer<double> fref_;
   DeviceBuffer<T> fp_, gx_, gy_, gz_;
   cd::Params<T> p_{};
-  DeviceBuffer<C> in_, out_, part_;
-  DeviceBuffer<uint4> frag_;
-  DeviceBuffer<unsigned> bits_;
-  DeviceBuffer<float> scale_, inv_scale_;
+  StreamScratch<C> in_, out_, part_;  // host-pointer staging; partial sums of split work
+  StreamScratch<uint4> frag_;
+  StreamScratch<unsigned> bits_;
+  StreamScratch<float> scale_, inv_scale_;
 };
 
 }  // namespace
 
 template <class T>
-std::unique_ptr<DftEngine<T>> make_cuda_engine(std::shared_ptr<const DftSetup> setup, int device,
-                                               void* stream) {
+std::unique_ptr<DftEngine<T>> make_dft_engine(std::shared_ptr<const DftSetup> setup, int device, void* stream) {
   return std::make_unique<CudaDft<T>>(std::move(setup), device, stream);
 }
 
-template std::unique_ptr<DftEngine<float>> make_cuda_engine(std::shared_ptr<const DftSetup>, int, void*);
-template std::unique_ptr<DftEngine<double>> make_cuda_engine(std::shared_ptr<const DftSetup>, int, void*);
+template std::unique_ptr<DftEngine<float>> make_dft_engine(std::shared_ptr<const DftSetup>, int, void*);
+template std::unique_ptr<DftEngine<double>> make_dft_engine(std::shared_ptr<const DftSetup>, int, void*);
 
-}  // namespace fieldft::mri::detail
+}  // namespace fieldft::cuda

@@ -1,35 +1,24 @@
 // fieldft::mri::Dft / DftR2: input validation, the precomputation shared by both backends
-// (tile bases, field offsets, gradient maps) and the dispatch to a backend.
+// (tile bases, field offsets, gradient maps) and the dispatch to a backend engine (src/cpu,
+// src/cuda) in the operator's context.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <sstream>
 #include <string>
 
+#include "fieldft/config.hpp"  // first: FIELDFT_HAVE_CUDA selects the includes below
+#include "core/dft_setup.hpp"
 #include "core/threads.hpp"
+#include "cpu/dft_cpu.hpp"
+#if FIELDFT_HAVE_CUDA
+#include "cuda/dft_engine.hpp"
+#endif
+#include "fieldft/mri/dft.hpp"
+#include "fieldft/nufft.hpp"  // cpu_threads_for
 #include "fieldft/runtime.hpp"
-#include "mri/dft_engine.hpp"
 
 namespace fieldft::mri {
-
-namespace detail {
-
-std::array<double, 3> DftSetup::tile_centre_offset(std::int64_t b) const {
-  const auto o = tile_origin(b);
-  const int ts[3] = {tile.x, tile.y, tile.z};
-  std::array<double, 3> c{};
-  for (int d = 0; d < 3; ++d) c[d] = static_cast<double>(o[d] + ts[d] / 2 - n[d] / 2);
-  return c;
-}
-
-std::array<std::int64_t, 3> DftSetup::tile_origin(std::int64_t b) const {
-  const std::int64_t bx = b % ntiles[0];
-  const std::int64_t by = (b / ntiles[0]) % ntiles[1];
-  const std::int64_t bz = b / (ntiles[0] * ntiles[1]);
-  return {bx * tile.x, by * tile.y, bz * tile.z};
-}
-
-}  // namespace detail
 
 namespace {
 
@@ -106,24 +95,32 @@ Grid check_grid(std::span<const std::int64_t> grid) {
   return g;
 }
 
-Backend choose_backend(Backend requested, int device) {
-  require(device >= 0, ErrorCode::kInvalidArgument,
-          "Dft: options.device is " + std::to_string(device) + ", expected >= 0");
-  if (requested == Backend::kCpu) return Backend::kCpu;
+// The context DftOptions describe: validated as the options (messages name them), then
+// Context::from_options with a stream of the operator's own when none is given.
+Context options_context(const DftOptions& options) {
+  (void)core::resolve_cpu_threads(options.nthreads, kThreadsOption);  // the NUFFT plan's rule
+  require(options.device >= 0, ErrorCode::kInvalidArgument,
+          "Dft: options.device is " + std::to_string(options.device) + ", expected >= 0");
+  Backend backend = options.backend;
+  if (backend != Backend::kCpu) {
 #if FIELDFT_HAVE_CUDA
-  const auto devices = cuda_devices();
-  if (requested == Backend::kAuto) return devices.empty() ? Backend::kCpu : Backend::kCuda;
-  require(!devices.empty(), ErrorCode::kBackendUnavailable,
-          "Dft: the CUDA backend was requested but no CUDA device is visible");
-  require(device < static_cast<int>(devices.size()), ErrorCode::kBackendUnavailable,
-          "Dft: CUDA device " + std::to_string(device) + " requested, " +
-              std::to_string(devices.size()) + " visible");
-  return Backend::kCuda;
+    const auto devices = cuda_devices();
+    if (backend == Backend::kAuto) {
+      backend = devices.empty() ? Backend::kCpu : Backend::kCuda;
+    } else {
+      require(!devices.empty(), ErrorCode::kBackendUnavailable,
+              "Dft: the CUDA backend was requested but no CUDA device is visible");
+      require(options.device < static_cast<int>(devices.size()), ErrorCode::kBackendUnavailable,
+              "Dft: CUDA device " + std::to_string(options.device) + " requested, " +
+                  std::to_string(devices.size()) + " visible");
+    }
 #else
-  require(requested != Backend::kCuda, ErrorCode::kBackendUnavailable,
-          "Dft: the CUDA backend was requested but fieldft was built without CUDA");
-  return Backend::kCpu;
+    require(backend != Backend::kCuda, ErrorCode::kBackendUnavailable,
+            "Dft: the CUDA backend was requested but fieldft was built without CUDA");
+    backend = Backend::kCpu;
 #endif
+  }
+  return Context::from_options(backend, options.device, options.stream, options.nthreads, /*own_stream=*/true);
 }
 
 template <class T>
@@ -144,11 +141,10 @@ std::array<std::vector<T>, 3> compute_gradient_maps_impl(std::span<const std::in
 
 // Validates the inputs and precomputes everything both backends share.
 template <class T>
-std::shared_ptr<detail::DftSetup> build_setup(std::span<const std::int64_t> grid, std::span<const T> kx,
-                                              std::span<const T> ky, std::span<const T> kz,
-                                              std::span<const T> field, std::span<const T> times,
-                                              const GradientMaps<T>* gradients, bool r2,
-                                              const DftOptions& options) {
+std::shared_ptr<core::DftSetup> build_setup(std::span<const std::int64_t> grid, std::span<const T> kx,
+                                            std::span<const T> ky, std::span<const T> kz,
+                                            std::span<const T> field, std::span<const T> times,
+                                            const GradientMaps<T>* gradients, bool r2, std::int64_t images) {
   const Grid g = check_grid(grid);
   const std::int64_t m = static_cast<std::int64_t>(kx.size());
   require_length(ky.size(), m, "ky", "one value per sample, like kx");
@@ -158,13 +154,12 @@ std::shared_ptr<detail::DftSetup> build_setup(std::span<const std::int64_t> grid
     require_length(kz.size(), 0, "kz", "must be empty for a 2D grid");
   if (!field.empty()) require_length(field.size(), g.voxels, "field", "one value per voxel, or empty");
   if (!times.empty()) require_length(times.size(), m, "times", "one value per sample, or empty");
-  require(options.images >= 1, ErrorCode::kInvalidArgument,
-          "Dft: options.images is " + std::to_string(options.images) + ", expected >= 1");
-  (void)core::resolve_cpu_threads(options.nthreads, kThreadsOption);  // the NUFFT plan's rule
+  require(images >= 1, ErrorCode::kInvalidArgument,
+          "Dft: images is " + std::to_string(images) + ", expected >= 1");
   // Every buffer of the operator must be addressable in bytes with 64-bit arithmetic.
-  checked_mul(checked_mul(g.voxels, options.images, "voxels x images"),
+  checked_mul(checked_mul(g.voxels, images, "voxels x images"),
               static_cast<std::int64_t>(sizeof(std::complex<T>)), "the image buffer size in bytes");
-  checked_mul(checked_mul(std::max<std::int64_t>(m, 1), options.images, "samples x images"),
+  checked_mul(checked_mul(std::max<std::int64_t>(m, 1), images, "samples x images"),
               static_cast<std::int64_t>(sizeof(std::complex<T>)), "the sample buffer size in bytes");
   require_finite(kx, "kx");
   require_finite(ky, "ky");
@@ -183,7 +178,7 @@ std::shared_ptr<detail::DftSetup> build_setup(std::span<const std::int64_t> grid
     require_finite(gradients->gz, "gz");
   }
 
-  auto s = std::make_shared<detail::DftSetup>();
+  auto s = std::make_shared<core::DftSetup>();
   s->dim = g.dim;
   s->n = g.n;
   s->tile = fieldft::detail::dft::tile_shape(g.dim);
@@ -192,7 +187,7 @@ std::shared_ptr<detail::DftSetup> build_setup(std::span<const std::int64_t> grid
   s->num_voxels = g.voxels;
   s->num_samples = m;
   s->num_tiles = s->ntiles[0] * s->ntiles[1] * s->ntiles[2];
-  s->images = options.images;
+  s->images = images;
   s->r2 = r2;
   const std::span<const T> ks[3] = {kx, ky, kz};
   for (int d = 0; d < 3; ++d) {
@@ -244,14 +239,14 @@ std::shared_ptr<detail::DftSetup> build_setup(std::span<const std::int64_t> grid
   return s;
 }
 
-Shape domain_shape_of(const detail::DftSetup& s) {
-  Shape sh(s.n.begin(), s.n.begin() + s.dim);
+op::Shape domain_shape_of(const core::DftSetup& s) {
+  op::Shape sh(s.n.begin(), s.n.begin() + s.dim);
   if (s.images > 1) sh.push_back(s.images);
   return sh;
 }
 
-Shape codomain_shape_of(const detail::DftSetup& s) {
-  Shape sh{s.num_samples};
+op::Shape codomain_shape_of(const core::DftSetup& s) {
+  op::Shape sh{s.num_samples};
   if (s.images > 1) sh.push_back(s.images);
   return sh;
 }
@@ -265,42 +260,67 @@ std::array<std::vector<T>, 3> compute_gradient_maps(std::span<const std::int64_t
 }
 
 template <class T>
+struct Dft<T>::Prepared {
+  std::shared_ptr<core::DftSetup> setup;
+  Context context;
+};
+
+template <class T>
+Dft<T>::Dft(std::span<const std::int64_t> grid, std::span<const T> kx, std::span<const T> ky,
+            std::span<const T> kz, std::span<const T> field, std::span<const T> times,
+            const Context& context, std::int64_t images)
+    : Dft(grid, kx, ky, kz, field, times, nullptr, false, context, images) {}
+
+template <class T>
 Dft<T>::Dft(std::span<const std::int64_t> grid, std::span<const T> kx, std::span<const T> ky,
             std::span<const T> kz, std::span<const T> field, std::span<const T> times,
             const DftOptions& options)
     : Dft(grid, kx, ky, kz, field, times, nullptr, false, options) {}
 
+// The braced initialisers run in order: the input is validated before the context is made.
+template <class T>
+Dft<T>::Dft(std::span<const std::int64_t> grid, std::span<const T> kx, std::span<const T> ky,
+            std::span<const T> kz, std::span<const T> field, std::span<const T> times,
+            const GradientMaps<T>* gradients, bool r2, const Context& context, std::int64_t images)
+    : Dft(Prepared{build_setup<T>(grid, kx, ky, kz, field, times, gradients, r2, images), context}) {}
+
 template <class T>
 Dft<T>::Dft(std::span<const std::int64_t> grid, std::span<const T> kx, std::span<const T> ky,
             std::span<const T> kz, std::span<const T> field, std::span<const T> times,
             const GradientMaps<T>* gradients, bool r2, const DftOptions& options)
-    : Dft(build_setup<T>(grid, kx, ky, kz, field, times, gradients, r2, options), options) {}
+    : Dft(Prepared{build_setup<T>(grid, kx, ky, kz, field, times, gradients, r2, options.images),
+                   options_context(options)}) {}
 
 template <class T>
-Dft<T>::Dft(std::shared_ptr<detail::DftSetup> s, const DftOptions& options)
-    : LinearOperator<T>(domain_shape_of(*s), codomain_shape_of(*s)),
-      dim_(s->dim),
-      grid_(s->n),
-      num_samples_(s->num_samples),
-      images_(s->images),
-      r2_(s->r2) {
-  const Backend backend = choose_backend(options.backend, options.device);
+Dft<T>::Dft(Prepared p)
+    : op::LinearOperator<T>(domain_shape_of(*p.setup), codomain_shape_of(*p.setup), p.context),
+      dim_(p.setup->dim),
+      grid_(p.setup->n),
+      num_samples_(p.setup->num_samples),
+      images_(p.setup->images),
+      r2_(p.setup->r2) {
+  const Context& c = this->context();
+  if (c.is_cuda()) {
 #if FIELDFT_HAVE_CUDA
-  if (backend == Backend::kCuda) {
-    engine_ = detail::make_cuda_engine<T>(std::move(s), options.device, options.stream);
+    engine_ = cuda::make_dft_engine<T>(std::move(p.setup), c.device(), c.stream());
     return;
-  }
+#else
+    throw Error(ErrorCode::kBackendUnavailable, "Dft: a CUDA context, but fieldft was built without CUDA");
 #endif
-  (void)backend;
-  engine_ = detail::make_cpu_engine<T>(std::move(s), core::resolve_cpu_threads(options.nthreads, kThreadsOption));
+  }
+  nthreads_ = core::resolve_cpu_threads(c.nthreads(), kThreadsOption);
+  engine_ = cpu::make_dft_engine<T>(std::move(p.setup), nthreads_);
 }
 
 template <class T>
 Dft<T>::~Dft() = default;
 
 template <class T>
-Backend Dft<T>::backend() const noexcept {
-  return engine_->backend();
+std::string Dft<T>::name() const {
+  std::string s = r2_ ? "DftR2(" : "Dft(";
+  s += op::shape_string(op::Shape(grid_.begin(), grid_.begin() + dim_)) + " -> " + std::to_string(num_samples_);
+  if (images_ > 1) s += ", " + std::to_string(images_) + " images";
+  return s + ")";
 }
 
 namespace {
@@ -317,13 +337,13 @@ void require_pointers(const P* in, const void* out, std::int64_t in_n, std::int6
 template <class T>
 void Dft<T>::apply(const Complex* x, Complex* y) {
   require_pointers(x, y, this->domain_size(), this->codomain_size(), "apply");
-  engine_->forward(x, y, this->memory() == Memory::kDevice);
+  engine_->forward(x, y, this->context().is_cuda());
 }
 
 template <class T>
 void Dft<T>::apply_adjoint(const Complex* y, Complex* x) {
   require_pointers(y, x, this->codomain_size(), this->domain_size(), "apply_adjoint");
-  engine_->adjoint(y, x, this->memory() == Memory::kDevice);
+  engine_->adjoint(y, x, this->context().is_cuda());
 }
 
 template <class T>
@@ -340,7 +360,7 @@ void Dft<T>::adjoint(const Complex* samples, Complex* image) {
 
 template <class T>
 void Dft<T>::forward_device(const Complex* image, Complex* samples) {
-  require(backend() == Backend::kCuda, ErrorCode::kBackendUnavailable,
+  require(this->context().is_cuda(), ErrorCode::kBackendUnavailable,
           "Dft::forward_device needs the CUDA backend; this operator runs on the CPU");
   require_pointers(image, samples, this->domain_size(), this->codomain_size(), "forward_device");
   engine_->forward(image, samples, true);
@@ -348,7 +368,7 @@ void Dft<T>::forward_device(const Complex* image, Complex* samples) {
 
 template <class T>
 void Dft<T>::adjoint_device(const Complex* samples, Complex* image) {
-  require(backend() == Backend::kCuda, ErrorCode::kBackendUnavailable,
+  require(this->context().is_cuda(), ErrorCode::kBackendUnavailable,
           "Dft::adjoint_device needs the CUDA backend; this operator runs on the CPU");
   require_pointers(samples, image, this->codomain_size(), this->domain_size(), "adjoint_device");
   engine_->adjoint(samples, image, true);
@@ -357,8 +377,20 @@ void Dft<T>::adjoint_device(const Complex* samples, Complex* image) {
 template <class T>
 DftR2<T>::DftR2(std::span<const std::int64_t> grid, std::span<const T> kx, std::span<const T> ky,
                 std::span<const T> kz, std::span<const T> field, std::span<const T> times,
+                const Context& context, std::int64_t images)
+    : Dft<T>(grid, kx, ky, kz, field, times, nullptr, true, context, images) {}
+
+template <class T>
+DftR2<T>::DftR2(std::span<const std::int64_t> grid, std::span<const T> kx, std::span<const T> ky,
+                std::span<const T> kz, std::span<const T> field, std::span<const T> times,
                 const DftOptions& options)
     : Dft<T>(grid, kx, ky, kz, field, times, nullptr, true, options) {}
+
+template <class T>
+DftR2<T>::DftR2(std::span<const std::int64_t> grid, std::span<const T> kx, std::span<const T> ky,
+                std::span<const T> kz, std::span<const T> field, std::span<const T> times,
+                const GradientMaps<T>& gradients, const Context& context, std::int64_t images)
+    : Dft<T>(grid, kx, ky, kz, field, times, &gradients, true, context, images) {}
 
 template <class T>
 DftR2<T>::DftR2(std::span<const std::int64_t> grid, std::span<const T> kx, std::span<const T> ky,

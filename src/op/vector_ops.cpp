@@ -19,6 +19,7 @@
 
 #include "fieldft/config.hpp"
 #include "fieldft/error.hpp"
+#include "fieldft/nufft.hpp"  // cpu_threads_for
 
 #if FIELDFT_HAVE_CUDA
 #include "cuda/vector_ops.hpp"
@@ -69,7 +70,7 @@ std::int64_t stacked_size(const char* op, std::int64_t n, std::int64_t k) {
 // Threads for a loop that touches `work` elements: 1 below kParallelMin (no parallel region).
 int team_size(const Context& c, std::int64_t work) {
   if (work < kParallelMin) return 1;
-  return c.nthreads() > 0 ? c.nthreads() : omp_get_max_threads();
+  return cpu_threads_for(c.nthreads());  // the rule of plans and operators (capped)
 }
 
 // f(i) for i in [0, n); `work` is the number of elements the whole loop touches.

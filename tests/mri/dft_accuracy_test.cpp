@@ -148,15 +148,23 @@ TYPED_TEST(DftAccuracy, ShapesFollowTheLinearOperatorConvention) {
   using T = TypeParam;
   const auto p = make_dft_problem<T>({6, 5, 4}, 10, 51);
   auto one = make_dft(p);
-  EXPECT_EQ(one->domain_shape(), (mri::Shape{6, 5, 4}));
-  EXPECT_EQ(one->codomain_shape(), (mri::Shape{10}));
+  EXPECT_EQ(one->domain_shape(), (op::Shape{6, 5, 4}));
+  EXPECT_EQ(one->codomain_shape(), (op::Shape{10}));
   EXPECT_EQ(one->domain_size(), 120);
   EXPECT_EQ(one->codomain_size(), 10);
   EXPECT_EQ(one->backend(), kBackend);
-  EXPECT_EQ(one->memory(), kBackend == Backend::kCuda ? mri::Memory::kDevice : mri::Memory::kHost);
+  EXPECT_EQ(one->location().is_cuda(), kBackend == Backend::kCuda);
+  EXPECT_EQ(one->name(), "Dft(6x5x4 -> 10)");
   auto many = make_dft(p, 3);
-  EXPECT_EQ(many->domain_shape(), (mri::Shape{6, 5, 4, 3}));
-  EXPECT_EQ(many->codomain_shape(), (mri::Shape{10, 3}));
+  EXPECT_EQ(many->domain_shape(), (op::Shape{6, 5, 4, 3}));
+  EXPECT_EQ(many->codomain_shape(), (op::Shape{10, 3}));
+  // The same operator built in a context: the context's place, the same shapes.
+  const Context c = kBackend == Backend::kCuda ? Context::cuda(0) : Context::host(2);
+  mri::Dft<T> in_context(p.grid, std::span<const T>(p.kx), std::span<const T>(p.ky), p.kz_span(),
+                         std::span<const T>(p.field), std::span<const T>(p.times), c, 3);
+  EXPECT_TRUE(in_context.context().same_place(c));
+  EXPECT_EQ(in_context.domain_shape(), many->domain_shape());
+  EXPECT_EQ(in_context.nthreads(), kBackend == Backend::kCuda ? 0 : 2);
 }
 
 TYPED_TEST(DftAccuracy, EmptyFieldAndTimesMeanNoOffResonance) {

@@ -90,6 +90,10 @@ TEST_F(DftBadInput, HugeThreadCountIsCapped) {
   b.adjoint(sb.data(), ib.data());
   EXPECT_LE(rel_error(ia, widen(ib)), 1e-6);
   EXPECT_EQ(cpu_threads_for(100000), max_cpu_threads());
+  if (kBackend == Backend::kCpu) {  // the threads the operators use
+    EXPECT_EQ(a.nthreads(), max_cpu_threads());
+    EXPECT_EQ(b.nthreads(), 1);
+  }
 }
 
 TEST_F(DftBadInput, SizesBeyondSixtyFourBits) {

@@ -1,9 +1,10 @@
 // GPU-only checks of the field-corrected DFT: the full 64³ × 262144 case against the oracle,
-// CPU/GPU parity, device-pointer entry points and the LinearOperator interface on device
+// CPU/GPU parity, device-pointer entry points and the op::LinearOperator interface on device
 // vectors. Label gpu; every test skips itself without a CUDA device.
 #include <cuda_runtime.h>
 
 #include "dft_test_common.hpp"
+#include "fieldft/op/combinators.hpp"
 
 namespace fieldft::test {
 namespace {
@@ -152,24 +153,30 @@ TEST_F(DftGpu, DevicePointersAndOperatorInterface) {
   auto a = std::make_shared<mri::Dft<float>>(p.grid, std::span<const float>(p.kx), std::span<const float>(p.ky),
                                              p.kz_span(), std::span<const float>(p.field),
                                              std::span<const float>(p.times), o);
-  ASSERT_EQ(a->memory(), mri::Memory::kDevice);
+  ASSERT_TRUE(a->location().is_cuda());
+  EXPECT_EQ(a->context().stream(), static_cast<void*>(user));
   const auto x = random_complex<float>(p.voxels, 2031);
   std::vector<std::complex<float>> ax(p.samples), ahax(p.voxels);
   a->forward(x.data(), ax.data());
   a->adjoint(ax.data(), ahax.data());
 
+  // Device-pointer calls are stream-ordered: synchronise the context before reading.
   DeviceVector<std::complex<float>> dx(x), dy(p.samples), dz(p.voxels);
   a->forward_device(dx.get(), dy.get());
+  a->context().synchronize();
   // Same kernels as the host entry point, which only adds copies: identical results.
   EXPECT_EQ(rel_error(dy.host(), widen(ax)), 0.0);
   a->apply(dx.get(), dy.get());
+  a->context().synchronize();
   EXPECT_EQ(rel_error(dy.host(), widen(ax)), 0.0);
   a->apply_normal(dx.get(), dz.get());  // default AᴴA through a device temporary
+  a->context().synchronize();
   EXPECT_EQ(rel_error(dz.host(), widen(ahax)), 0.0);
 
   const std::complex<float> alpha(2.0f, -1.0f);
-  auto scaled = mri::scale<float>(alpha, a);
+  auto scaled = op::scale<float>(alpha, a);
   scaled->apply(dx.get(), dy.get());
+  a->context().synchronize();
   std::vector<std::complex<float>> want(ax);
   for (auto& v : want) v *= alpha;
   // One complex multiplication more than the reference: float rounding.

@@ -195,5 +195,34 @@ TYPED_TEST(NufftProperties, MovedPlanKeepsWorking) {
   EXPECT_LE(rel_error(apply(d, c), want), bound);
 }
 
+// A plan made in a Context runs there whatever the options say (backend, device, stream,
+// nthreads), keeps the context, and computes what the plan made from options computes; a plan
+// made from options runs in the context they describe (the legacy default stream on a device).
+TYPED_TEST(NufftProperties, PlanRunsInItsContext) {
+  using T = TypeParam;
+  const auto modes = test_modes(2);
+  const auto pts = random_points<T>(2, 400, 170);
+  const Context c = kBackend == Backend::kCuda ? Context::cuda(0) : Context::host(2);
+  nufft::Options o = options_for();
+  o.backend = kBackend == Backend::kCuda ? Backend::kCpu : Backend::kCuda;  // overridden
+  o.nthreads = 7;                                                          // overridden
+  Plan<T> a(1, modes, 1, 2, working_eps<T>(), c, o);
+  EXPECT_TRUE(a.context().same_place(c)) << a.context().describe();
+  EXPECT_EQ(a.info().backend, kBackend);
+  EXPECT_EQ(a.info().nthreads, kBackend == Backend::kCuda ? 0 : 2);
+  Plan<T> legacy(1, modes, 1, 2, working_eps<T>(), options_for());
+  EXPECT_EQ(legacy.context().backend(), kBackend);
+  EXPECT_EQ(legacy.context().stream(), nullptr);  // the default stream, as before contexts
+  set_points(a, pts);
+  set_points(legacy, pts);
+  const auto c_in = random_complex<T>(input_size(a.info(), false), 171);
+  const auto want = apply(legacy, c_in);
+  EXPECT_LE(rel_error(apply(a, c_in), widen(want)), rounding_tolerance(a));
+  // Moved, the plan keeps its context (and an owned stream stays alive with it).
+  Plan<T> b(std::move(a));
+  EXPECT_TRUE(b.context().same_place(c));
+  EXPECT_LE(rel_error(apply(b, c_in), widen(want)), rounding_tolerance(b));
+}
+
 }  // namespace
 }  // namespace fieldft::test

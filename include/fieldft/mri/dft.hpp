@@ -21,23 +21,30 @@
 // (compute_gradient_maps exposes exactly this.)
 //
 // Layout. Image: x fastest, num_voxels() = N_x N_y N_z entries. Samples: M entries. With
-// options.images = C > 1, C images (coils, shots) are stacked: image c at offset c·num_voxels(),
-// sample vector c at c·M; one call transforms all C and evaluates each exponential once for all
-// of them (the CUDA float path multiplies them on tensor cores, see docs/benchmarks.md).
-// LinearOperator shapes: domain {N_x, N_y[, N_z][, C]}, codomain {M[, C]} (C only when > 1).
+// images = C > 1 (or options.images), C images (coils, shots) are stacked: image c at offset
+// c·num_voxels(), sample vector c at c·M; one call transforms all C and evaluates each
+// exponential once for all of them (the CUDA float path multiplies them on tensor cores, see
+// docs/benchmarks.md).
+// op::LinearOperator shapes: domain {N_x, N_y[, N_z][, C]}, codomain {M[, C]} (C only when > 1).
 //
 // Accuracy (relative l2, measured in tests/mri): float ~2e-6, double ~1e-14, for phases of
 // hundreds of cycles; the phase is reduced in cycles before any sine is taken
 // (fieldft/detail/dft_math.hpp). The multi-image float GPU path splits values into fp16 pairs:
 // its error is ~1e-6 relative to the largest magnitude of each image / sample vector.
 //
-// Backends. CPU: OpenMP over samples (forward) or voxel tiles (adjoint), vectorised over the
-// other index. CUDA: trajectory, times, field and gradient maps are uploaded once at
-// construction and stay on the device; each operator owns one CUDA stream (or uses
-// options.stream) and synchronises it before returning.
-// Entry points: apply/apply_adjoint take pointers in memory() (LinearOperator); forward/adjoint
-// always take host pointers; forward_device/adjoint_device always take device pointers (CUDA
-// backend only, else kBackendUnavailable).
+// Backends and context. The operator runs in a fieldft::Context (fieldft/context.hpp): on the
+// host with context.nthreads() OpenMP threads (resolved and capped by fieldft::cpu_threads_for,
+// reported by nthreads()), or on CUDA device d on the context's stream. CPU: OpenMP over samples
+// (forward) or voxel tiles (adjoint), vectorised over the other index. CUDA: trajectory, times,
+// field and gradient maps are uploaded once at construction and stay on the device.
+// Entry points: apply/apply_adjoint (op::LinearOperator) take pointers where context() says;
+// forward/adjoint always take host pointers and return when the result is on the host;
+// forward_device/adjoint_device always take device pointers (CUDA only, else
+// kBackendUnavailable). Device-pointer calls are stream-ordered: they enqueue on the context's
+// stream and return without waiting (context().synchronize() before reading the result on the
+// host); scratch memory is allocated stream-ordered on first use and reused.
+// The DftOptions constructors build the context with Context::from_options(backend, device,
+// stream, nthreads, own_stream = true): options.stream when given, else a stream of its own.
 //
 // Errors (fieldft::Error): grid not 2D/3D or a size < 1, images < 1, nthreads < 0 or a device
 // < 0 (kInvalidArgument, naming the option); array lengths that disagree (kShapeMismatch, naming
@@ -50,9 +57,11 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
-#include "fieldft/mri/linear_operator.hpp"
+#include "fieldft/context.hpp"
+#include "fieldft/op/linear_operator.hpp"
 
 namespace fieldft::mri {
 
@@ -78,26 +87,36 @@ template <class T>
 std::array<std::vector<T>, 3> compute_gradient_maps(std::span<const std::int64_t> grid,
                                                     std::span<const T> field);
 
-namespace detail {
+}  // namespace fieldft::mri
+
+namespace fieldft::core {
 template <class T>
-class DftEngine;  // backend implementation (src/mri/dft_engine.hpp)
-struct DftSetup;  // validated, precomputed problem data (src/mri/dft_engine.hpp)
-}
+class DftEngine;  // backend implementation (src/core/dft_setup.hpp)
+struct DftSetup;  // validated, precomputed problem data (src/core/dft_setup.hpp)
+}  // namespace fieldft::core
+
+namespace fieldft::mri {
 
 template <class T>
-class Dft : public LinearOperator<T> {
+class Dft : public op::LinearOperator<T> {
  public:
   using Complex = std::complex<T>;
 
   // grid: {N_x, N_y} or {N_x, N_y, N_z}. kx, ky[, kz]: M values each (kz empty in 2D).
   // field: num_voxels values (rad/s) or empty (no field). times: M values (s) or empty
-  // (all zero). The arrays are copied; they may be freed after construction.
+  // (all zero). images: C >= 1 stacked images per call. The arrays are copied; they may be
+  // freed after construction.
+  Dft(std::span<const std::int64_t> grid, std::span<const T> kx, std::span<const T> ky,
+      std::span<const T> kz, std::span<const T> field, std::span<const T> times,
+      const Context& context, std::int64_t images = 1);
+  // The same in the context the options describe (see "Backends and context" above).
   Dft(std::span<const std::int64_t> grid, std::span<const T> kx, std::span<const T> ky,
       std::span<const T> kz, std::span<const T> field, std::span<const T> times,
       const DftOptions& options = {});
   ~Dft() override;
 
-  Backend backend() const noexcept override;
+  // "Dft(64x64x64 -> 262144)", "DftR2(64x64 -> 4096, 8 images)"
+  std::string name() const override;
   void apply(const Complex* x, Complex* y) override;
   void apply_adjoint(const Complex* y, Complex* x) override;
 
@@ -112,22 +131,30 @@ class Dft : public LinearOperator<T> {
   std::int64_t num_samples() const noexcept { return num_samples_; }
   std::int64_t images() const noexcept { return images_; }
   bool r2() const noexcept { return r2_; }
+  // The OpenMP threads used on the host (context().nthreads() through fieldft::cpu_threads_for);
+  // 0 on a CUDA device.
+  int nthreads() const noexcept { return nthreads_; }
 
  protected:
-  // DftR2's constructor: gradients == nullptr derives them from the field map.
+  // DftR2's constructors: gradients == nullptr derives them from the field map.
+  Dft(std::span<const std::int64_t> grid, std::span<const T> kx, std::span<const T> ky,
+      std::span<const T> kz, std::span<const T> field, std::span<const T> times,
+      const GradientMaps<T>* gradients, bool r2, const Context& context, std::int64_t images);
   Dft(std::span<const std::int64_t> grid, std::span<const T> kx, std::span<const T> ky,
       std::span<const T> kz, std::span<const T> field, std::span<const T> times,
       const GradientMaps<T>* gradients, bool r2, const DftOptions& options);
 
  private:
-  Dft(std::shared_ptr<detail::DftSetup> setup, const DftOptions& options);
+  struct Prepared;  // the validated setup and its context (src/mri/dft.cpp)
+  explicit Dft(Prepared prepared);
 
   int dim_ = 0;
   std::array<std::int64_t, 3> grid_{1, 1, 1};
   std::int64_t num_samples_ = 0;
   std::int64_t images_ = 1;
   bool r2_ = false;
-  std::unique_ptr<detail::DftEngine<T>> engine_;
+  int nthreads_ = 0;
+  std::unique_ptr<core::DftEngine<T>> engine_;
 };
 
 template <class T>
@@ -136,8 +163,14 @@ class DftR2 final : public Dft<T> {
   // Gradient maps from central differences of the field map (see the top of this file).
   DftR2(std::span<const std::int64_t> grid, std::span<const T> kx, std::span<const T> ky,
         std::span<const T> kz, std::span<const T> field, std::span<const T> times,
+        const Context& context, std::int64_t images = 1);
+  DftR2(std::span<const std::int64_t> grid, std::span<const T> kx, std::span<const T> ky,
+        std::span<const T> kz, std::span<const T> field, std::span<const T> times,
         const DftOptions& options = {});
   // Given gradient maps (Hz per voxel), num_voxels values each (gz empty in 2D).
+  DftR2(std::span<const std::int64_t> grid, std::span<const T> kx, std::span<const T> ky,
+        std::span<const T> kz, std::span<const T> field, std::span<const T> times,
+        const GradientMaps<T>& gradients, const Context& context, std::int64_t images = 1);
   DftR2(std::span<const std::int64_t> grid, std::span<const T> kx, std::span<const T> ky,
         std::span<const T> kz, std::span<const T> field, std::span<const T> times,
         const GradientMaps<T>& gradients, const DftOptions& options = {});

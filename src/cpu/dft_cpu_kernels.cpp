@@ -1,6 +1,6 @@
 // CPU loops of the field-corrected DFT. The math per pair is fieldft/detail/dft_math.hpp; here
 // are only the loops: vector lanes over samples (forward) or over a tile's voxels (adjoint).
-#include "mri/dft_cpu_kernels.hpp"
+#include "cpu/dft_cpu_kernels.hpp"
 
 #include <algorithm>
 
@@ -18,7 +18,7 @@
 #define FIELDFT_DFT_INLINE inline
 #endif
 
-namespace fieldft::mri::detail {
+namespace fieldft::cpu::dft {
 
 namespace {
 
@@ -298,4 +298,4 @@ const char* dft_cpu_isa() noexcept {
 #endif
 }
 
-}  // namespace fieldft::mri::detail
+}  // namespace fieldft::cpu::dft

@@ -1,4 +1,4 @@
-// CPU loops of the field-corrected DFT (src/mri/dft_cpu_kernels.cpp). The entry points are
+// CPU loops of the field-corrected DFT (src/cpu/dft_cpu_kernels.cpp). The entry points are
 // compiled for baseline x86-64, x86-64-v3 (AVX2/FMA) and x86-64-v4 (AVX-512) and picked at run
 // time (GCC/Clang target_clones), so one binary runs everywhere at the machine's vector width.
 #pragma once
@@ -6,7 +6,7 @@
 #include <complex>
 #include <cstdint>
 
-namespace fieldft::mri::detail {
+namespace fieldft::cpu::dft {
 
 // Samples are processed kLanes at a time (vector lanes = samples) in the forward transform; a
 // tile's kTileVoxels voxels are the lanes of the adjoint.
@@ -56,4 +56,4 @@ void dft_cpu_adjoint_tile(const CpuView<double>& v, const double* amp, const dou
 // Which vector instruction set the entry points run with on this machine.
 const char* dft_cpu_isa() noexcept;
 
-}  // namespace fieldft::mri::detail
+}  // namespace fieldft::cpu::dft

@@ -1,5 +1,5 @@
 // CPU backend of the field-corrected DFT: arrays in the layout of the loops
-// (src/mri/dft_cpu_kernels.cpp) and the OpenMP work distribution. Forward: threads own blocks of
+// (src/cpu/dft_cpu_kernels.cpp) and the OpenMP work distribution. Forward: threads own blocks of
 // kLanes samples; adjoint: threads own voxel tiles. Each output is written by one thread, so
 // results do not depend on the thread count.
 #include <omp.h>
@@ -8,12 +8,17 @@
 #include <cmath>
 #include <vector>
 
-#include "mri/dft_cpu_kernels.hpp"
-#include "mri/dft_engine.hpp"
+#include "cpu/dft_cpu.hpp"
+#include "cpu/dft_cpu_kernels.hpp"
+#include "fieldft/error.hpp"
 
-namespace fieldft::mri::detail {
+namespace fieldft::cpu {
 
 namespace {
+
+using core::DftEngine;
+using core::DftSetup;
+using namespace dft;
 
 template <class T>
 class CpuDft final : public DftEngine<T> {
@@ -21,7 +26,7 @@ class CpuDft final : public DftEngine<T> {
   using Complex = std::complex<T>;
 
   CpuDft(std::shared_ptr<const DftSetup> setup, int nthreads)
-      : s_(std::move(setup)), nthreads_(nthreads > 0 ? nthreads : omp_get_max_threads()) {
+      : s_(std::move(setup)), nthreads_(nthreads > 0 ? nthreads : 1) {
     const DftSetup& s = *s_;
     const std::int64_t m = s.num_samples;
     const std::int64_t mpad = (m + kLanes - 1) / kLanes * kLanes;
@@ -104,8 +109,6 @@ class CpuDft final : public DftEngine<T> {
     view_.gz = s.r2 ? gz_.data() : nullptr;
   }
 
-  Backend backend() const noexcept override { return Backend::kCpu; }
-
   void forward(const Complex* image, Complex* samples, bool device_pointers) override {
     require(!device_pointers, ErrorCode::kInvalidArgument,
             "Dft (CPU backend): device pointers given to a CPU operator");
@@ -181,11 +184,11 @@ class CpuDft final : public DftEngine<T> {
 }  // namespace
 
 template <class T>
-std::unique_ptr<DftEngine<T>> make_cpu_engine(std::shared_ptr<const DftSetup> setup, int nthreads) {
+std::unique_ptr<DftEngine<T>> make_dft_engine(std::shared_ptr<const DftSetup> setup, int nthreads) {
   return std::make_unique<CpuDft<T>>(std::move(setup), nthreads);
 }
 
-template std::unique_ptr<DftEngine<float>> make_cpu_engine(std::shared_ptr<const DftSetup>, int);
-template std::unique_ptr<DftEngine<double>> make_cpu_engine(std::shared_ptr<const DftSetup>, int);
+template std::unique_ptr<DftEngine<float>> make_dft_engine(std::shared_ptr<const DftSetup>, int);
+template std::unique_ptr<DftEngine<double>> make_dft_engine(std::shared_ptr<const DftSetup>, int);
 
-}  // namespace fieldft::mri::detail
+}  // namespace fieldft::cpu

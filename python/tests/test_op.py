@@ -1,0 +1,630 @@
+"""fieldft.op and fieldft.mri: the operator battery (every operator: reference results,
+linearity, adjointness, the normal, the adjoint as an operator, composition, flat vectors and
+out=), the Python conventions (shapes reversed from C++, k columns in image-axis order), errors,
+torch CPU tensors, and on a GPU (marker `gpu`) cupy arrays and torch CUDA tensors that stay on
+their device and agree with the CPU.
+
+Tolerances: exact operators (diagonals, combinators, the DFT encodings) within 1e-5 relative
+(complex64) / 1e-12 (complex128) for adjointness, linearity and the normal, and against their
+numpy references within 1e-5 / 1e-10 (the DFT sums accumulate rounding over M·N terms). The
+NUFFT encoding is the model to within eps: against the model 5·eps, and its adjointness 5·eps
+(forward and adjoint are two transforms, each within eps; tests/mri/encoding_battery_test.cpp
+derives the bound). A layout, sign or ordering mistake gives O(1) errors."""
+
+import numpy as np
+import pytest
+
+import fieldft
+from fieldft import _arrays, op
+from support import random_complex, rel_err
+
+DTYPES = [np.complex64, np.complex128]
+EXACT = {np.complex64: 1e-5, np.complex128: 1e-12}      # adjointness, linearity, normal
+REFERENCE = {np.complex64: 1e-5, np.complex128: 1e-10}  # against numpy references
+NUFFT_EPS = {np.complex64: 1e-4, np.complex128: 1e-9}
+
+
+def crandn(seed, shape, dtype=np.complex128):
+    return random_complex(np.random.default_rng(seed), shape, dtype)
+
+
+# ---------------------------------------------------------------------------------------------
+# The model of fieldft.mri, written out: image axis d at r_d = (i - N_d // 2) / N_d, k[:, d] its
+# frequency, s_j = sum_v m_v exp(-i (2 pi k_j . r_v + dw_v t_j)).
+
+def positions(shape):
+    return np.meshgrid(*[(np.arange(n) - n // 2) / n for n in shape], indexing="ij")
+
+
+def model_matrix(shape, k, field=None, times=None):
+    phase = 2 * np.pi * sum(np.outer(k[:, d], r.ravel()) for d, r in enumerate(positions(shape)))
+    if field is not None and times is not None:
+        phase = phase + np.outer(times, np.asarray(field).ravel())
+    return np.exp(-1j * phase)  # (M, N)
+
+
+def model_forward(shape, k, images, field=None, times=None):
+    e = model_matrix(shape, k, field, times)
+    lead = images.shape[:images.ndim - len(shape)]
+    return (images.reshape(lead + (-1,)).astype(np.complex128) @ e.T).reshape(lead + (k.shape[0],))
+
+
+def trajectory(seed, shape, m):
+    rng = np.random.default_rng(seed)
+    return np.stack([rng.uniform(-n / 2, n / 2, m) for n in shape], axis=1)  # columns in axis order
+
+
+# ---------------------------------------------------------------------------------------------
+# The operators under test. Each factory takes (dtype, device) and returns (A, reference, tol):
+# reference(x) is A x in numpy (complex128), tol the relative error allowed against it and for
+# adjointness. Data come from fixed seeds, so a CPU and a GPU build hold the same values.
+
+def _d(seed, shape):
+    return crandn(seed, shape)
+
+
+def case_diag(dtype, device):
+    d = _d(1, (3, 4))
+    return op.diag(d, dtype=dtype, device=device), lambda x: d * x, None
+
+
+def case_diag_expand(dtype, device):
+    maps = _d(2, (5, 3, 4))
+    return op.diag_expand(maps, dtype=dtype, device=device), lambda x: maps * x, None
+
+
+def case_identity(dtype, device):
+    return op.identity((2, 3), dtype=dtype, device=device), lambda x: x, None
+
+
+def case_scale(dtype, device):
+    d = _d(3, (7,))
+    return (2 - 1j) * op.diag(d, dtype=dtype, device=device), lambda x: (2 - 1j) * d * x, None
+
+
+def case_scale_right_and_divide(dtype, device):
+    d = _d(3, (7,))
+    return op.diag(d, dtype=dtype, device=device) * 3.0 / 2, lambda x: 1.5 * d * x, None
+
+
+def case_sum(dtype, device):
+    d1, d2 = _d(4, (3, 4)), _d(5, (3, 4))
+    a, b = op.diag(d1, dtype=dtype, device=device), op.diag(d2, dtype=dtype, device=device)
+    return a + b, lambda x: (d1 + d2) * x, None
+
+
+def case_difference(dtype, device):
+    d1, d2 = _d(4, (3, 4)), _d(5, (3, 4))
+    a, b = op.diag(d1, dtype=dtype, device=device), op.diag(d2, dtype=dtype, device=device)
+    return a - b, lambda x: (d1 - d2) * x, None
+
+
+def case_compose(dtype, device):
+    d, maps = _d(6, (3, 4)), _d(7, (2, 3, 4))
+    a = op.diag_expand(maps, dtype=dtype, device=device) @ op.diag(d, dtype=dtype, device=device)
+    return a, lambda x: maps * (d * x), None
+
+
+def case_compose_three(dtype, device):
+    d, maps = _d(6, (3, 4)), _d(7, (2, 3, 4))
+    a = op.compose(op.identity((2, 3, 4), dtype=dtype, device=device), op.diag_expand(maps, dtype=dtype, device=device),
+                   op.diag(d, dtype=dtype, device=device))
+    return a, lambda x: maps * (d * x), None
+
+
+def case_vstack_equal(dtype, device):
+    d1, d2 = _d(8, (3, 4)), _d(9, (3, 4))
+    a = op.vstack([op.diag(d1, dtype=dtype, device=device), op.diag(d2, dtype=dtype, device=device)])
+    return a, lambda x: np.stack([d1 * x, d2 * x]), None
+
+
+def case_vstack_flat(dtype, device):
+    d, maps = _d(10, (3, 4)), _d(11, (2, 3, 4))
+    a = op.vstack(op.diag(d, dtype=dtype, device=device), op.diag_expand(maps, dtype=dtype, device=device))
+    return a, lambda x: np.concatenate([(d * x).ravel(), (maps * x).ravel()]), None
+
+
+def case_hstack(dtype, device):
+    d1, d2 = _d(12, (3, 4)), _d(13, (3, 4))
+    a = op.hstack([op.diag(d1, dtype=dtype, device=device), op.diag(d2, dtype=dtype, device=device)])
+    return a, lambda x: d1 * x[0] + d2 * x[1], None
+
+
+def case_batch_diag(dtype, device):
+    d = _d(14, (3, 4))
+    return op.batch(op.diag(d, dtype=dtype, device=device), 3), lambda x: d * x, None
+
+
+def case_batch_looped(dtype, device):
+    maps = _d(15, (2, 3, 4))
+    return op.batch(op.diag_expand(maps, dtype=dtype, device=device), 3), lambda x: maps * x[:, None], None
+
+
+def case_adjoint_view(dtype, device):
+    maps = _d(16, (2, 3, 4))
+    a = op.diag_expand(maps, dtype=dtype, device=device).H
+    return a, lambda y: (np.conj(maps) * y).sum(axis=0), None
+
+
+def _nufft_tol(dtype):
+    return 5 * NUFFT_EPS[dtype]
+
+
+def case_nufft_2d(dtype, device):
+    shape = (12, 16)
+    k = trajectory(20, shape, 300)
+    enc = fieldft.mri.Encoding(shape, k)
+    a = fieldft.mri.NufftEncoding(enc, eps=NUFFT_EPS[dtype], dtype=dtype, device=device)
+    return a, lambda x: model_forward(shape, k, x), _nufft_tol(dtype)
+
+
+def case_nufft_3d_batch(dtype, device):
+    shape = (6, 8, 10)
+    k = trajectory(21, shape, 400)
+    enc = fieldft.mri.Encoding(shape, k)
+    a = fieldft.mri.NufftEncoding(enc, eps=NUFFT_EPS[dtype], batch=3, dtype=dtype, device=device)
+    return a, lambda x: model_forward(shape, k, x), _nufft_tol(dtype)
+
+
+def case_nufft_batched_by_op_batch(dtype, device):
+    shape = (10, 12)
+    k = trajectory(22, shape, 200)
+    enc = fieldft.mri.Encoding(shape, k)
+    a = op.batch(fieldft.mri.NufftEncoding(enc, eps=NUFFT_EPS[dtype], dtype=dtype, device=device), 2)
+    return a, lambda x: model_forward(shape, k, x), _nufft_tol(dtype)
+
+
+def _field_problem(seed, shape, m):
+    rng = np.random.default_rng(seed)
+    k = trajectory(seed, shape, m)
+    field = 2 * np.pi * 40 * rng.standard_normal(shape)  # rad/s
+    times = np.linspace(0, 8e-3, m)
+    return k, field, times
+
+
+def case_dft_field(dtype, device):
+    shape = (6, 9)
+    k, field, times = _field_problem(23, shape, 80)
+    enc = fieldft.mri.Encoding(shape, k, times=times, field=field)
+    a = fieldft.mri.DftEncoding(enc, dtype=dtype, device=device)
+    return a, lambda x: model_forward(shape, k, x, field, times), None
+
+
+def case_dft_3d_batch(dtype, device):
+    shape = (3, 4, 5)
+    k, field, times = _field_problem(24, shape, 60)
+    enc = fieldft.mri.Encoding(shape, k, times=times, field=field)
+    a = fieldft.mri.DftEncoding(enc, batch=2, dtype=dtype, device=device)
+    return a, lambda x: model_forward(shape, k, x, field, times), None
+
+
+def case_dft_r2(dtype, device):
+    shape = (6, 7)
+    k, field, times = _field_problem(25, shape, 50)
+    enc = fieldft.mri.Encoding(shape, k, times=times, field=field)
+    a = fieldft.mri.DftR2Encoding(enc, dtype=dtype, device=device)
+    # the same model as fieldft.DftR2 (gradients from central differences of the field map)
+    ref = fieldft.DftR2(shape, k[:, 1], k[:, 0], field=field, times=times, dtype=np.complex128, backend="cpu")
+    return a, lambda x: ref.forward(np.asarray(x, np.complex128)), None
+
+
+def case_sense_nufft(dtype, device):
+    shape, coils = (10, 12), 4
+    k = trajectory(26, shape, 250)
+    maps = _d(27, (coils,) + shape)
+    enc = fieldft.mri.Encoding(shape, k)
+    f = fieldft.mri.NufftEncoding(enc, eps=NUFFT_EPS[dtype], batch=coils, dtype=dtype, device=device)
+    a = f @ op.diag_expand(maps, dtype=dtype, device=device)
+    return a, lambda x: model_forward(shape, k, maps * x), _nufft_tol(dtype)
+
+
+def case_sense_dft_field(dtype, device):
+    shape, coils = (5, 6), 3
+    k, field, times = _field_problem(28, shape, 40)
+    maps = _d(29, (coils,) + shape)
+    enc = fieldft.mri.Encoding(shape, k, times=times, field=field)
+    a = fieldft.mri.DftEncoding(enc, batch=coils, dtype=dtype, device=device) @ op.diag_expand(maps, dtype=dtype,
+                                                                                                device=device)
+    return a, lambda x: model_forward(shape, k, maps * x, field, times), None
+
+
+CASES = {name[5:]: f for name, f in dict(globals()).items() if name.startswith("case_")}
+CASE_PARAMS = list(CASES)
+
+
+def build(name, dtype, device="cpu"):
+    return CASES[name](dtype, device)
+
+
+def exact_tol(dtype, tol):
+    return EXACT[dtype] if tol is None else tol
+
+
+def vdot(a, b):
+    return np.vdot(np.asarray(a, np.complex128).ravel(), np.asarray(b, np.complex128).ravel())
+
+
+# ---------------------------------------------------------------------------------------------
+# The battery.
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", CASE_PARAMS)
+def test_battery(name, dtype):
+    a, ref, tol = build(name, dtype)
+    t_exact = exact_tol(dtype, tol)
+    t_ref = REFERENCE[dtype] if tol is None else tol
+    # shapes, dtype, place
+    assert a.shape == (int(np.prod(a.oshape)), int(np.prod(a.ishape)))
+    assert a.dtype == dtype and a.device == "cpu" and a.stream == 0
+    x, x2 = crandn(100, a.ishape, dtype), crandn(101, a.ishape, dtype)
+    y = crandn(102, a.oshape, dtype)
+    ax = a(x)
+    assert isinstance(ax, np.ndarray) and ax.shape == a.oshape and ax.dtype == dtype
+    # against the reference
+    assert rel_err(ax, ref(x.astype(np.complex128))) < t_ref, "forward against the reference"
+    # linearity
+    alpha, beta = 0.7 - 0.2j, -1.3 + 0.5j
+    lhs = a((alpha * x + beta * x2).astype(dtype))
+    assert rel_err(lhs, alpha * ax.astype(np.complex128) + beta * a(x2)) < exact_tol(dtype, None) * 10
+    # adjointness <A x, y> = <x, A^H y>
+    ahy = a.H(y)
+    assert ahy.shape == a.ishape and ahy.dtype == dtype
+    defect = abs(vdot(y, ax) - vdot(ahy, x))
+    assert defect <= t_exact * np.linalg.norm(ax) * np.linalg.norm(y), "adjointness"
+    # the normal
+    assert rel_err(a.N(x), a.H(a(x))) < max(t_exact, EXACT[dtype] * 10), "A.N(x) == A.H(A(x))"
+    # the adjoint operator
+    assert a.H.ishape == a.oshape and a.H.oshape == a.ishape and a.H.shape == a.shape[::-1]
+    assert a.H.H is a
+    assert rel_err(a.H.H(x), ax) == 0
+    assert rel_err(op.adjoint(a)(y), ahy) == 0
+    # composition with identities on both sides changes nothing; @ on an array applies
+    i_in = op.identity(a.ishape, dtype=dtype)
+    i_out = op.identity(a.oshape, dtype=dtype)
+    assert rel_err((i_out @ a @ i_in)(x), ax) < EXACT[dtype]
+    assert rel_err(a @ x, ax) == 0
+    # flat vectors in, flat vectors out; out=
+    flat = a(x.ravel())
+    assert flat.shape == (a.shape[0],) and rel_err(flat, ax.ravel()) == 0
+    out = np.empty(a.oshape, dtype)
+    assert a(x, out=out) is out and rel_err(out, ax) == 0
+    # (a flat y of a 1-D oshape IS the shaped input: its result is shaped)
+    out_h = np.empty(a.ishape if len(a.oshape) == 1 else (a.shape[1],), dtype)
+    assert a.H(y.ravel(), out=out_h) is out_h and rel_err(out_h, ahy.reshape(out_h.shape)) == 0
+    # a non-contiguous input is read through one contiguous copy
+    big = np.zeros(a.ishape + (2,), dtype)
+    big[..., 0] = x
+    assert rel_err(a(big[..., 0]), ax) == 0
+    # repeated calls give the same bits (scratch memory reused)
+    assert np.array_equal(a(x), ax)
+
+
+@pytest.mark.parametrize("name", CASE_PARAMS)
+def test_torch_cpu_tensors(name):
+    torch = pytest.importorskip("torch")
+    dtype = np.complex64
+    a, _, _ = build(name, dtype)
+    x = crandn(100, a.ishape, dtype)
+    got = a(torch.from_numpy(x))
+    assert isinstance(got, torch.Tensor) and got.device.type == "cpu" and tuple(got.shape) == a.oshape
+    assert np.array_equal(got.numpy(), a(x))
+    y = crandn(102, a.oshape, dtype)
+    assert np.array_equal(a.H(torch.from_numpy(y)).numpy(), a.H(y))
+    assert np.array_equal(a.N(torch.from_numpy(x)).numpy(), a.N(x))
+
+
+# ---------------------------------------------------------------------------------------------
+# Conventions.
+
+def test_shapes_are_the_cpp_shapes_reversed():
+    maps = crandn(1, (5, 3, 4))
+    s = op.diag_expand(maps)
+    assert s.ishape == (3, 4) and s.oshape == (5, 3, 4) and s.shape == (60, 12)
+    assert s._core.domain_shape == [4, 3] and s._core.codomain_shape == [4, 3, 5]
+    assert op.batch(s, 2).ishape == (2, 3, 4) and op.batch(s, 2).oshape == (2, 5, 3, 4)
+    assert op.vstack([s, s]).oshape == (2, 5, 3, 4)
+    assert op.hstack([s.H, s.H]).ishape == (2, 5, 3, 4)
+    assert op.identity(7).ishape == (7,)
+
+
+def test_dtype_of_fixed_arrays():
+    # complex64 unless asked otherwise, as every fieldft operator (so that they combine)
+    assert op.diag(np.ones(3, np.float32)).dtype == np.complex64
+    assert op.diag(np.ones(3, np.complex128)).dtype == np.complex64
+    assert op.diag_expand(np.ones((2, 3))).dtype == np.complex64
+    assert op.diag(np.ones(3, np.float32), dtype="complex128").dtype == np.complex128
+    d = op.diag(np.arange(3.0), dtype=np.complex128)
+    assert np.array_equal(d(np.ones(3, np.complex128)), np.arange(3.0))
+
+
+def test_operators_keep_their_data():
+    d = crandn(2, (4,))
+    a = op.diag(d.copy(), dtype=np.complex128)
+    want = a(np.ones(4, np.complex128))
+    import gc
+    gc.collect()
+    assert np.array_equal(a(np.ones(4, np.complex128)), want)
+    h = op.diag(d, dtype=np.complex128).H  # the operand lives on inside the view
+    gc.collect()
+    assert np.allclose(h(np.ones(4, np.complex128)), np.conj(d))
+
+
+def test_repr_and_names_in_python_order():
+    s = op.diag_expand(np.ones((5, 3, 4), np.complex64))
+    assert "(3, 4) -> (5, 3, 4)" in repr(s) and "complex64" in repr(s) and "cpu" in repr(s)
+    assert s.name == "diag_expand((3, 4), 5)"
+
+
+def test_k_columns_follow_the_image_axes():
+    # One sample at kx = 1 (last column): the phase runs along the LAST image axis.
+    shape = (4, 8)
+    enc = fieldft.mri.Encoding(shape, np.array([[0.0, 1.0]]))
+    e = fieldft.mri.DftEncoding(enc, dtype=np.complex128)
+    image = np.zeros(shape, np.complex128)
+    image[0, 5] = 1  # x index 5: r_x = (5 - 4) / 8
+    assert np.allclose(e(image), np.exp(-2j * np.pi * (1 / 8)))
+    image = np.zeros(shape, np.complex128)
+    image[3, 0] = 1  # along y only: kx . r_x with r_x = -1/2, ky = 0
+    assert np.allclose(e(image), np.exp(-2j * np.pi * (-0.5)))
+
+
+def test_encoding_agrees_with_fieldft_dft():
+    shape, m = (6, 10), 70
+    k, field, times = _field_problem(30, shape, m)
+    enc = fieldft.mri.Encoding(shape, k, times=times, field=field)
+    e = fieldft.mri.DftEncoding(enc, dtype=np.complex128)
+    d = fieldft.Dft(shape, k[:, -1], k[:, -2], field=field, times=times, dtype=np.complex128, backend="cpu")
+    x = crandn(3, shape)
+    assert rel_err(e(x), d.forward(x)) < 1e-12
+    y = crandn(4, m)
+    assert rel_err(e.H(y), d.adjoint(y)) < 1e-12
+
+
+def test_encoding_properties_and_leading_k_axes():
+    shape = (8, 8)
+    k = trajectory(31, shape, 24).reshape(3, 8, 2)  # (shots, readout, 2)
+    shots = np.repeat(np.arange(3), 8)
+    times = np.tile(np.linspace(0, 1e-3, 8), 3)
+    enc = fieldft.mri.Encoding(shape, k, times=times, shots=shots)
+    assert enc.shape == shape and enc.ndim == 2 and enc.num_samples == 24 and enc.num_shots == 3
+    assert enc.k.shape == (24, 2) and np.array_equal(enc.k, k.reshape(24, 2))
+    assert not enc.has_field and enc.field is None and np.array_equal(enc.shots, shots)
+    f = fieldft.mri.NufftEncoding(enc, eps=1e-6, dtype=np.complex128)
+    assert f.ishape == shape and f.oshape == (24,) and f.encoding is enc and f.batch == 1
+    assert "Encoding(shape=(8, 8), num_samples=24" in repr(enc)
+
+
+def test_encoding_errors():
+    shape = (8, 8)
+    k = trajectory(32, shape, 10)
+    with pytest.raises(fieldft.ShapeMismatchError, match=r"\(M, 2\)"):
+        fieldft.mri.Encoding(shape, k[:, :1])
+    with pytest.raises(fieldft.ShapeMismatchError, match="times"):
+        fieldft.mri.Encoding(shape, k, times=np.zeros(9))
+    with pytest.raises(fieldft.ShapeMismatchError, match="field"):
+        fieldft.mri.Encoding(shape, k, field=np.zeros((8, 7)))
+    with pytest.raises(fieldft.InvalidArgumentError, match="shot"):
+        fieldft.mri.Encoding(shape, k, shots=-np.ones(10))
+    with pytest.raises(ValueError):
+        fieldft.mri.Encoding((8,), k)
+    bad = k.copy()
+    bad[3, 1] = 100.0  # far outside [-N/2, N/2]: radians or 1/m, not cycles per FOV
+    with pytest.raises(fieldft.Error):
+        fieldft.mri.Encoding(shape, bad)
+    bad[3, 1] = np.nan
+    with pytest.raises(fieldft.NonFiniteError):
+        fieldft.mri.Encoding(shape, bad)
+    with_field = fieldft.mri.Encoding(shape, k, times=np.zeros(10), field=np.ones(shape))
+    with pytest.raises(fieldft.Error):  # a field map needs the DFT (or time segmentation)
+        fieldft.mri.NufftEncoding(with_field)
+    with pytest.raises(TypeError, match="modeord"):
+        fieldft.mri.NufftEncoding(fieldft.mri.Encoding(shape, k), modeord=1)
+    with pytest.raises(TypeError):
+        fieldft.mri.DftEncoding(k)
+
+
+
+# ---------------------------------------------------------------------------------------------
+# Errors.
+
+def test_error_classes():
+    assert issubclass(fieldft.ContextMismatchError, fieldft.Error)
+    assert issubclass(fieldft.ContextMismatchError, ValueError)
+    assert fieldft.ContextMismatchError.code == 12 and fieldft.ContextMismatchError.code_name == "context mismatch"
+    assert issubclass(op.DtypeError, fieldft.InvalidArgumentError) and issubclass(op.DtypeError, TypeError)
+
+
+def test_call_errors():
+    a = op.diag(crandn(1, (3, 4)), dtype=np.complex64)
+    with pytest.raises(fieldft.ShapeMismatchError, match=r"\(4, 3\).*\(3, 4\)"):
+        a(np.zeros((4, 3), np.complex64))
+    with pytest.raises(fieldft.ShapeMismatchError):
+        a(np.zeros(11, np.complex64))
+    with pytest.raises(op.DtypeError, match="complex128"):
+        a(np.zeros((3, 4), np.complex128))
+    with pytest.raises(TypeError):
+        a(np.zeros((3, 4), np.float32))
+    with pytest.raises(TypeError, match="must be an array"):
+        a([[0j] * 4] * 3)
+    x = np.zeros((3, 4), np.complex64)
+    with pytest.raises(fieldft.ShapeMismatchError, match="out"):
+        a(x, out=np.empty((12,), np.complex64))
+    with pytest.raises(op.DtypeError):
+        a(x, out=np.empty((3, 4), np.complex128))
+    with pytest.raises(fieldft.InvalidArgumentError, match="C-contiguous"):
+        a(x, out=np.empty((4, 3), np.complex64).T)
+    with pytest.raises(ValueError, match="overlaps"):
+        a(x, out=x)
+
+
+def test_combination_errors():
+    d = op.diag(np.ones((3, 4)), dtype=np.complex64)
+    s = op.diag_expand(np.ones((2, 3, 4)), dtype=np.complex64)
+    with pytest.raises(fieldft.ShapeMismatchError, match=r"expected shape \(3, 4\), got \(2, 3, 4\)"):
+        s @ s
+    with pytest.raises(fieldft.ShapeMismatchError):
+        d + s
+    with pytest.raises(fieldft.ShapeMismatchError):
+        op.vstack([d, s.H])
+    with pytest.raises(fieldft.ShapeMismatchError):
+        op.hstack([d, s])
+    with pytest.raises(op.DtypeError):
+        d @ op.identity((3, 4), dtype=np.complex128)
+    with pytest.raises(TypeError):
+        d * d
+    with pytest.raises(TypeError):
+        d @ "x"
+    with pytest.raises(TypeError, match="not a fieldft.op.Operator"):
+        op.vstack([d, 3])
+    with pytest.raises(fieldft.InvalidArgumentError):
+        op.vstack([])
+    with pytest.raises(ValueError):
+        op.batch(d, 0)
+    with pytest.raises(fieldft.InvalidArgumentError):
+        op.identity((3, 4), device="gpu")
+    with pytest.raises(op.DtypeError):
+        op.identity(3, dtype=np.float32)
+
+
+@pytest.mark.skipif(fieldft.build_info()["cuda"], reason="this build has CUDA")
+def test_cuda_operator_without_cuda_build():
+    with pytest.raises(fieldft.BackendUnavailableError, match="without CUDA"):
+        op.identity(3, device="cuda")
+
+
+def test_dft_still_works():
+    # fieldft.Dft (the older face of the DFT) beside fieldft.mri
+    shape, m = (4, 6), 20
+    k, field, times = _field_problem(33, shape, m)
+    d = fieldft.Dft(shape, k[:, 1], k[:, 0], field=field, times=times, dtype=np.complex128, backend="cpu")
+    x = crandn(5, shape)
+    assert rel_err(d.forward(x), model_forward(shape, k, x, field, times)) < 1e-10
+
+
+# ---------------------------------------------------------------------------------------------
+# GPU: cupy arrays and torch CUDA tensors stay on their device and agree with the CPU.
+
+@pytest.fixture
+def cupy():
+    return pytest.importorskip("cupy")
+
+
+@pytest.fixture
+def torch():
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("torch without CUDA")
+    return torch
+
+
+@pytest.fixture
+def no_copies(monkeypatch):
+    def fail(*args):
+        raise AssertionError("a contiguous array was copied")
+    monkeypatch.setattr(_arrays, "contiguous_copy", fail)
+
+
+def gpu_tol(dtype, tol):
+    # two results (host and device), each within the reference tolerance of the model
+    return 2 * (REFERENCE[dtype] if tol is None else tol)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", CASE_PARAMS)
+def test_gpu_cupy_matches_cpu(name, dtype, cupy, no_copies):
+    cpu, _, tol = build(name, dtype, "cpu")
+    gpu, _, _ = build(name, dtype, "cuda:0")
+    assert gpu.device == "cuda:0" and gpu.ishape == cpu.ishape and gpu.oshape == cpu.oshape
+    x, y = crandn(100, cpu.ishape, dtype), crandn(102, cpu.oshape, dtype)
+    dx, dy = cupy.asarray(x), cupy.asarray(y)
+    for got, want in ((gpu(dx), cpu(x)), (gpu.H(dy), cpu.H(y)), (gpu.N(dx), cpu.N(x))):
+        assert isinstance(got, cupy.ndarray) and got.device.id == 0 and got.dtype == dtype
+        assert rel_err(cupy.asnumpy(got), want) < gpu_tol(dtype, tol)
+    out = cupy.empty(cpu.oshape, dtype)
+    assert gpu(dx, out=out) is out
+    # adjointness on the device
+    ax, ahy = cupy.asnumpy(gpu(dx)), cupy.asnumpy(gpu.H(dy))
+    assert abs(vdot(y, ax) - vdot(ahy, x)) <= exact_tol(dtype, tol) * np.linalg.norm(ax) * np.linalg.norm(y)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", CASE_PARAMS)
+def test_gpu_torch_matches_cpu(name, torch, no_copies):
+    dtype = np.complex64
+    cpu, _, tol = build(name, dtype, "cpu")
+    gpu, _, _ = build(name, dtype, "cuda")
+    x, y = crandn(100, cpu.ishape, dtype), crandn(102, cpu.oshape, dtype)
+    tx, ty = torch.from_numpy(x).cuda(), torch.from_numpy(y).cuda()
+    for got, want in ((gpu(tx), cpu(x)), (gpu.H(ty), cpu.H(y)), (gpu.N(tx), cpu.N(x))):
+        assert isinstance(got, torch.Tensor) and got.is_cuda and got.device == tx.device
+        assert rel_err(got.cpu().numpy(), want) < gpu_tol(dtype, tol)
+
+
+@pytest.mark.gpu
+def test_gpu_inputs_in_the_wrong_place(cupy):
+    cpu = op.diag(np.ones(8), dtype=np.complex64)
+    gpu = op.diag(np.ones(8), dtype=np.complex64, device="cuda")
+    with pytest.raises(fieldft.ContextMismatchError, match="host"):
+        cpu(cupy.zeros(8, np.complex64))
+    with pytest.raises(fieldft.ContextMismatchError, match="host memory"):
+        gpu(np.zeros(8, np.complex64))
+    with pytest.raises(fieldft.ContextMismatchError):
+        gpu(cupy.zeros(8, np.complex64), out=np.empty(8, np.complex64))
+    with pytest.raises(fieldft.ContextMismatchError):
+        cpu @ gpu
+    # a device diagonal from a cupy array runs where the array is
+    assert op.diag(cupy.ones(8)).device == "cuda:0"
+
+
+@pytest.mark.gpu
+def test_gpu_operators_on_different_streams_do_not_combine(cupy):
+    s = cupy.cuda.Stream(non_blocking=True)
+    a = op.identity(8, device="cuda")
+    b = op.identity(8, device="cuda", stream=s)
+    assert b.stream == s.ptr and a.stream != s.ptr
+    with pytest.raises(fieldft.ContextMismatchError, match="different places"):
+        a @ b
+    with s:
+        c = op.identity(8, device="cuda")  # made inside the stream context: on that stream
+    assert c.stream == s.ptr
+    assert (b @ c).stream == s.ptr
+
+
+@pytest.mark.gpu
+def test_gpu_calls_are_ordered_against_the_callers_stream(cupy):
+    # Operator made on the default stream, data produced and consumed on a non-blocking stream:
+    # the events must order the call between them (large enough that a race would show).
+    shape, coils = (128, 128), 8
+    k = trajectory(40, shape, 60000)
+    maps = _d(41, (coils,) + shape)
+    enc = fieldft.mri.Encoding(shape, k)
+    e = fieldft.mri.NufftEncoding(enc, eps=1e-4, batch=coils, device="cuda") @ op.diag_expand(
+        maps, dtype=np.complex64, device="cuda")
+    cpu = fieldft.mri.NufftEncoding(enc, eps=1e-4, batch=coils) @ op.diag_expand(maps, dtype=np.complex64)
+    x = crandn(42, shape, np.complex64)
+    stream = cupy.cuda.Stream(non_blocking=True)
+    with stream:
+        dx = cupy.asarray(x) * 2
+        y = e(dx)
+        total = y.sum()
+        z = e.N(dx)
+        host_y, host_z = cupy.asnumpy(y, stream=stream), cupy.asnumpy(z, stream=stream)
+        host_total = complex(total.get(stream=stream))
+        stream.synchronize()
+    want = cpu(2 * x)
+    assert rel_err(host_y, want) < 2 * 5e-4
+    assert abs(host_total - want.sum()) <= 1e-3 * np.abs(want).sum()
+    assert rel_err(host_z, cpu.N(2 * x)) < 2 * 5e-4
+
+
+@pytest.mark.gpu
+def test_gpu_operator_keeps_its_stream_alive(cupy):
+    import gc
+    s = cupy.cuda.Stream(non_blocking=True)
+    with s:
+        a = op.diag(np.arange(8.0), dtype=np.complex64, device="cuda")
+    del s
+    gc.collect()  # the operator holds the stream object, so the stream still exists
+    x = cupy.ones(8, np.complex64)
+    assert np.allclose(cupy.asnumpy(a(x)), np.arange(8.0))

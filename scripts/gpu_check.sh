@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# One pass on a GPU machine: build preset `cuda` (tests and benchmarks), run the CTest tests
+# labelled gpu (or those matching $1, a ctest -R regex), compute-sanitizer memcheck and racecheck
+# on the operator battery's GPU cases, and the operator-layer benchmark. Writes logs to
+# ${OUT:-build/gpu_check} and prints a short table last. Needs nvcc and a GPU; not used by CI.
+#   FIELDFT_GPU_BENCH=0  skips the benchmark; FIELDFT_SANITIZE=0 skips compute-sanitizer.
+set -uo pipefail
+repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$repo_root"
+out="${OUT:-build/gpu_check}"
+mkdir -p "$out"
+filter="${1:-}"
+summary=()
+note() { summary+=("$1"); printf '[gpu_check] %s\n' "$1"; }
+
+start=$SECONDS
+cmake --preset cuda -DFIELDFT_NATIVE=OFF >"$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
+if cmake --build --preset cuda -j "$(nproc)" >"$out/build.log" 2>&1; then
+  note "build: ok in $((SECONDS - start)) s"
+else
+  grep -E "error|Error" "$out/build.log" | head -40
+  note "build: FAILED"
+  exit 1
+fi
+
+args=(--test-dir build/cuda --output-on-failure -j 4 --timeout 600)
+if [[ -n "$filter" ]]; then args+=(-R "$filter"); else args+=(-L gpu); fi
+start=$SECONDS
+ctest "${args[@]}" >"$out/ctest.log" 2>&1
+rc=$?
+note "ctest ${args[*]:2}: exit $rc in $((SECONDS - start)) s; $(grep -E 'tests passed|tests failed' "$out/ctest.log" | tail -1)"
+grep -E "^\s+[0-9]+ - .*\((Failed|Timeout|SEGFAULT|Subprocess aborted|Exception)\)" "$out/ctest.log" | head -30
+
+if [[ "${FIELDFT_SANITIZE:-1}" == 1 ]]; then
+  cs=compute-sanitizer
+  command -v $cs >/dev/null || cs=/usr/local/cuda/bin/compute-sanitizer
+  for tool in memcheck racecheck; do
+    for exe in build/cuda/tests/op/fieldft_test_op_gpu build/cuda/tests/mri/fieldft_test_mri_gpu; do
+      [[ -x $exe ]] || continue
+      name="$(basename "$exe")"
+      # Small cases only: the battery and the encodings' battery.
+      filt='--gtest_filter=*Battery*:*Combinators*:*VectorOps*:*Context*:*Encoding*'
+      $cs --tool $tool --error-exitcode 3 "$exe" "$filt" >"$out/sanitize_${tool}_${name}.log" 2>&1
+      rc=$?
+      note "compute-sanitizer --tool $tool $name $filt: exit $rc; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitize_${tool}_${name}.log" | tail -1)"
+    done
+  done
+fi
+
+if [[ "${FIELDFT_GPU_BENCH:-1}" == 1 && -x build/cuda/bench/op/fieldft_bench_sense_normal ]]; then
+  build/cuda/bench/op/fieldft_bench_sense_normal >"$out/bench_sense_normal.txt" 2>&1
+  note "bench_sense_normal: exit $?"
+  cat "$out/bench_sense_normal.txt"
+fi
+
+printf '\n%s\n' "${summary[@]}"

@@ -1,0 +1,61 @@
+// The field-corrected DFT behind fieldft::mri::Dft / DftR2, below the backends: validated,
+// precomputed problem data (DftSetup, shared by both backends) and the interface each backend
+// implements (DftEngine). The backends build engines (src/cpu/dft_cpu.hpp,
+// src/cuda/dft_engine.hpp); src/mri/dft.cpp validates the input, fills the setup and picks one.
+#pragma once
+
+#include <array>
+#include <complex>
+#include <cstdint>
+#include <vector>
+
+#include "fieldft/detail/dft_math.hpp"
+
+namespace fieldft::core {
+
+// Everything in double: each backend rounds what it needs to its precision. Tiles follow
+// fieldft::detail::dft::tile_shape; tile b = bx + ntiles_x·(by + ntiles_y·bz).
+struct DftSetup {
+  int dim = 0;
+  std::array<std::int64_t, 3> n{1, 1, 1};       // grid
+  fieldft::detail::dft::TileShape tile{1, 1, 1};
+  std::array<std::int64_t, 3> ntiles{1, 1, 1};  // tiles per axis
+  std::int64_t num_voxels = 0, num_samples = 0, num_tiles = 0, images = 1;
+  bool r2 = false;
+  std::array<std::vector<double>, 3> u;  // k_d / N_d per sample (zeros for an unused axis)
+  std::vector<double> t;                 // readout time per sample (s)
+  std::vector<double> fref;              // reference frequency per tile (Hz)
+  std::vector<double> fprime;            // per voxel: Δω/2π − fref of its tile (Hz)
+  std::array<std::vector<double>, 3> g;  // R2: gradient per voxel (Hz/voxel), zeros if unused
+
+  // First voxel index (per axis) of tile b.
+  std::array<std::int64_t, 3> tile_origin(std::int64_t b) const {
+    const std::int64_t bx = b % ntiles[0];
+    const std::int64_t by = (b / ntiles[0]) % ntiles[1];
+    const std::int64_t bz = b / (ntiles[0] * ntiles[1]);
+    return {bx * tile.x, by * tile.y, bz * tile.z};
+  }
+  // Tile b's centre minus ⌊N_d/2⌋, per axis: the cs_d of fieldft::detail::dft::tile_base.
+  std::array<double, 3> tile_centre_offset(std::int64_t b) const {
+    const auto o = tile_origin(b);
+    const int ts[3] = {tile.x, tile.y, tile.z};
+    std::array<double, 3> c{};
+    for (int d = 0; d < 3; ++d) c[d] = static_cast<double>(o[d] + ts[d] / 2 - n[d] / 2);
+    return c;
+  }
+};
+
+// One backend's transform of a DftSetup. Calls on a device engine with device pointers enqueue
+// their work on the engine's stream and return; with host pointers they stage the data through
+// device memory and return when the result is on the host.
+template <class T>
+class DftEngine {
+ public:
+  using Complex = std::complex<T>;
+  virtual ~DftEngine() = default;
+  // Pointers on the host or (device_pointers) on the engine's device; images stacked.
+  virtual void forward(const Complex* image, Complex* samples, bool device_pointers) = 0;
+  virtual void adjoint(const Complex* samples, Complex* image, bool device_pointers) = 0;
+};
+
+}  // namespace fieldft::core

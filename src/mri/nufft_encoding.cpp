@@ -1,0 +1,126 @@
+// fieldft::mri::NufftEncoding: the encoding model without a field map through two NUFFT plans.
+//
+// Forward s_j = Σ_v m_v exp(−2πi k_j·r_v) with r_d = (i_d − ⌊N_d/2⌋)/N_d is a type 2 transform
+// with isign −1 at x_d = 2π k_d / N_d: the mode index of voxel i_d is k = i_d − ⌊N_d/2⌋ in
+// increasing order (modeord 0), and k·x_d = 2π k_d r_d. The adjoint is the type 1 transform
+// with isign +1 at the same points. Both plans are made, and their points set, once.
+#include <cmath>
+#include <numbers>
+#include <string>
+#include <vector>
+
+#include "fieldft/error.hpp"
+#include "fieldft/mri/encoding.hpp"
+
+namespace fieldft::mri {
+
+namespace {
+
+template <class T>
+const Encoding<T>& checked_encoding(const std::shared_ptr<const Encoding<T>>& e) {
+  require(e != nullptr, ErrorCode::kInvalidArgument, "NufftEncoding: the encoding is null");
+  require(!e->has_field(), ErrorCode::kInvalidArgument,
+          "NufftEncoding: the encoding has a field map, which a NUFFT alone cannot model; use DftEncoding "
+          "(the exact field-corrected DFT) or time segmentation (issue 23), or an encoding without a field map");
+  return *e;
+}
+
+op::Shape initial_batch_shape(std::int64_t batch, const char* who) {
+  require(batch >= 1, ErrorCode::kInvalidArgument,
+          std::string(who) + ": options.batch is " + std::to_string(batch) + ", expected >= 1");
+  return batch > 1 ? op::Shape{batch} : op::Shape{};
+}
+
+op::Shape joined(op::Shape a, const op::Shape& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+}  // namespace
+
+template <class T>
+NufftEncoding<T>::NufftEncoding(std::shared_ptr<const Encoding<T>> encoding, Context context,
+                                NufftEncodingOptions options)
+    : NufftEncoding(std::move(encoding), std::move(context), options,
+                    initial_batch_shape(options.batch, "NufftEncoding")) {}
+
+template <class T>
+NufftEncoding<T>::NufftEncoding(std::shared_ptr<const Encoding<T>> encoding, Context context,
+                                NufftEncodingOptions options, op::Shape batch_shape)
+    : op::LinearOperator<T>(joined(checked_encoding(encoding).image_shape(), batch_shape),
+                            joined(checked_encoding(encoding).sample_shape(), batch_shape), std::move(context)),
+      encoding_(std::move(encoding)),
+      options_(std::move(options)),
+      batch_shape_(std::move(batch_shape)) {
+  const Encoding<T>& e = *encoding_;
+  const int dim = e.dim();
+  const std::span<const std::int64_t> modes(e.grid().data(), static_cast<std::size_t>(dim));
+  nufft::Options o = options_.nufft;
+  o.modeord = 0;  // the image is in increasing order: mode k of voxel i is i − ⌊N/2⌋
+  forward_ = std::make_unique<nufft::Plan<T>>(2, modes, -1, options_.batch, options_.eps, this->context(), o);
+  adjoint_ = std::make_unique<nufft::Plan<T>>(1, modes, +1, options_.batch, options_.eps, this->context(), o);
+
+  // Points x_d = 2π k_d / N_d in radians, in [−π, π] for k in range; computed in double.
+  const std::int64_t m = e.num_samples();
+  std::vector<T> x[3];
+  const T* p[3] = {nullptr, nullptr, nullptr};
+  for (int d = 0; d < dim; ++d) {
+    const auto k = e.k(d);
+    const double scale = 2 * std::numbers::pi / static_cast<double>(e.grid()[d]);
+    x[d].resize(static_cast<std::size_t>(m));
+    for (std::int64_t j = 0; j < m; ++j) x[d][j] = static_cast<T>(scale * static_cast<double>(k[j]));
+    p[d] = x[d].data();
+  }
+  // Host pointers: each plan copies (on a device: uploads) and sorts them once, here.
+  forward_->set_points(m, p[0], p[1], p[2]);
+  adjoint_->set_points(m, p[0], p[1], p[2]);
+}
+
+template <class T>
+NufftEncoding<T>::~NufftEncoding() = default;
+
+template <class T>
+std::string NufftEncoding<T>::name() const {
+  std::string s = "NufftEncoding(" + op::shape_string(encoding_->image_shape()) + " -> " +
+                  std::to_string(encoding_->num_samples());
+  if (options_.batch > 1) s += ", batch " + std::to_string(options_.batch);
+  return s + ")";
+}
+
+template <class T>
+void NufftEncoding<T>::apply(const Complex* x, Complex* y) {
+  forward_->execute(x, y);
+}
+
+template <class T>
+void NufftEncoding<T>::apply_adjoint(const Complex* y, Complex* x) {
+  adjoint_->execute(y, x);
+}
+
+template <class T>
+typename op::LinearOperator<T>::Ptr NufftEncoding<T>::batched(std::int64_t k) const {
+  require(k >= 1, ErrorCode::kInvalidArgument, name() + ".batched(" + std::to_string(k) + "): expected k >= 1");
+  std::int64_t batch = 0;
+  require(!__builtin_mul_overflow(options_.batch, k, &batch), ErrorCode::kTooLarge,
+          name() + ".batched(" + std::to_string(k) + "): the batch overflows 64 bits");
+  NufftEncodingOptions o = options_;
+  o.batch = batch;
+  op::Shape shape = batch_shape_;
+  shape.push_back(k);
+  return std::shared_ptr<NufftEncoding<T>>(new NufftEncoding<T>(encoding_, this->context(), o, std::move(shape)));
+}
+
+template <class T>
+const nufft::PlanInfo& NufftEncoding<T>::forward_info() const {
+  return forward_->info();
+}
+
+template <class T>
+const nufft::PlanInfo& NufftEncoding<T>::adjoint_info() const {
+  return adjoint_->info();
+}
+
+template class NufftEncoding<float>;
+template class NufftEncoding<double>;
+
+}  // namespace fieldft::mri
