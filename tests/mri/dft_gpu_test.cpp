@@ -148,6 +148,11 @@ TEST_F(DftGpu, DevicePointersAndOperatorInterface) {
   const auto p = make_dft_problem<float>({16, 16, 8}, 3000, 1004);
   cudaStream_t user = nullptr;
   ASSERT_EQ(cudaStreamCreate(&user), cudaSuccess);
+  // A borrowed stream must outlive every operator on it (context.hpp): destroy it last.
+  struct StreamOwner {
+    cudaStream_t s;
+    ~StreamOwner() { cudaStreamDestroy(s); }
+  } owner{user};
   mri::DftOptions o = dft_options();
   o.stream = user;  // the operator runs on the caller's stream
   auto a = std::make_shared<mri::Dft<float>>(p.grid, std::span<const float>(p.kx), std::span<const float>(p.ky),
@@ -181,7 +186,6 @@ TEST_F(DftGpu, DevicePointersAndOperatorInterface) {
   for (auto& v : want) v *= alpha;
   // One complex multiplication more than the reference: float rounding.
   EXPECT_LT(rel_error(dy.host(), widen(want)), 1e-6);
-  cudaStreamDestroy(user);
 }
 
 }  // namespace

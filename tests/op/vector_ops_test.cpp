@@ -656,7 +656,15 @@ void check_stream_order(const Context& ctx) {
   if (devices > 1) cuda_ok(cudaSetDevice(devices - 1), "cudaSetDevice");  // ops must restore it
   cuda_ok(cudaGetDevice(&before), "cudaGetDevice");
 
-  VectorOps<T> ops(ctx);  // the workspace is allocated by the first reduction, below the gate
+  VectorOps<T> ops(ctx);
+  // One pass first: CUDA loads modules lazily (the default since 12.2) and the first launch of a
+  // kernel may wait for the whole context, a once-per-process cost of the runtime; the reduction
+  // workspace is allocated here too. Stream order is a property of the steady state.
+  ops.dot_to(n, x.get(), y.get(), alpha.get());
+  ops.norm2_to(n, x.get(), nrm.get());
+  ops.axpby(n, alpha.get(), x.get(), b.get(), y.get());
+  ops.mul(n, x.get(), x.get(), x.get());
+  y.write(yh);  // synchronises; x is uploaded again below the gate
   Gate gate;
   {
     Opener opener{gate};
