@@ -33,9 +33,10 @@ class AtomicFile {
     // Hidden, and unique per process and attempt: two writers never share a temporary file.
     static int counter = 0;
     for (int attempt = 0; attempt < 100; ++attempt) {
-      tmp_ =
-          (dir / ("." + p.filename().string() + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++)))
-              .string();
+      std::string name = ".";  // appended piecewise: GCC 12 misreads "." + string as overlapping
+      name += p.filename().string();
+      name += ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+      tmp_ = (dir / name).string();
       fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
       if (fd_ >= 0 || errno != EEXIST) break;
     }
