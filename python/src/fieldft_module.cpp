@@ -33,6 +33,7 @@
 #include "fieldft/mri/dft.hpp"
 #include "fieldft/nufft.hpp"
 #include "fieldft/runtime.hpp"
+#include "gil.hpp"
 
 #if FIELDFT_HAVE_CUDA
 #include <cuda_runtime.h>
@@ -125,23 +126,6 @@ void register_errors(nb::module_& m) {
   });
 }
 
-// ---------------------------------------------------------------------------------------------
-// Runs f with the GIL released. An exception thrown by f is carried over the re-acquisition of
-// the GIL and rethrown with the GIL held, so that translation into a Python exception always
-// starts from a thread that holds the interpreter (and no exception unwinds through the guard).
-template <class F>
-void without_gil(F&& f) {
-  std::exception_ptr error;
-  {
-    nb::gil_scoped_release release;
-    try {
-      f();
-    } catch (...) {
-      error = std::current_exception();
-    }
-  }
-  if (error) std::rethrow_exception(error);
-}
 
 // ---------------------------------------------------------------------------------------------
 // CUDA helpers used by the Python layer to order fieldft's stream against a framework's stream.

@@ -39,6 +39,7 @@
 #include "fieldft/nufft.hpp"
 #include "fieldft/op/combinators.hpp"
 #include "fieldft/op/linear_operator.hpp"
+#include "gil.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -46,21 +47,6 @@ using namespace nb::literals;
 namespace fieldft::python {
 namespace {
 
-// Runs f with the GIL released; an exception is rethrown with the GIL held (see
-// fieldft_module.cpp's without_gil, which this file cannot reach).
-template <class F>
-void unlocked(F&& f) {
-  std::exception_ptr error;
-  {
-    nb::gil_scoped_release release;
-    try {
-      f();
-    } catch (...) {
-      error = std::current_exception();
-    }
-  }
-  if (error) std::rethrow_exception(error);
-}
 
 std::mutex& call_mutex() {
   static std::mutex m;
@@ -98,7 +84,7 @@ class PyOperator {
     run([&] { op_->apply_normal(in(x), out(z)); });
   }
   void synchronize() const {
-    unlocked([&] { op_->context().synchronize(); });
+    without_gil([&] { op_->context().synchronize(); });
   }
 
   std::vector<std::int64_t> domain_shape() const { return {op_->domain_shape().begin(), op_->domain_shape().end()}; }
@@ -118,7 +104,7 @@ class PyOperator {
   static Complex* out(std::uintptr_t p) { return reinterpret_cast<Complex*>(p); }
   template <class F>
   void run(F&& f) {
-    unlocked([&] {
+    without_gil([&] {
       std::lock_guard lock(call_mutex());
       f();
     });
@@ -155,7 +141,7 @@ std::span<const std::complex<T>> host_values(std::uintptr_t p, std::int64_t n) {
 template <class T, class F>
 Op<T> make(std::vector<nb::object> owners, F&& f) {
   op::OperatorPtr<T> result;
-  unlocked([&] {
+  without_gil([&] {
     std::lock_guard lock(call_mutex());  // combinators read their operands' state
     result = f();
   });
@@ -197,7 +183,7 @@ void bind_encoding(nb::module_& mod, const char* name) {
               std::uintptr_t kz, std::uintptr_t times, std::int64_t ntimes, std::uintptr_t field,
               std::int64_t nfield, std::uintptr_t shots, std::int64_t nshots) {
              std::shared_ptr<const mri::Encoding<T>> e;
-             unlocked([&] {
+             without_gil([&] {
                const std::span<const std::int32_t> s{reinterpret_cast<const std::int32_t*>(shots),
                                                      static_cast<std::size_t>(nshots)};
                e = std::make_shared<const mri::Encoding<T>>(

@@ -5,6 +5,7 @@
 #include "fieldft/error.hpp"
 #include "fieldft/mri/dft.hpp"
 #include "fieldft/mri/encoding.hpp"
+#include "mri/encoding_shapes.hpp"
 
 namespace fieldft::mri {
 
@@ -17,17 +18,8 @@ const Encoding<T>& checked_encoding(const std::shared_ptr<const Encoding<T>>& e,
   return *e;
 }
 
-op::Shape initial_batch_shape(std::int64_t batch, bool r2) {
-  require(batch >= 1, ErrorCode::kInvalidArgument,
-          std::string(r2 ? "DftR2Encoding" : "DftEncoding") + ": options.batch is " + std::to_string(batch) +
-              ", expected >= 1");
-  return batch > 1 ? op::Shape{batch} : op::Shape{};
-}
-
-op::Shape joined(op::Shape a, const op::Shape& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
-}
+using detail::initial_batch_shape;
+using detail::joined;
 
 }  // namespace
 
@@ -43,7 +35,7 @@ DftEncoding<T>::DftEncoding(std::shared_ptr<const Encoding<T>> encoding, Context
 template <class T>
 DftEncoding<T>::DftEncoding(std::shared_ptr<const Encoding<T>> encoding, Context context, DftEncodingOptions options,
                             bool r2)
-    : DftEncoding(std::move(encoding), std::move(context), options, r2, initial_batch_shape(options.batch, r2)) {}
+    : DftEncoding(std::move(encoding), std::move(context), options, r2, initial_batch_shape(options.batch, r2 ? "DftR2Encoding" : "DftEncoding")) {}
 
 template <class T>
 DftEncoding<T>::DftEncoding(std::shared_ptr<const Encoding<T>> encoding, Context context, DftEncodingOptions options,

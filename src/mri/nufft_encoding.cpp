@@ -11,6 +11,7 @@
 
 #include "fieldft/error.hpp"
 #include "fieldft/mri/encoding.hpp"
+#include "mri/encoding_shapes.hpp"
 
 namespace fieldft::mri {
 
@@ -25,16 +26,8 @@ const Encoding<T>& checked_encoding(const std::shared_ptr<const Encoding<T>>& e)
   return *e;
 }
 
-op::Shape initial_batch_shape(std::int64_t batch, const char* who) {
-  require(batch >= 1, ErrorCode::kInvalidArgument,
-          std::string(who) + ": options.batch is " + std::to_string(batch) + ", expected >= 1");
-  return batch > 1 ? op::Shape{batch} : op::Shape{};
-}
-
-op::Shape joined(op::Shape a, const op::Shape& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
-}
+using detail::initial_batch_shape;
+using detail::joined;
 
 }  // namespace
 
