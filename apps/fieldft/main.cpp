@@ -16,7 +16,7 @@ std::string exit_codes_text() {
       "Exit status: 0 success; 1 unexpected internal error; 2 malformed command line;\n"
       "10 + code for a library error:";
   for (int c = static_cast<int>(ErrorCode::kInvalidArgument);
-       c <= static_cast<int>(ErrorCode::kInternal); ++c)
+       c <= static_cast<int>(ErrorCode::kContextMismatch); ++c)
     s += (c > 1 ? ", " : " ") + std::to_string(fieldft::cli::kExitLibraryBase + c) + " " +
          fieldft::error_code_name(static_cast<ErrorCode>(c));
   return s + ".";

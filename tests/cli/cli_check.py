@@ -9,7 +9,7 @@ modes:
   help                         --help of the tool and every subcommand documents each option
   accuracy FACTOR -- ARGS      `nufft ARGS --check --json`: rel_error < FACTOR * eps
   text -- ARGS                 `nufft ARGS --check` (text) reports an accuracy line
-  fails CODE TEXT... -- ARGS   `ARGS` exits with CODE ("lib" = any library error, 11..21),
+  fails CODE TEXT... -- ARGS   `ARGS` exits with CODE ("lib" = any library error, 11..22),
                                prints "fieldft: error:" and each TEXT (case-insensitive) on stderr
   demo FACTOR NRMSE -- ARGS    `demo ARGS --json --out F`: NUFFT errors < FACTOR * eps,
                                reconstruction NRMSE < NRMSE, F is a valid PGM
@@ -31,7 +31,7 @@ import sys
 import tempfile
 import zlib
 
-LIBRARY_EXIT_CODES = range(11, 22)  # 10 + fieldft::ErrorCode (kInvalidArgument .. kInternal)
+LIBRARY_EXIT_CODES = range(11, 23)  # 10 + fieldft::ErrorCode (kInvalidArgument .. kContextMismatch)
 
 
 def fail(msg):
