@@ -1,0 +1,102 @@
+// fieldft::solve::cg — conjugate gradients on the (weighted, Tikhonov-regularised) normal
+// equations (DESIGN.md §1, solve layer: sees only op::LinearOperator and op::VectorOps).
+//
+// cg(A, y, x, W, options) minimises, over images x (A's domain),
+//     f(x) = ‖W^{1/2} (A x − y)‖² + λ ‖x‖²
+// by solving its normal equations
+//     (Aᴴ W A + λ I) x = Aᴴ W y
+// with conjugate gradients. W is diagonal with real entries w_j >= 0 (k-space weights, e.g. a
+// density compensation or noise whitening), given as a vector of A.codomain_size() complex values
+// whose imaginary parts are 0, or nullptr for W = I. With W = I the normal operator is
+// A.apply_normal (so a fast normal operator, e.g. Toeplitz, is used); with weights it is
+// A.apply, then w ∘ ·, then A.apply_adjoint.
+//
+// cg_normal(N, b, x, options) solves (N + λ I) x = b for a square operator N that is Hermitian
+// and positive semi-definite (positive definite when λ = 0), applying N with N.apply. cg() is
+// cg_normal on N = AᴴWA and b = AᴴWy.
+//
+// Iteration (Hestenes & Stiefel 1952; the notation of Shewchuk, "An Introduction to the
+// Conjugate Gradient Method Without the Agonizing Pain", 1994, §B2), with M = N + λI:
+//     r = b − M x,  p = r,  ρ = rᴴr
+//     repeat:  q = M p;  α = ρ / pᴴq;  x += α p;  r −= α q;  ρ' = rᴴr;  β = ρ'/ρ;  p = r + β p
+// The iterates decrease f monotonically (they minimise the M-norm of the error over growing Krylov
+// spaces). A step whose denominator is exactly 0 (a converged problem) is 0, never NaN.
+//
+// Memory and stream order: y, x, W (and b) are vectors in the operator's context (host pointers,
+// or device pointers of its CUDA device). Workspace (b, r, p, q, the scalars, and one codomain
+// vector with weights) is allocated once per call, before the loop; the scalars ρ, α, β stay in
+// context memory (VectorOps::dot_to / ratio / axpy / xpay), so on a device an iteration enqueues
+// its work and never waits for it. The ONLY host synchronisation is the residual ‖r‖ brought back
+// once per iteration (and once for ‖r0‖ before the loop) when options.tolerance > 0 or a callback
+// is set. With tolerance 0 and no callback, cg() on a device enqueues all iterations and returns
+// without waiting: x is ready once the context's stream reaches the end (context().synchronize()),
+// and the result's residual is NaN (not computed).
+//
+// Validation (fieldft::Error):
+//   max_iterations <= 0, lambda < 0 or NaN/Inf, tolerance < 0 or NaN → kInvalidArgument;
+//   y, x or b null → kInvalidArgument; weights of the wrong context size are the caller's duty;
+//   N not square (cg_normal) → kShapeMismatch;
+//   on the HOST: y, b or the initial x with NaN/Inf → kNonFinite; a weight that is NaN/Inf,
+//   negative or has a nonzero imaginary part → kInvalidArgument (it names the index).
+//   On a DEVICE the values of y, b, x and W are not inspected (that would synchronise the stream):
+//   non-finite values show up as a non-finite residual, which throws kNonFinite when the residual
+//   is brought back (tolerance > 0 or a callback), and as NaN in x otherwise; negative weights
+//   make the problem indefinite and are not detected there.
+#pragma once
+
+#include <complex>
+#include <functional>
+
+#include "fieldft/op/linear_operator.hpp"
+
+namespace fieldft::solve {
+
+// One report per iteration, after its update of x.
+struct CgReport {
+  int iteration = 0;     // 1, 2, … (the number of updates of x so far)
+  double residual = 0;   // ‖r‖ / ‖r0‖, r = b − (N + λI) x of the normal equations
+  double seconds = 0;    // wall time since cg() was called (host clock; includes the sync)
+};
+
+struct CgOptions {
+  int max_iterations = 30;  // >= 1
+  // Stop once ‖r‖/‖r0‖ <= tolerance (>= 0). 0: run all max_iterations (no host round trip).
+  double tolerance = 0;
+  double lambda = 0;        // Tikhonov weight λ >= 0
+  // Called after every iteration (forces one residual norm per iteration onto the host); return
+  // false to stop.
+  std::function<bool(const CgReport&)> callback;
+};
+
+struct CgResult {
+  int iterations = 0;     // updates of x done (0 when r0 = 0)
+  double residual = 0;    // final ‖r‖/‖r0‖; NaN when not computed (tolerance 0, no callback)
+  bool converged = false; // residual <= tolerance (or r0 = 0); false when not computed
+  bool stopped = false;   // the callback returned false
+  double seconds = 0;     // host wall time of the call (on a device without residuals: enqueueing)
+};
+
+// Minimises ‖W^{1/2}(A x − y)‖² + λ‖x‖² (see above). x: the initial guess in, the solution out
+// (A.domain_size() values); y and weights (or nullptr): A.codomain_size() values.
+template <class T>
+CgResult cg(op::LinearOperator<T>& a, const std::complex<T>* y, std::complex<T>* x,
+            const std::complex<T>* weights, const CgOptions& options);
+
+// Solves (N + λI) x = b for a Hermitian positive (semi-)definite square N (see above).
+template <class T>
+CgResult cg_normal(op::LinearOperator<T>& n, const std::complex<T>* b, std::complex<T>* x,
+                   const CgOptions& options);
+
+extern template CgResult cg<float>(op::LinearOperator<float>&, const std::complex<float>*,
+                                   std::complex<float>*, const std::complex<float>*,
+                                   const CgOptions&);
+extern template CgResult cg<double>(op::LinearOperator<double>&, const std::complex<double>*,
+                                    std::complex<double>*, const std::complex<double>*,
+                                    const CgOptions&);
+extern template CgResult cg_normal<float>(op::LinearOperator<float>&, const std::complex<float>*,
+                                          std::complex<float>*, const CgOptions&);
+extern template CgResult cg_normal<double>(op::LinearOperator<double>&,
+                                           const std::complex<double>*, std::complex<double>*,
+                                           const CgOptions&);
+
+}  // namespace fieldft::solve
