@@ -16,6 +16,7 @@
 
 #include "fieldft/context.hpp"
 #include "support/battery.hpp"
+#include "support/context_vector.hpp"
 
 #if FIELDFT_TEST_BACKEND == 2
 #include <cuda_runtime.h>
@@ -131,84 +132,6 @@ double tol() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Vectors at the test context.
-
-// One place for a whole test run: on a device every Context::cuda(0) is a new stream, and
-// operators combined into one must share theirs. Leaked on purpose, so that the stream is not
-// destroyed after the CUDA runtime has shut down at exit.
-Context test_context() {
-  if (kBackend != Backend::kCuda) return Context::host();
-  static const Context* device = new Context(Context::cuda(0));
-  return *device;
-}
-
-template <class T>
-class Vec {
- public:
-  using Complex = std::complex<T>;
-  Vec(Context c, std::int64_t n) : c_(std::move(c)), n_(n) {
-    if (c_.is_host()) {
-      host_.resize(static_cast<std::size_t>(std::max<std::int64_t>(n, 1)));
-      return;
-    }
-#if FIELDFT_TEST_BACKEND == 2
-    void* p = nullptr;
-    if (cudaMalloc(&p, static_cast<std::size_t>(std::max<std::int64_t>(n, 1)) * sizeof(Complex)) != cudaSuccess)
-      throw std::runtime_error("cudaMalloc failed in a test");
-    dev_ = static_cast<Complex*>(p);
-#else
-    throw std::runtime_error("device vectors need the CUDA test executable");
-#endif
-  }
-  ~Vec() {
-#if FIELDFT_TEST_BACKEND == 2
-    if (dev_) cudaFree(dev_);
-#endif
-  }
-  Vec(const Vec&) = delete;
-  Vec& operator=(const Vec&) = delete;
-
-  Complex* get() { return c_.is_host() ? host_.data() : dev_; }
-  std::int64_t size() const { return n_; }
-  void set(const std::vector<Complex>& v) { write(c_, v, get()); }
-  std::vector<Complex> read() { return read_at(c_, get(), n_); }
-
-  // Stream-ordered copies between the host and context memory (the test's only staging).
-  static void write(const Context& c, const std::vector<Complex>& v, Complex* p) {
-    if (c.is_host()) {
-      std::copy(v.begin(), v.end(), p);
-      return;
-    }
-#if FIELDFT_TEST_BACKEND == 2
-    // Pageable source: staged before the call returns, ordered on the context's stream.
-    if (cudaMemcpyAsync(p, v.data(), v.size() * sizeof(Complex), cudaMemcpyHostToDevice,
-                        static_cast<cudaStream_t>(c.stream())) != cudaSuccess)
-      throw std::runtime_error("cudaMemcpyAsync failed in a test");
-#endif
-  }
-  static std::vector<Complex> read_at(const Context& c, const Complex* p, std::int64_t n) {
-    std::vector<Complex> v(static_cast<std::size_t>(n));
-    if (c.is_host()) {
-      std::copy(p, p + n, v.begin());
-      return v;
-    }
-#if FIELDFT_TEST_BACKEND == 2
-    if (cudaMemcpyAsync(v.data(), p, v.size() * sizeof(Complex), cudaMemcpyDeviceToHost,
-                        static_cast<cudaStream_t>(c.stream())) != cudaSuccess)
-      throw std::runtime_error("cudaMemcpyAsync failed in a test");
-    c.synchronize();
-#endif
-    return v;
-  }
-
- private:
-  Context c_;
-  std::int64_t n_;
-  std::vector<Complex> host_;
-  Complex* dev_ = nullptr;
-};
-
-// ---------------------------------------------------------------------------------------------
 // A dense test operator: y = M x per stacked copy, computed on the host. Optionally with a batched
 // form and with its own apply_normal (MᴴM directly), counting calls so that tests can prove which
 // path a combinator took.
@@ -261,7 +184,7 @@ class Dense final : public op::LinearOperator<T> {
 
  private:
   void run(const Mat& m, const Complex* in, Complex* out, std::int64_t nin, std::int64_t nout) {
-    const auto x = Vec<T>::read_at(this->context(), in, nin);
+    const auto x = ContextVector<T>::read_from(this->context(), in, nin);
     std::vector<Complex> y(static_cast<std::size_t>(nout));
     const std::int64_t cin = m.cols, cout = m.rows;
     for (std::int64_t b = 0; b < copies_; ++b)
@@ -270,7 +193,7 @@ class Dense final : public op::LinearOperator<T> {
         for (std::int64_t j = 0; j < cin; ++j) s += m(i, j) * cdouble(x[static_cast<std::size_t>(b * cin + j)]);
         y[static_cast<std::size_t>(b * cout + i)] = Complex(s);
       }
-    Vec<T>::write(this->context(), y, out);
+    ContextVector<T>::write_to(this->context(), y, out);
   }
 
   std::string label_;
@@ -304,16 +227,16 @@ template <class T>
 Mat dense_of(op::LinearOperator<T>& a, Which w) {
   const std::int64_t nin = w == Which::kAdjoint ? a.codomain_size() : a.domain_size();
   const std::int64_t nout = w == Which::kApply ? a.codomain_size() : a.domain_size();
-  Vec<T> in(a.context(), nin), out(a.context(), nout);
+  ContextVector<T> in(a.context(), nin), out(a.context(), nout);
   Mat m(nout, nin);
   for (std::int64_t j = 0; j < nin; ++j) {
     std::vector<std::complex<T>> e(static_cast<std::size_t>(nin));
     e[static_cast<std::size_t>(j)] = 1;
-    in.set(e);
+    in.upload(e);
     if (w == Which::kApply) a.apply(in.get(), out.get());
     if (w == Which::kAdjoint) a.apply_adjoint(in.get(), out.get());
     if (w == Which::kNormal) a.apply_normal(in.get(), out.get());
-    const auto col = out.read();
+    const auto col = out.download();
     for (std::int64_t i = 0; i < nout; ++i) m(i, j) = cdouble(col[static_cast<std::size_t>(i)]);
   }
   return m;
@@ -364,11 +287,11 @@ TYPED_TEST(Combinators, ComposeForwardsTheNormal) {
   auto a = leaf<T>("A", {3, 2}, {7}, 3, {.fast_normal = true});
   auto b = leaf<T>("B", {4}, {3, 2}, 4);
   auto ab = op::compose<T>(a.op, b.op);
-  Vec<T> x(ab->context(), 4), z(ab->context(), 4);
-  x.set(random_vec<T>(4, 5));
+  ContextVector<T> x(ab->context(), 4), z(ab->context(), 4);
+  x.upload(random_vec<T>(4, 5));
   const Counts before = *a.counts;
   ab->apply_normal(x.get(), z.get());
-  (void)z.read();
+  (void)z.download();
   EXPECT_EQ(a.counts->normal, before.normal + 1);  // Bᴴ(AᴴA)B with A's own normal
   EXPECT_EQ(a.counts->apply, before.apply);        // never A then Aᴴ
   EXPECT_EQ(a.counts->adjoint, before.adjoint);
@@ -498,8 +421,8 @@ TYPED_TEST(Combinators, BatchThroughTheBatchedForm) {
   EXPECT_EQ(b->domain_shape(), (Shape{3, 4}));
   EXPECT_EQ(b->codomain_shape(), (Shape{2, 4}));
   const int applies = a.counts->apply;
-  Vec<T> x(b->context(), 12), y(b->context(), 8);
-  x.set(random_vec<T>(12, 22));
+  ContextVector<T> x(b->context(), 12), y(b->context(), 8);
+  x.upload(random_vec<T>(12, 22));
   b->apply(x.get(), y.get());
   EXPECT_EQ(a.counts->apply, applies + 1);  // one call for all four copies
   expect_operator(*b, block_diag(a.m, 4));
@@ -652,8 +575,8 @@ TYPED_TEST(Combinators, DeviceApplyReturnsBeforeTheWork) {
   auto stacked = op::batch<T>(chain, 2);
   auto expand = op::diag_expand<T>(random_vec<T>(2 * n, 45), {n}, 2, c);
   auto both = op::vstack<T>({dg, dg});
-  Vec<T> x(c, 2 * n), y(c, 2 * n), z(c, 2 * n);
-  x.set(random_vec<T>(2 * n, 46));
+  ContextVector<T> x(c, 2 * n), y(c, 2 * n), z(c, 2 * n);
+  x.upload(random_vec<T>(2 * n, 46));
   // One pass first: CUDA loads modules lazily (CUDA_MODULE_LOADING=LAZY, the default since 12.2),
   // and the first launch of a kernel may wait for the whole context -- a once-per-process cost of
   // the runtime, not a synchronisation of fieldft's. The scratch memory is allocated here too.
@@ -689,7 +612,7 @@ TYPED_TEST(Combinators, DeviceApplyReturnsBeforeTheWork) {
   c.synchronize();
   EXPECT_TRUE(returned_first) << "an apply path waited for the stream";
   // And the work, once done, is right: the last call left z = 2|d|² ∘ x.
-  const auto xs = x.read(), zs = z.read();
+  const auto xs = x.download(), zs = z.download();
   double err = 0;
   for (std::int64_t i = 0; i < n; ++i) {
     const auto k = static_cast<std::size_t>(i);

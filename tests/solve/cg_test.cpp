@@ -22,6 +22,7 @@
 #include "fieldft/mri/encoding.hpp"
 #include "fieldft/op/combinators.hpp"
 #include "support/battery.hpp"
+#include "support/context_vector.hpp"
 
 #if FIELDFT_TEST_BACKEND == 2
 #include <cuda_runtime.h>
@@ -149,81 +150,6 @@ constexpr double unit_roundoff() {
   return std::is_same_v<T, float> ? 0x1p-24 : 0x1p-53;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Vectors at the test context.
-
-// One place for the whole run (leaked on purpose: the stream must outlive the CUDA runtime's
-// users at exit).
-Context test_context() {
-  if (kBackend != Backend::kCuda) return Context::host();
-  static const Context* device = new Context(Context::cuda(0));
-  return *device;
-}
-
-template <class T>
-class Vec {
- public:
-  using Complex = std::complex<T>;
-  Vec(Context c, std::int64_t n) : c_(std::move(c)), n_(n) {
-    if (c_.is_host()) {
-      host_.resize(static_cast<std::size_t>(std::max<std::int64_t>(n, 1)));
-      return;
-    }
-#if FIELDFT_TEST_BACKEND == 2
-    void* p = nullptr;
-    if (cudaMalloc(&p, static_cast<std::size_t>(std::max<std::int64_t>(n, 1)) * sizeof(Complex)) != cudaSuccess)
-      throw std::runtime_error("cudaMalloc failed in a test");
-    dev_ = static_cast<Complex*>(p);
-#else
-    throw std::runtime_error("device vectors need the CUDA test executable");
-#endif
-  }
-  ~Vec() {
-#if FIELDFT_TEST_BACKEND == 2
-    if (dev_) cudaFree(dev_);
-#endif
-  }
-  Vec(const Vec&) = delete;
-  Vec& operator=(const Vec&) = delete;
-
-  Complex* get() { return c_.is_host() ? host_.data() : dev_; }
-  void set(const std::vector<Complex>& v) { write(c_, v, get()); }
-  std::vector<Complex> read() { return read_at(c_, get(), n_); }
-
-  static void write(const Context& c, const std::vector<Complex>& v, Complex* p) {
-    if (c.is_host()) {
-      std::copy(v.begin(), v.end(), p);
-      return;
-    }
-#if FIELDFT_TEST_BACKEND == 2
-    if (cudaMemcpyAsync(p, v.data(), v.size() * sizeof(Complex), cudaMemcpyHostToDevice,
-                        static_cast<cudaStream_t>(c.stream())) != cudaSuccess)
-      throw std::runtime_error("cudaMemcpyAsync failed in a test");
-    c.synchronize();
-#endif
-  }
-  static std::vector<Complex> read_at(const Context& c, const Complex* p, std::int64_t n) {
-    std::vector<Complex> v(static_cast<std::size_t>(n));
-    if (c.is_host()) {
-      std::copy(p, p + n, v.begin());
-      return v;
-    }
-#if FIELDFT_TEST_BACKEND == 2
-    if (cudaMemcpyAsync(v.data(), p, v.size() * sizeof(Complex), cudaMemcpyDeviceToHost,
-                        static_cast<cudaStream_t>(c.stream())) != cudaSuccess)
-      throw std::runtime_error("cudaMemcpyAsync failed in a test");
-    c.synchronize();
-#endif
-    return v;
-  }
-
- private:
-  Context c_;
-  std::int64_t n_;
-  std::vector<Complex> host_;
-  Complex* dev_ = nullptr;
-};
-
 template <class T>
 std::vector<std::complex<T>> narrow(const std::vector<cdouble>& v) {
   std::vector<std::complex<T>> r(v.size());
@@ -245,9 +171,9 @@ class Dense final : public op::LinearOperator<T> {
 
  private:
   void run(const Mat& m, const Complex* in, Complex* out) {
-    const auto x = Vec<T>::read_at(this->context(), in, m.cols);
+    const auto x = ContextVector<T>::read_from(this->context(), in, m.cols);
     std::vector<cdouble> xd(x.begin(), x.end());
-    Vec<T>::write(this->context(), narrow<T>(mul(m, xd)), out);
+    ContextVector<T>::write_to(this->context(), narrow<T>(mul(m, xd)), out);
   }
   Mat m_, mh_;
 };
@@ -282,17 +208,17 @@ std::vector<std::complex<T>> run_cg(const Problem& p, const std::vector<double>*
                                     solve::CgResult* result = nullptr) {
   const Context c = test_context();
   Dense<T> a(p.a, c);
-  Vec<T> y(c, 20), x(c, 8), wv(c, 20);
-  y.set(narrow<T>(p.y));
-  x.set(std::vector<std::complex<T>>(8));
+  ContextVector<T> y(c, 20), x(c, 8), wv(c, 20);
+  y.upload(narrow<T>(p.y));
+  x.upload(std::vector<std::complex<T>>(8));
   if (w) {
     std::vector<std::complex<T>> wc(w->size());
     for (std::size_t i = 0; i < wc.size(); ++i) wc[i] = std::complex<T>(static_cast<T>((*w)[i]));
-    wv.set(wc);
+    wv.upload(wc);
   }
   const auto r = solve::cg<T>(a, y.get(), x.get(), w ? wv.get() : nullptr, o);
   if (result) *result = r;
-  return x.read();
+  return x.download();
 }
 
 // The tolerance of a converged CG solution against the exact one: the forward error of a
@@ -341,11 +267,11 @@ TYPED_TEST(Cg, Tikhonov) {
   const Context c = test_context();
   const Mat ah = herm(p.a);
   Dense<T> n(ah * p.a, c);
-  Vec<T> b(c, 8), x(c, 8);
-  b.set(narrow<T>(mul(ah, p.y)));
-  x.set(std::vector<std::complex<T>>(8));
+  ContextVector<T> b(c, 8), x(c, 8);
+  b.upload(narrow<T>(mul(ah, p.y)));
+  x.upload(std::vector<std::complex<T>>(8));
   solve::cg_normal<T>(n, b.get(), x.get(), o);
-  EXPECT_LE(rel_diff(x.read(), want), converged_tolerance<T>(kappa));
+  EXPECT_LE(rel_diff(x.download(), want), converged_tolerance<T>(kappa));
 }
 
 // (3) Weights: (AᴴWA + λI)⁻¹AᴴWy, with and without λ; W = 1 gives the unweighted solution.
@@ -493,17 +419,17 @@ TYPED_TEST(Cg, RadialMriReconstruction) {
   mri::NufftEncodingOptions no;
   no.eps = std::is_same_v<T, float> ? 1e-5 : 1e-9;
   mri::NufftEncoding<T> nufft(enc, c, no);
-  Vec<T> image(c, nvox), y(c, m), x(c, nvox);
-  image.set(narrow<T>(truth));
+  ContextVector<T> image(c, nvox), y(c, m), x(c, nvox);
+  image.upload(narrow<T>(truth));
   dft.apply(image.get(), y.get());
 
   solve::CgOptions o;
   o.max_iterations = 30;
   o.lambda = 1e-4 * static_cast<double>(m);
   const auto recon = [&](op::LinearOperator<T>& a) {
-    x.set(std::vector<std::complex<T>>(static_cast<std::size_t>(nvox)));
+    x.upload(std::vector<std::complex<T>>(static_cast<std::size_t>(nvox)));
     solve::cg<T>(a, y.get(), x.get(), nullptr, o);
-    return x.read();
+    return x.download();
   };
   const auto with_nufft = recon(nufft);
   const auto with_dft = recon(dft);
@@ -523,10 +449,10 @@ TYPED_TEST(Cg, BadInput) {
   Problem p;
   const Context c = test_context();
   Dense<T> a(p.a, c);
-  Vec<T> y(c, 20), x(c, 8), w(c, 20);
-  y.set(narrow<T>(p.y));
-  x.set(std::vector<C>(8));
-  w.set(std::vector<C>(20, C(1)));
+  ContextVector<T> y(c, 20), x(c, 8), w(c, 20);
+  y.upload(narrow<T>(p.y));
+  x.upload(std::vector<C>(8));
+  w.upload(std::vector<C>(20, C(1)));
   const auto call = [&](solve::CgOptions o, const C* yy, C* xx, const C* ww) {
     return [&a, o, yy, xx, ww] { (void)solve::cg<T>(a, yy, xx, ww, o); };
   };
@@ -551,24 +477,24 @@ TYPED_TEST(Cg, BadInput) {
   // through the residual, which needs a tolerance or a callback.
   auto bad_y = narrow<T>(p.y);
   bad_y[5] = C(std::numeric_limits<T>::quiet_NaN());
-  Vec<T> yn(c, 20);
-  yn.set(bad_y);
+  ContextVector<T> yn(c, 20);
+  yn.upload(bad_y);
   o.tolerance = 1e-6;
   EXPECT_TRUE(throws_error(call(o, yn.get(), x.get(), nullptr), ErrorCode::kNonFinite, {"finite"}));
   std::vector<C> nan_w(20, C(1));
   nan_w[3] = C(std::numeric_limits<T>::infinity());
-  w.set(nan_w);
+  w.upload(nan_w);
   EXPECT_TRUE(throws_error(call(o, y.get(), x.get(), w.get()),
                            c.is_host() ? ErrorCode::kInvalidArgument : ErrorCode::kNonFinite, {"finite"}));
   if (c.is_host()) {
     std::vector<C> neg_w(20, C(1));
     neg_w[7] = C(-0.5);
-    w.set(neg_w);
+    w.upload(neg_w);
     EXPECT_TRUE(throws_error(call({}, y.get(), x.get(), w.get()), ErrorCode::kInvalidArgument, {"weights[7]", ">= 0"}));
     neg_w[7] = C(1, 1);
-    w.set(neg_w);
+    w.upload(neg_w);
     EXPECT_TRUE(throws_error(call({}, y.get(), x.get(), w.get()), ErrorCode::kInvalidArgument, {"weights[7]", "imaginary"}));
-    x.set(std::vector<C>(8, C(std::numeric_limits<T>::quiet_NaN())));
+    x.upload(std::vector<C>(8, C(std::numeric_limits<T>::quiet_NaN())));
     EXPECT_TRUE(throws_error(call({}, y.get(), x.get(), nullptr), ErrorCode::kNonFinite, {"initial guess"}));
   }
 }
@@ -595,13 +521,13 @@ TYPED_TEST(Cg, DeviceCallReturnsBeforeTheWork) {
   }
   auto a = op::diag<T>(d, {n}, c);
   const auto yh = random_complex<T>(n, 302);
-  Vec<T> y(c, n), x(c, n), w(c, n);
-  y.set(yh);
-  w.set(wv);
+  ContextVector<T> y(c, n), x(c, n), w(c, n);
+  y.upload(yh);
+  w.upload(wv);
   solve::CgOptions o;
   o.lambda = lambda;
   const auto both = [&] {
-    Vec<T>::write(c, std::vector<C>(static_cast<std::size_t>(n)), x.get());
+    ContextVector<T>::write_to(c, std::vector<C>(static_cast<std::size_t>(n)), x.get());
     solve::cg<T>(*a, y.get(), x.get(), nullptr, o);
     solve::cg<T>(*a, y.get(), x.get(), w.get(), o);  // warm start from the unweighted solution
   };
@@ -609,8 +535,8 @@ TYPED_TEST(Cg, DeviceCallReturnsBeforeTheWork) {
   // context -- the runtime's once-per-process cost, not a synchronisation of cg().
   both();
   c.synchronize();
-  // Stage x = 0 before holding the stream (Vec::write synchronises).
-  Vec<T>::write(c, std::vector<C>(static_cast<std::size_t>(n)), x.get());
+  // Stage x = 0 before holding the stream (upload synchronises).
+  x.upload(std::vector<C>(static_cast<std::size_t>(n)));
 
   std::atomic<bool> release{false};
   auto wait = [](void* flag) {
@@ -635,7 +561,7 @@ TYPED_TEST(Cg, DeviceCallReturnsBeforeTheWork) {
   watchdog.join();
   c.synchronize();
   EXPECT_TRUE(returned_first) << "cg() waited for the stream";
-  const auto xs = x.read();
+  const auto xs = x.download();
   std::vector<cdouble> want(static_cast<std::size_t>(n));
   for (std::size_t k = 0; k < want.size(); ++k) {
     const double wk = wv[k].real();

@@ -67,6 +67,7 @@
 #include "fieldft/op/combinators.hpp"
 #include "fieldft/op/linear_operator.hpp"
 #include "support/battery.hpp"
+#include "support/context_vector.hpp"
 
 #if FIELDFT_TEST_BACKEND == 2
 #include <cuda_runtime.h>
@@ -95,86 +96,6 @@ constexpr double default_tolerance() {
 inline Context battery_context() {
   return kBackend == Backend::kCuda ? Context::cuda(0) : Context::host();
 }
-
-// ---------------------------------------------------------------------------------------------
-// A vector of n complex values in context memory: a std::vector on the host, cudaMalloc'd
-// memory on a device. Starts filled with NaN. upload / download are synchronous for the test
-// (they synchronise the context): never call them while the context's stream is held.
-
-template <class T>
-class ContextVector {
- public:
-  using Complex = std::complex<T>;
-
-  ContextVector(Context c, std::int64_t n) : c_(std::move(c)), n_(n) {
-    const std::size_t count = static_cast<std::size_t>(std::max<std::int64_t>(n, 1));
-    if (c_.is_host()) {
-      const T nan = std::numeric_limits<T>::quiet_NaN();
-      host_.assign(count, Complex(nan, nan));
-      return;
-    }
-#if FIELDFT_TEST_BACKEND == 2
-    void* p = nullptr;
-    if (cudaMalloc(&p, count * sizeof(Complex)) != cudaSuccess)
-      throw std::runtime_error("ContextVector: cudaMalloc failed");
-    dev_ = static_cast<Complex*>(p);
-    // All-ones bits are a NaN in both precisions. On the context's stream: a plain cudaMemset
-    // runs on the legacy stream, which does not order against the non-blocking streams of
-    // Context::cuda and could land after the operator has written the vector.
-    if (cudaMemsetAsync(dev_, 0xFF, count * sizeof(Complex), static_cast<cudaStream_t>(c_.stream())) != cudaSuccess)
-      throw std::runtime_error("ContextVector: cudaMemsetAsync failed");
-#else
-    throw std::runtime_error("ContextVector: device vectors need the GPU test executable");
-#endif
-  }
-  ~ContextVector() {
-#if FIELDFT_TEST_BACKEND == 2
-    if (dev_) cudaFree(dev_);
-#endif
-  }
-  ContextVector(const ContextVector&) = delete;
-  ContextVector& operator=(const ContextVector&) = delete;
-
-  Complex* get() { return c_.is_host() ? host_.data() : dev_; }
-  const Complex* get() const { return c_.is_host() ? host_.data() : dev_; }
-  std::int64_t size() const { return n_; }
-  const Context& context() const { return c_; }
-
-  void upload(const std::vector<Complex>& v) {
-    if (static_cast<std::int64_t>(v.size()) != n_) throw std::invalid_argument("ContextVector::upload: wrong length");
-    if (c_.is_host()) {
-      std::copy(v.begin(), v.end(), host_.begin());
-      return;
-    }
-#if FIELDFT_TEST_BACKEND == 2
-    if (cudaMemcpyAsync(dev_, v.data(), v.size() * sizeof(Complex), cudaMemcpyHostToDevice,
-                        static_cast<cudaStream_t>(c_.stream())) != cudaSuccess)
-      throw std::runtime_error("ContextVector::upload: cudaMemcpyAsync failed");
-    c_.synchronize();
-#endif
-  }
-
-  std::vector<Complex> download() const {
-    std::vector<Complex> v(static_cast<std::size_t>(n_));
-    if (c_.is_host()) {
-      std::copy(host_.begin(), host_.begin() + n_, v.begin());
-      return v;
-    }
-#if FIELDFT_TEST_BACKEND == 2
-    if (cudaMemcpyAsync(v.data(), dev_, v.size() * sizeof(Complex), cudaMemcpyDeviceToHost,
-                        static_cast<cudaStream_t>(c_.stream())) != cudaSuccess)
-      throw std::runtime_error("ContextVector::download: cudaMemcpyAsync failed");
-    c_.synchronize();
-#endif
-    return v;
-  }
-
- private:
-  Context c_;
-  std::int64_t n_;
-  std::vector<Complex> host_;
-  Complex* dev_ = nullptr;
-};
 
 namespace battery_detail {
 
