@@ -3,7 +3,10 @@
 # labelled gpu (or those matching $1, a ctest -R regex), compute-sanitizer memcheck and racecheck
 # on the operator battery's GPU cases, and the operator-layer benchmark. Writes logs to
 # ${OUT:-build/gpu_check} and prints a short table last. Needs nvcc and a GPU; not used by CI.
-#   FIELDFT_GPU_BENCH=0  skips the benchmark; FIELDFT_SANITIZE=0 skips compute-sanitizer.
+#   FIELDFT_GPU_BENCH=0  skips the benchmarks; FIELDFT_SANITIZE=0 skips compute-sanitizer.
+#   FIELDFT_RECON_BENCH=1 also builds the Python module (nanobind) into build/cuda and runs the
+#   reconstruction benchmark bench/recon/r1.py against its anchors (those importable: sigpy,
+#   torchkbnufft, cufinufft on PYTHONPATH; bench/gpu_nufft/build_cufinufft.sh builds the last).
 set -uo pipefail
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo_root"
@@ -14,7 +17,11 @@ summary=()
 note() { summary+=("$1"); printf '[gpu_check] %s\n' "$1"; }
 
 start=$SECONDS
-cmake --preset cuda -DFIELDFT_NATIVE=OFF >"$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
+py_flags=()
+if [[ "${FIELDFT_RECON_BENCH:-0}" == 1 ]]; then
+  py_flags=(-DFIELDFT_PYTHON=ON "-DPython_EXECUTABLE=$(command -v python3)")
+fi
+cmake --preset cuda -DFIELDFT_NATIVE=OFF "${py_flags[@]}" >"$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
 if cmake --build --preset cuda -j "$(nproc)" >"$out/build.log" 2>&1; then
   note "build: ok in $((SECONDS - start)) s"
 else
@@ -51,6 +58,18 @@ if [[ "${FIELDFT_GPU_BENCH:-1}" == 1 && -x build/cuda/bench/op/fieldft_bench_sen
   build/cuda/bench/op/fieldft_bench_sense_normal >"$out/bench_sense_normal.txt" 2>&1
   note "bench_sense_normal: exit $?"
   cat "$out/bench_sense_normal.txt"
+fi
+
+if [[ "${FIELDFT_RECON_BENCH:-0}" == 1 ]]; then
+  # The package as pip would lay it out: python/fieldft with the module built above.
+  pkg=build/cuda/pkg/fieldft
+  mkdir -p "$pkg"
+  cp -r python/fieldft/. "$pkg/"
+  cp build/cuda/python/_core*.so "$pkg/"
+  PYTHONPATH="$repo_root/build/cuda/pkg${PYTHONPATH:+:$PYTHONPATH}" python3 bench/recon/r1.py --json "$out/r1.json" \
+    ${FIELDFT_RECON_ARGS:-} >"$out/bench_r1.txt" 2>&1
+  note "bench/recon/r1.py: exit $?"
+  cat "$out/bench_r1.txt"
 fi
 
 printf '\n%s\n' "${summary[@]}"

@@ -40,79 +40,13 @@
 #include "fieldft/op/combinators.hpp"
 #include "fieldft/op/linear_operator.hpp"
 #include "gil.hpp"
+#include "py_operator.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;
 
 namespace fieldft::python {
 namespace {
-
-
-std::mutex& call_mutex() {
-  static std::mutex m;
-  return m;
-}
-
-Context make_context(int device, std::uintptr_t stream, int nthreads) {
-  if (device < 0) return Context::host(nthreads);
-  return Context::cuda(device, reinterpret_cast<void*>(stream));
-}
-
-op::Shape to_shape(const std::vector<std::int64_t>& v) { return op::Shape(v.begin(), v.end()); }
-
-template <class T>
-class PyOperator {
- public:
-  using Complex = std::complex<T>;
-  using Ptr = op::OperatorPtr<T>;
-
-  PyOperator(Ptr op, std::vector<nb::object> owners) : owners_(std::move(owners)), op_(std::move(op)) {
-    require(op_ != nullptr, ErrorCode::kInternal, "null operator reached the Python layer");
-  }
-
-  const Ptr& ptr() const { return op_; }
-  const std::vector<nb::object>& owners() const { return owners_; }
-
-  // x, y: pointers to domain_size() / codomain_size() elements at the operator's place.
-  void apply(std::uintptr_t x, std::uintptr_t y) {
-    run([&] { op_->apply(in(x), out(y)); });
-  }
-  void apply_adjoint(std::uintptr_t y, std::uintptr_t x) {
-    run([&] { op_->apply_adjoint(in(y), out(x)); });
-  }
-  void apply_normal(std::uintptr_t x, std::uintptr_t z) {
-    run([&] { op_->apply_normal(in(x), out(z)); });
-  }
-  void synchronize() const {
-    without_gil([&] { op_->context().synchronize(); });
-  }
-
-  std::vector<std::int64_t> domain_shape() const { return {op_->domain_shape().begin(), op_->domain_shape().end()}; }
-  std::vector<std::int64_t> codomain_shape() const {
-    return {op_->codomain_shape().begin(), op_->codomain_shape().end()};
-  }
-  std::int64_t domain_size() const { return op_->domain_size(); }
-  std::int64_t codomain_size() const { return op_->codomain_size(); }
-  std::string name() const { return op_->name(); }
-  int device() const { return op_->context().is_cuda() ? op_->context().device() : -1; }
-  std::uintptr_t stream() const { return reinterpret_cast<std::uintptr_t>(op_->context().stream()); }
-  int nthreads() const { return op_->context().nthreads(); }
-  std::string context() const { return op_->context().describe(); }
-
- private:
-  static const Complex* in(std::uintptr_t p) { return reinterpret_cast<const Complex*>(p); }
-  static Complex* out(std::uintptr_t p) { return reinterpret_cast<Complex*>(p); }
-  template <class F>
-  void run(F&& f) {
-    without_gil([&] {
-      std::lock_guard lock(call_mutex());
-      f();
-    });
-  }
-  // Declared before op_, so destroyed after it: the stream owners outlive the C++ operator.
-  std::vector<nb::object> owners_;
-  Ptr op_;
-};
 
 template <class T>
 using Op = PyOperator<T>;

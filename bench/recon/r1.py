@@ -1,0 +1,319 @@
+#!/usr/bin/env python3
+"""Case R1 of shared/BENCHMARKS.md ("Reconstruction"): 2D 256², 32 coils, spiral 64 arms × 1024
+samples, SENSE without a field map, 30 CG iterations on the normal equations, float32, data
+already on the GPU. fieldft against the anchors, in this process, on the same data:
+
+  fieldft      fieldft.solve.cg on NufftEncoding(batch = coils) ∘ diag_expand(maps) (its normal
+               operator: Toeplitz where the encoding picks it)
+  sigpy        sigpy.mri.app.SenseRecon on the GPU (its CG; it brings a residual to the host
+               every iteration, as it is written)
+  torchkbnufft a CG written in torch on torchkbnufft's Toeplitz normal operator (ToepNufft with
+               smaps), scalars kept on the GPU
+  cufinufft    a CG written in cupy on cuFINUFFT type 2 / type 1 plans (n_trans = coils), scalars
+               kept on the GPU
+
+Every system gets the same data y (C × M), maps, trajectory, zero initial guess, no weights,
+λ = 0 and 30 iterations. Reported per system: set-up time (plans, kernels; not the upload of the
+data), solve time (wall clock, device synchronised before and after, best of --repeat), and
+NRMSE ‖x − truth‖/‖truth‖. The truth is a Shepp–Logan-like phantom; the data are simulated with
+the exact DFT in double precision (fieldft.mri.DftEncoding) plus complex Gaussian noise.
+An anchor that is not installed or fails is reported as such, never silently left out.
+
+Usage: python3 bench/recon/r1.py [--n 256] [--coils 32] [--arms 64] [--per-arm 1024]
+       [--iters 30] [--repeat 3] [--eps 1e-3] [--device cuda|cpu] [--json out.json]
+       [--systems fieldft,sigpy,torchkbnufft,cufinufft]
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import math
+import platform
+import sys
+import time
+import traceback
+
+import numpy as np
+
+
+# --- the problem ---------------------------------------------------------------------------------
+
+def phantom(n: int) -> np.ndarray:
+    """A Shepp–Logan-like head (ellipses of the modified Shepp–Logan table, Toft 1996), (n, n)."""
+    # (value, a, b, x0, y0, angle in degrees)
+    ellipses = [(1.0, .69, .92, 0, 0, 0), (-.8, .6624, .874, 0, -.0184, 0), (-.2, .11, .31, .22, 0, -18),
+                (-.2, .16, .41, -.22, 0, 18), (.1, .21, .25, 0, .35, 0), (.1, .046, .046, 0, .1, 0),
+                (.1, .046, .046, 0, -.1, 0), (.1, .046, .023, -.08, -.605, 0), (.1, .023, .023, 0, -.606, 0),
+                (.1, .023, .046, .06, -.605, 0)]
+    y, x = np.meshgrid((np.arange(n) - n // 2) / (n / 2), (np.arange(n) - n // 2) / (n / 2), indexing="ij")
+    img = np.zeros((n, n))
+    for v, a, b, x0, y0, ang in ellipses:
+        t = math.radians(ang)
+        xr = (x - x0) * math.cos(t) + (y - y0) * math.sin(t)
+        yr = -(x - x0) * math.sin(t) + (y - y0) * math.cos(t)
+        img[(xr / a) ** 2 + (yr / b) ** 2 <= 1] += v
+    return img
+
+
+def coil_maps(n: int, coils: int) -> np.ndarray:
+    """Smooth sensitivities (coils, n, n): Gaussian magnitude centred on a circle around the
+    object, a slow linear phase; normalised so that Σ_c |S_c|² = 1."""
+    y, x = np.meshgrid((np.arange(n) - n // 2) / n, (np.arange(n) - n // 2) / n, indexing="ij")
+    s = np.empty((coils, n, n), np.complex128)
+    for c in range(coils):
+        a = 2 * math.pi * c / coils
+        cx, cy = 0.6 * math.cos(a), 0.6 * math.sin(a)
+        mag = np.exp(-((x - cx) ** 2 + (y - cy) ** 2) / (2 * 0.35 ** 2))
+        s[c] = mag * np.exp(1j * (math.pi * (x * math.cos(a) + y * math.sin(a)) + a))
+    return s / np.sqrt((np.abs(s) ** 2).sum(0, keepdims=True))
+
+
+def spiral(n: int, arms: int, per_arm: int) -> np.ndarray:
+    """Archimedean spiral out to |k| = n/2 cycles/FOV: (arms·per_arm, 2) columns (ky, kx)."""
+    turns = n / (2 * arms)  # radial spacing of neighbouring arms: 1 cycle/FOV (Nyquist)
+    t = np.arange(per_arm) / per_arm
+    k = []
+    for a in range(arms):
+        phi = 2 * math.pi * (turns * t + a / arms)
+        r = (n / 2) * t
+        k.append(np.stack([r * np.sin(phi), r * np.cos(phi)], 1))
+    return np.concatenate(k)
+
+
+def nrmse(x, truth) -> float:
+    x = np.asarray(x).reshape(truth.shape)
+    return float(np.linalg.norm(x - truth) / np.linalg.norm(truth))
+
+
+# --- systems ---------------------------------------------------------------------------------------
+
+def sync():
+    import cupy as cp
+    cp.cuda.Device().synchronize()
+
+
+def timed(fn, repeat, sync=sync):
+    """fn() → result; best wall time over `repeat` runs after one warm-up, device synchronised."""
+    out = fn()
+    sync()
+    best = math.inf
+    for _ in range(repeat):
+        sync()
+        t0 = time.perf_counter()
+        out = fn()
+        sync()
+        best = min(best, time.perf_counter() - t0)
+    return out, best
+
+
+def run_fieldft(p, a):
+    import cupy as cp
+    import fieldft
+    sync()
+    t0 = time.perf_counter()
+    enc = fieldft.mri.Encoding((p["n"], p["n"]), p["k"])
+    f = fieldft.mri.NufftEncoding(enc, eps=a.eps, batch=p["coils"], device="cuda")
+    e = f @ fieldft.op.diag_expand(p["maps_d"], device="cuda")
+    x0 = cp.zeros((p["n"], p["n"]), cp.complex64)
+    e.N(x0)  # the normal operator's set-up (a Toeplitz kernel where it is used)
+    sync()
+    setup = time.perf_counter() - t0
+    x, t = timed(lambda: fieldft.solve.cg(e, p["y_d"], max_iter=a.iters), a.repeat)
+    return {"setup_s": setup, "solve_s": t, "nrmse": nrmse(x.get(), p["truth"]), "normal": e.name}
+
+
+def cg_device(normal, b, iters, xp):
+    """CG on normal(x) = b from x = 0 with the scalars on the device (no host round trip)."""
+    x = xp.zeros_like(b)
+    r = b.copy()
+    p = r.copy()
+    rr = xp.sum(xp.abs(r) ** 2)
+    for _ in range(iters):
+        q = normal(p)
+        alpha = rr / xp.sum(xp.conj(p) * q).real
+        x += alpha * p
+        r -= alpha * q
+        rr_new = xp.sum(xp.abs(r) ** 2)
+        p = r + (rr_new / rr) * p
+        rr = rr_new
+    return x
+
+
+def run_cufinufft(p, a):
+    import cupy as cp
+    import cufinufft
+    n, c = p["n"], p["coils"]
+    sync()
+    t0 = time.perf_counter()
+    pts = [cp.asarray(2 * math.pi * p["k"][:, i] / n, dtype=cp.float32) for i in range(2)]  # (ky, kx) radians
+    fwd = cufinufft.Plan(2, (n, n), n_trans=c, eps=a.eps, isign=-1, dtype="complex64")
+    adj = cufinufft.Plan(1, (n, n), n_trans=c, eps=a.eps, isign=+1, dtype="complex64")
+    fwd.setpts(*pts)
+    adj.setpts(*pts)
+    maps = p["maps_d"]
+    ks = cp.empty((c, p["k"].shape[0]), cp.complex64)
+    imgs = cp.empty((c, n, n), cp.complex64)
+    sync()
+    setup = time.perf_counter() - t0
+
+    def normal(x):
+        fwd.execute(maps * x, out=ks)
+        adj.execute(ks, out=imgs)
+        return (cp.conj(maps) * imgs).sum(0)
+
+    def solve():
+        adj.execute(p["y_d"], out=imgs)
+        b = (cp.conj(maps) * imgs).sum(0)
+        return cg_device(normal, b, a.iters, cp)
+
+    x, t = timed(solve, a.repeat)
+    return {"setup_s": setup, "solve_s": t, "nrmse": nrmse(x.get(), p["truth"]), "normal": "type 2 + type 1"}
+
+
+def run_torchkbnufft(p, a):
+    import torch
+    import torchkbnufft as tkbn
+    n, c = p["n"], p["coils"]
+    dev = torch.device("cuda")
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    omega = torch.as_tensor((2 * math.pi * p["k"] / n).T.copy(), dtype=torch.float32, device=dev)  # (2, M): (ky, kx)
+    adj = tkbn.KbNufftAdjoint(im_size=(n, n)).to(dev)
+    toep = tkbn.ToepNufft().to(dev)
+    kernel = tkbn.calc_toeplitz_kernel(omega, im_size=(n, n))
+    smaps = torch.as_tensor(p["maps"], dtype=torch.complex64, device=dev).unsqueeze(0)  # (1, C, n, n)
+    y = torch.as_tensor(p["y"], dtype=torch.complex64, device=dev).unsqueeze(0)            # (1, C, M)
+    torch.cuda.synchronize()
+    setup = time.perf_counter() - t0
+
+    def normal(x):
+        return toep(x, kernel, smaps=smaps)
+
+    def solve():
+        b = adj(y, omega, smaps=smaps)  # (1, 1, n, n)
+        return cg_device(normal, b, a.iters, torch)
+
+    x, t = timed(solve, a.repeat, sync=torch.cuda.synchronize)
+    return {"setup_s": setup, "solve_s": t, "nrmse": nrmse(x.cpu().numpy(), p["truth"]), "normal": "ToepNufft"}
+
+
+def run_sigpy(p, a):
+    import cupy as cp
+    import sigpy as sp
+    import sigpy.mri as mr
+    dev = sp.Device(0)
+    y, maps = p["y_d"], p["maps_d"]
+    coord = cp.asarray(p["k"], dtype=cp.float32)
+    sync()
+    t0 = time.perf_counter()
+    app = mr.app.SenseRecon(y, maps, lamda=0, coord=coord, device=dev, max_iter=a.iters, show_pbar=False)
+    sync()
+    setup = time.perf_counter() - t0
+
+    def solve():
+        return mr.app.SenseRecon(y, maps, lamda=0, coord=coord, device=dev, max_iter=a.iters,
+                                 show_pbar=False).run()
+
+    del app
+    x, t = timed(solve, a.repeat)
+    return {"setup_s": setup, "solve_s": t, "nrmse": nrmse(cp.asnumpy(x), p["truth"]), "normal": "NUFFT pair"}
+
+
+def run_fieldft_cpu(p, a):
+    import fieldft
+    t0 = time.perf_counter()
+    enc = fieldft.mri.Encoding((p["n"], p["n"]), p["k"])
+    e = fieldft.mri.NufftEncoding(enc, eps=a.eps, batch=p["coils"], device="cpu") @ \
+        fieldft.op.diag_expand(p["maps"].astype(np.complex64))
+    e.N(np.zeros((p["n"], p["n"]), np.complex64))
+    setup = time.perf_counter() - t0
+    y = p["y"].astype(np.complex64)
+    t0 = time.perf_counter()
+    x = fieldft.solve.cg(e, y, max_iter=a.iters)
+    return {"setup_s": setup, "solve_s": time.perf_counter() - t0, "nrmse": nrmse(x, p["truth"]), "normal": e.name}
+
+
+SYSTEMS = {"fieldft": run_fieldft, "sigpy": run_sigpy, "torchkbnufft": run_torchkbnufft,
+           "cufinufft": run_cufinufft}
+
+
+def simulate(a):
+    """The data, simulated with the exact DFT in double on the GPU (on the host with --device cpu)."""
+    import fieldft
+    n, c = a.n, a.coils
+    truth = phantom(n)
+    maps = coil_maps(n, c)
+    k = spiral(n, a.arms, a.per_arm)
+    enc = fieldft.mri.Encoding((n, n), k)
+    dev = "cuda" if a.device == "cuda" else "cpu"
+    e = fieldft.mri.DftEncoding(enc, batch=c, dtype="complex128", device=dev) @ \
+        fieldft.op.diag_expand(maps, dtype="complex128", device=dev)
+    t0 = time.perf_counter()
+    if dev == "cuda":
+        import cupy as cp
+        y = e(cp.asarray(truth.astype(np.complex128))).get()
+    else:
+        y = e(truth.astype(np.complex128))
+    sim_s = time.perf_counter() - t0
+    rng = np.random.default_rng(20261126)
+    sigma = a.noise * np.linalg.norm(y) / math.sqrt(y.size)
+    y = y + sigma * (rng.standard_normal(y.shape) + 1j * rng.standard_normal(y.shape)) / math.sqrt(2)
+    p = {"n": n, "coils": c, "k": k, "truth": truth, "maps": maps.astype(np.complex64),
+         "y": y.astype(np.complex64), "simulate_s": sim_s}
+    if dev == "cuda":
+        import cupy as cp
+        p["maps_d"] = cp.asarray(p["maps"])
+        p["y_d"] = cp.asarray(p["y"])
+    return p
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--n", type=int, default=256)
+    ap.add_argument("--coils", type=int, default=32)
+    ap.add_argument("--arms", type=int, default=64)
+    ap.add_argument("--per-arm", type=int, default=1024)
+    ap.add_argument("--iters", type=int, default=30)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--eps", type=float, default=1e-3, help="NUFFT tolerance of fieldft and cuFINUFFT")
+    ap.add_argument("--noise", type=float, default=0.01, help="noise rms relative to the data's rms")
+    ap.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
+    ap.add_argument("--systems", default=",".join(SYSTEMS))
+    ap.add_argument("--json", help="write the results here")
+    a = ap.parse_args()
+    import fieldft
+    p = simulate(a)
+    print(f"R1: {a.n}² image, {a.coils} coils, spiral {a.arms} × {a.per_arm}, {a.iters} CG iterations, "
+          f"float32, eps {a.eps}; simulated with the exact DFT in {p['simulate_s']:.2f} s", flush=True)
+    rows = {}
+    systems = ["fieldft-cpu"] if a.device == "cpu" else a.systems.split(",")
+    for name in systems:
+        fn = run_fieldft_cpu if name == "fieldft-cpu" else SYSTEMS[name]
+        try:
+            rows[name] = fn(p, a)
+        except Exception as e:  # noqa: BLE001 - an anchor missing or failing is reported, not fatal
+            rows[name] = {"error": f"{type(e).__name__}: {e}".splitlines()[0][:200]}
+            traceback.print_exc(limit=3)
+        print(name, rows[name], flush=True)
+    device = "cpu: " + platform.processor()
+    if a.device == "cuda":
+        device = fieldft.cuda_devices()[0]["name"]
+    ref = rows.get("fieldft") or rows.get("fieldft-cpu") or {}
+    print(f"\n{datetime.date.today()}  {device}")
+    print(f"| system | set-up ms | solve ms | NRMSE | vs fieldft (solve) |")
+    print(f"|---|---|---|---|---|")
+    for name, r in rows.items():
+        if "error" in r:
+            print(f"| {name} | – | – | – | {r['error']} |")
+            continue
+        ratio = r["solve_s"] / ref["solve_s"] if "solve_s" in ref else float("nan")
+        print(f"| {name} | {1e3 * r['setup_s']:.1f} | {1e3 * r['solve_s']:.2f} | {r['nrmse']:.4f} | {ratio:.2f}× |")
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"date": str(datetime.date.today()), "device": device, "args": vars(a), "rows": rows}, f,
+                      indent=1)
+
+
+if __name__ == "__main__":
+    main()
