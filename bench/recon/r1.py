@@ -126,8 +126,8 @@ def run_fieldft(p, a):
 def cg_device(normal, b, iters, xp):
     """CG on normal(x) = b from x = 0 with the scalars on the device (no host round trip)."""
     x = xp.zeros_like(b)
-    r = b.copy()
-    p = r.copy()
+    r = b.clone() if hasattr(b, "clone") else b.copy()
+    p = r.clone() if hasattr(r, "clone") else r.copy()
     rr = xp.sum(xp.abs(r) ** 2)
     for _ in range(iters):
         q = normal(p)
@@ -203,7 +203,9 @@ def run_sigpy(p, a):
     import sigpy as sp
     import sigpy.mri as mr
     dev = sp.Device(0)
-    y, maps = p["y_d"], p["maps_d"]
+    # SigPy's NUFFT is scaled by 1/sqrt(N²) (unitary on the grid): the same least-squares image
+    # comes from data scaled the same way.
+    y, maps = p["y_d"] / math.sqrt(p["n"] * p["n"]), p["maps_d"]
     coord = cp.asarray(p["k"], dtype=cp.float32)
     sync()
     t0 = time.perf_counter()

@@ -23,6 +23,7 @@
 #include "cuda/cuda_check.cuh"
 #include "cuda/device_utils.cuh"
 #include "cuda/vector_ops.hpp"
+#include "fieldft/detail/complex.hpp"
 #include "fieldft/error.hpp"
 
 namespace fieldft::cuda::vec {
@@ -210,10 +211,10 @@ __global__ void xpay_ptr_kernel(std::int64_t n, const T* x, const T* a, T* y) {
 // out = num / den (0 when den == 0), one thread.
 template <class T>
 __global__ void ratio_kernel(const T* num, const T* den, T* out) {
-  const T dr = den[0], di = den[1], nr = num[0], ni = num[1];
-  const T d2 = dr * dr + di * di;
-  out[0] = d2 == T(0) ? T(0) : (nr * dr + ni * di) / d2;
-  out[1] = d2 == T(0) ? T(0) : (ni * dr - nr * di) / d2;
+  const fieldft::detail::Cplx<double> q = fieldft::detail::safe_ratio({double(num[0]), double(num[1])},
+                                                                      {double(den[0]), double(den[1])});
+  out[0] = static_cast<T>(q.re);
+  out[1] = static_cast<T>(q.im);
 }
 
 template <class T, bool kAligned, bool kConj>

@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "fieldft/config.hpp"
+#include "fieldft/detail/complex.hpp"
 #include "fieldft/error.hpp"
 #include "fieldft/nufft.hpp"  // cpu_threads_for
 
@@ -342,7 +343,9 @@ void VectorOps<T>::ratio(const Complex* num, const Complex* den, Complex* out) {
   check_result("ratio", den);
   check_result("ratio", out);
   FIELDFT_ON_DEVICE(ratio<T>(place_of(context_), num, den, out))
-  *out = std::norm(*den) == T(0) ? Complex(0) : *num / *den;
+  const detail::Cplx<double> q = detail::safe_ratio({double(num->real()), double(num->imag())},
+                                                    {double(den->real()), double(den->imag())});
+  *out = Complex(static_cast<T>(q.re), static_cast<T>(q.im));
 }
 
 template <class T>

@@ -536,6 +536,13 @@ TYPED_TEST(VectorOpsTest, SolverStepsWithPointerScalars) {
   EXPECT_EQ(out.read()[0], C(0)) << "0 / 0 must give a zero step";
   ops.ratio(pn.get(), zero.get(), out.get());
   EXPECT_EQ(out.read()[0], C(0)) << "x / 0 must give a zero step";
+  // Scalars of large and small problems: |den|² is beyond float's range (1e60, 1e-60) but the
+  // ratio is not (a float CG on a 256², 32-coil spiral has pᴴq ~ 1e25 and gave NaN steps).
+  for (const T scale : {T(1e30), T(1e-30)}) {
+    Buf<C> bn(std::vector<C>{num * scale}), bd(std::vector<C>{den * scale});
+    ops.ratio(bn.get(), bd.get(), out.get());
+    EXPECT_TRUE(all_close(out.read(), {cd(num) / cd(den)}, elementwise_tol<T>())) << "ratio at scale " << scale;
+  }
 }
 
 // ---- n = 0, errors, moves ---------------------------------------------------------------------
