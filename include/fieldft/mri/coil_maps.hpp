@@ -43,8 +43,10 @@
 //      exact, up to the factor N, for Cartesian data);
 //   2. the calibration matrix A: one row per position of a kernel window Q of ks points per
 //      axis inside the calibration cube, the C·ks^d values of all coils in it;
-//   3. its right singular vectors V∥ = {v_k: σ_k >= kernel_threshold · σ_1} (the eigenvectors of
-//      AᴴA, computed by a Hermitian eigensolver in double), which span the rows' subspace;
+//   3. the signal subspace V∥ = {v_k: σ_k >= kernel_threshold · σ_1}: the leading eigenvectors
+//      (eigenvalues σ_k²) of Σ_p a_p a_pᴴ, a_p the rows of A as column vectors, so that V∥ spans
+//      the rows themselves (they are the conjugated right singular vectors of A); computed by a
+//      dense Hermitian eigensolver in double;
 //   4. per voxel the C × C matrix G(r) = U(r) U(r)ᴴ, U_c,k(r) = |Q|^{-1/2} Σ_q v_k[c, q] e^{2πi q·r}:
 //      the image-domain form of the projection (1/|Q|) Σ_q R_qᴴ V∥V∥ᴴ R_q. Its eigenvalues lie in
 //      [0, 1], and the coil sensitivities are its eigenvector of eigenvalue 1 (the data are a
@@ -55,7 +57,7 @@
 //   The eigenvector's phase is arbitrary; it is fixed so that map r = max(reference_coil, 0) is
 //   real and >= 0 (coil phases relative to coil r; no object phase).
 //   Kernel size ks: options.kernel_size, 0 = 6 in 2D and 4 in 3D (the eigensolver works on
-//   C·ks^d unknowns). kEspirit runs its steps 2–5 on the host: on a CUDA context steps 1 run on the
+//   C·ks^d unknowns). kEspirit runs its steps 2–5 on the host: on a CUDA context step 1 runs on the
 //   device, the calibration k-space (C·n^d values) and the gridded images come to the host, and
 //   the maps go back to the context's memory (a synchronising set-up step, not stream-ordered).
 //
