@@ -53,16 +53,7 @@ __global__ void wavelet_pass_kernel(WaveletPass<T> p, std::int64_t count, const 
   for (std::int64_t t = first_index(); t < count; t += grid_stride()) ds::wavelet_pass_point(p, src, dst, t);
 }
 
-// std::complex<T> and Cplx<T> share their layout (two T, real first); device allocations are
-// aligned to 256 bytes, so the alignment Cplx<T> declares holds for operator vectors.
-template <class T>
-const Cplx<T>* as_cplx(const std::complex<T>* p) {
-  return reinterpret_cast<const Cplx<T>*>(p);
-}
-template <class T>
-Cplx<T>* as_cplx(std::complex<T>* p) {
-  return reinterpret_cast<Cplx<T>*>(p);
-}
+using ds::as_cplx;
 
 template <class T, DiffKind kKind>
 void launch_diff(int device, void* stream, const DiffGeometry& g, std::int64_t count, const std::complex<T>* in,

@@ -4,16 +4,14 @@
 // device, so that nothing here needs CUDA headers.
 #include "fieldft/op/sparsify.hpp"
 
-#include <omp.h>
-
 #include <cmath>
 #include <string>
 #include <utility>
 
 #include "fieldft/config.hpp"  // first: FIELDFT_HAVE_CUDA selects the includes below
 #include "fieldft/detail/sparsify.hpp"
-#include "fieldft/nufft.hpp"  // cpu_threads_for
 #include "fieldft/op/vector_ops.hpp"
+#include "op/host_loops.hpp"
 #if FIELDFT_HAVE_CUDA
 #include "cuda/sparsify.hpp"
 #endif
@@ -60,8 +58,6 @@ namespace {
 namespace ds = detail::sparsify;
 using detail::Cplx;
 
-constexpr std::int64_t kParallelMin = 32768;  // elements below which a host loop stays serial
-
 // ---- validation -----------------------------------------------------------------------------
 
 // An image shape: 1 to kMaxAxes axes, every extent >= 1.
@@ -90,7 +86,10 @@ void require_place(const Context& c, const std::string& what) {
 
 std::string axes_string(const std::vector<int>& axes) {
   std::string s = "{";
-  for (std::size_t i = 0; i < axes.size(); ++i) s += (i ? "," : "") + std::to_string(axes[i]);
+  for (std::size_t i = 0; i < axes.size(); ++i) {
+    if (i) s += ',';
+    s += std::to_string(axes[i]);
+  }
   return s + "}";
 }
 
@@ -106,26 +105,7 @@ Shape appended(Shape s, std::int64_t k) {
 
 // ---- host loops -----------------------------------------------------------------------------
 
-// f(i) for i in [0, n): OpenMP with the context's threads, serial for small n.
-template <class F>
-void host_for(const Context& c, std::int64_t n, const F& f) {
-  const int nt = n < kParallelMin ? 1 : cpu_threads_for(c.nthreads());
-  if (nt <= 1) {
-    for (std::int64_t i = 0; i < n; ++i) f(i);
-    return;
-  }
-#pragma omp parallel for schedule(static) num_threads(nt)
-  for (std::int64_t i = 0; i < n; ++i) f(i);
-}
-
-template <class T>
-const Cplx<T>* as_cplx(const std::complex<T>* p) {
-  return reinterpret_cast<const Cplx<T>*>(p);
-}
-template <class T>
-Cplx<T>* as_cplx(std::complex<T>* p) {
-  return reinterpret_cast<Cplx<T>*>(p);
-}
+using ds::as_cplx;
 
 #if !FIELDFT_HAVE_CUDA
 [[noreturn]] void no_cuda() {
@@ -189,13 +169,13 @@ class FiniteDifference final : public LinearOperator<T> {
       Cplx<T>* dst = as_cplx(out);
       switch (kind) {
         case DiffKind::kForward:
-          host_for(c, count, [&](std::int64_t i) { ds::diff_forward_point(g, src, dst, i); });
+          host::for_each_index(c, count, count, [&](std::int64_t i) { ds::diff_forward_point(g, src, dst, i); });
           break;
         case DiffKind::kAdjoint:
-          host_for(c, count, [&](std::int64_t i) { ds::diff_adjoint_point(g, src, dst, i); });
+          host::for_each_index(c, count, count, [&](std::int64_t i) { ds::diff_adjoint_point(g, src, dst, i); });
           break;
         case DiffKind::kNormal:
-          host_for(c, count, [&](std::int64_t i) { ds::diff_normal_point(g, src, dst, i); });
+          host::for_each_index(c, count, count, [&](std::int64_t i) { ds::diff_normal_point(g, src, dst, i); });
           break;
       }
       return;
@@ -369,7 +349,7 @@ class WaveletTransform final : public LinearOperator<T> {
     if (c.is_host()) {
       const Cplx<T>* s = as_cplx(src);
       Cplx<T>* d = as_cplx(dst);
-      host_for(c, count, [&](std::int64_t t) { ds::wavelet_pass_point(p, s, d, t); });
+      host::for_each_index(c, count, count, [&](std::int64_t t) { ds::wavelet_pass_point(p, s, d, t); });
       return;
     }
 #if FIELDFT_HAVE_CUDA

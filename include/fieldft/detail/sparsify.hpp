@@ -6,6 +6,7 @@
 // offset b·n). Index arithmetic is 64-bit throughout.
 #pragma once
 
+#include <complex>
 #include <cstdint>
 
 #include "fieldft/detail/complex.hpp"
@@ -15,6 +16,18 @@ namespace fieldft::detail::sparsify {
 
 constexpr int kMaxAxes = 8;  // image axes (and differenced axes) an operator may have
 constexpr int kMaxTaps = 8;  // wavelet filter length
+
+// Operator vectors (std::complex<T>, the same layout: two T, real first) seen as Cplx<T>. Their
+// allocations are aligned far beyond 2·sizeof(T) and operators offset them by whole elements,
+// so the alignment Cplx<T> declares holds.
+template <class T>
+const Cplx<T>* as_cplx(const std::complex<T>* p) {
+  return reinterpret_cast<const Cplx<T>*>(p);
+}
+template <class T>
+Cplx<T>* as_cplx(std::complex<T>* p) {
+  return reinterpret_cast<Cplx<T>*>(p);
+}
 
 template <class T>
 FIELDFT_HD Cplx<T> cadd(Cplx<T> a, Cplx<T> b) {
