@@ -1,8 +1,9 @@
 // Sparsifying operators for regularised reconstruction (DESIGN.md §3): first differences (the
 // roughness and total-variation penalties) and orthonormal wavelets (l1-wavelet penalties), as
-// op::LinearOperator on host or CUDA contexts, float and double. Both run in one pass per output
-// element (the wavelet: one pass per axis and level), stream-ordered on a device, allocating
-// nothing after the first call. Arrays are x fastest (include/fieldft/op/linear_operator.hpp).
+// op::LinearOperator on host or CUDA contexts, float and double. Finite differences (forward,
+// adjoint and normal) take one pass over the image; the wavelet one pass per split axis and level.
+// On a device every call is stream-ordered, and no call allocates after the first (the wavelet's
+// scratch image). Arrays are x fastest (include/fieldft/op/linear_operator.hpp).
 //
 // ---- finite_difference(shape, axes, context, boundary) ---------------------------------------
 // Domain `shape` (an image of any number of axes, 1 to 8, every extent >= 1); codomain
@@ -11,8 +12,9 @@
 //   (Dx)_{i,a} = x_{i + e_{axes[a]}} − x_i,
 //
 // with the boundary deciding the last index along each axis:
-//   kPeriodic  circular: x_{i+e} wraps to index 0. D annihilates constants exactly (and nothing
-//              else); DᴴD is the circulant Laplacian, 2x_i − x_{i+e} − x_{i−e} per axis.
+//   kPeriodic  circular: x_{i+e} wraps to index 0. The null space is exactly the images that are
+//              constant along the differenced axes; DᴴD is the circulant Laplacian,
+//              Σ_a 2x_i − x_{i+e_a} − x_{i−e_a}.
 //   kNeumann   no difference across the border: (Dx)_{i,a} = 0 at the last index along axis a
 //              (the image is reflected, x_{n} := x_{n−1}); DᴴD is the Laplacian with zero-flux
 //              borders: Σ over the existing neighbours m of i of (x_i − x_m).
@@ -34,8 +36,8 @@
 //     high (detail)         u_{m/2+j} = Σ_k g_k v_{(2j+k) mod m},   g_k = (−1)^k h_{L−1−k},
 //   in place along that axis. The next block keeps the low half of every split axis (m/2) and the
 //   full extent of every unsplit one. An axis whose block extent is odd is not split at that
-//   level or any later one, so any shape works: 1x1 extents and odd extents simply stay whole,
-//   and a 64x48x5 volume is a 2D transform of its 5 slices stacked along z.
+//   level or any later one, so any shape works: extents of 1 and odd extents simply stay whole,
+//   and a 64x48x5 volume gets a 2D transform of each of its 5 slices.
 //
 // So the coefficients are in Mallat's pyramid layout: the all-low corner of the last level (the
 // approximation) at the origin, and for each level and each non-empty subset of its split axes
@@ -53,8 +55,9 @@
 //                 two vanishing moments, Σ_k (−1)^k k^p h_k = 0 for p = 0, 1, so detail
 //                 coefficients of linear ramps vanish (away from the periodic wrap). Solving the
 //                 four conditions Σh = √2, Σh² = 1, h_0h_2 + h_1h_3 = 0, Σ(−1)^k k h_k = 0
-//                 gives two solutions, mirror images of each other; the one with its energy
-//                 first (minimum phase, Daubechies 1988, CPAM 41(7); 1992, table 6.1) is
+//                 gives two solutions, mirror images of each other; the one Daubechies
+//                 tabulates, with its energy first (extremal phase; Daubechies 1988, CPAM 41(7);
+//                 1992, table 6.1), is
 //                 h = (1+√3, 3+√3, 3−√3, 1−√3) / (4√2).
 // Periodization (circular convolution, indices mod m) keeps the conditions, hence
 // orthonormality, for every even extent m — Σ_q Σ_k h_k h_{k+2j+qm} = [2j ≡ 0 mod m] —
