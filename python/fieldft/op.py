@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import operator
 import re
 import sys
 
@@ -45,7 +46,7 @@ from . import _arrays, _core
 from ._engine import _check_no_overlap, c_int_capped, caller_terms, count64
 
 __all__ = ["Operator", "DtypeError", "compose", "sum", "vstack", "hstack", "diag", "diag_expand", "identity",
-           "batch", "scale", "adjoint"]
+           "batch", "scale", "adjoint", "finite_difference", "wavelet", "wavelet_max_levels"]
 
 
 class DtypeError(_core.InvalidArgumentError, TypeError):
@@ -499,3 +500,88 @@ def identity(shape, *, dtype="complex64", device="cpu", stream=None, nthreads=0)
         core = _core_class(dtype).identity(list(reversed(shape)), *place.args())
     return Operator(core)
 
+
+# ---------------------------------------------------------------------------------------------
+# Sparsifying operators (include/fieldft/op/sparsify.hpp, where the math is written out).
+
+_BOUNDARIES = {"periodic": 0, "neumann": 1}
+_WAVELETS = {"haar": 0, "daubechies4": 1, "d4": 1, "db2": 1}
+
+
+def _python_axes(axes, ndim):
+    """Python axes (negatives allowed) as C++ axes: Python axis p is C++ axis ndim - 1 - p."""
+    if axes is None:
+        return [ndim - 1 - p for p in range(ndim)]
+    if isinstance(axes, numbers.Integral):
+        axes = (axes,)
+    axes = tuple(axes)
+    if not axes:
+        raise _core.InvalidArgumentError(
+            f"finite_difference: axes is empty; expected at least one axis of the {ndim}-axis image")
+    out, seen = [], set()
+    for a in axes:
+        if not isinstance(a, numbers.Integral) or isinstance(a, bool):
+            raise TypeError(f"axes must be ints, got {a!r}")
+        p = int(a)
+        if not -ndim <= p < ndim:
+            raise _core.InvalidArgumentError(
+                f"finite_difference: axis {p} is out of range for an image of {ndim} axes; expected "
+                f"{-ndim} <= axis < {ndim}")
+        p %= ndim
+        if p in seen:
+            raise _core.InvalidArgumentError(f"finite_difference: axis {p} appears twice in axes; expected distinct axes")
+        seen.add(p)
+        out.append(ndim - 1 - p)
+    return out
+
+
+def _choice(value, table, what):
+    key = str(value).strip().lower()
+    if key not in table:
+        raise _core.InvalidArgumentError(f"{what} must be one of {', '.join(map(repr, table))}; got {value!r}")
+    return table[key]
+
+
+def finite_difference(shape, axes=None, *, boundary="periodic", dtype="complex64", device="cpu", stream=None,
+                      nthreads=0) -> Operator:
+    """First differences of an image of `shape` along `axes` (default: every axis).
+
+    ishape = shape, oshape = (len(axes), *shape): out[a] = x shifted by +1 along axes[a], minus x.
+    boundary "periodic" wraps the last index to the first (constants are the null space);
+    "neumann" gives 0 at the last index (no difference across the border). The adjoint is the
+    negative divergence; A.N(x) = AᴴA x is the grid Laplacian, computed in one pass."""
+    shape = _shape_tuple(shape)
+    cpp_axes = _python_axes(axes, len(shape))
+    b = _choice(boundary, _BOUNDARIES, "boundary")
+    dtype = _complex_dtype(dtype)
+    place = _Place(device, stream, nthreads)
+    with _terms():
+        core = _core_class(dtype).finite_difference(list(reversed(shape)), cpp_axes, b, *place.args())
+    return Operator(core)
+
+
+def wavelet(shape, levels, *, kind="haar", dtype="complex64", device="cpu", stream=None, nthreads=0) -> Operator:
+    """The orthonormal separable wavelet transform (periodic) of an image of `shape`, `levels`
+    levels (1 to wavelet_max_levels(shape)); kind "haar" or "daubechies4" (D4, also "d4" and
+    "db2": 4 taps, two vanishing moments).
+
+    ishape = oshape = shape: coefficients in Mallat's pyramid layout. A level works on the corner
+    block of extents m (the whole image at level 1): along every axis whose m is even it puts the
+    low-pass (approximation) half first and the high-pass (detail) half second, so for a 2D
+    level y[:m0//2, :m1//2] is the approximation, y[:m0//2, m1//2:] low along axis 0 and high
+    along axis 1, and so on; the next level works on the approximation corner. Axes of odd
+    extent are left whole from then on. A.H is the inverse and A.N the identity."""
+    shape = _shape_tuple(shape)
+    k = _choice(kind, _WAVELETS, "kind")
+    dtype = _complex_dtype(dtype)
+    place = _Place(device, stream, nthreads)
+    with _terms():
+        core = _core_class(dtype).wavelet(list(reversed(shape)), operator.index(levels), k, *place.args())
+    return Operator(core)
+
+
+def wavelet_max_levels(shape) -> int:
+    """The most levels wavelet(shape, levels) accepts (0 when every extent is odd)."""
+    shape = _shape_tuple(shape)
+    with _terms():
+        return int(_core.wavelet_max_levels(list(reversed(shape))))

@@ -39,6 +39,7 @@
 #include "fieldft/nufft.hpp"
 #include "fieldft/op/combinators.hpp"
 #include "fieldft/op/linear_operator.hpp"
+#include "fieldft/op/sparsify.hpp"
 #include "gil.hpp"
 #include "py_operator.hpp"
 
@@ -208,7 +209,27 @@ void bind_operator(nb::module_& m, const char* name) {
                                                 make_context(device, stream, nthreads));
                     });
                   },
-                  "d"_a, "n"_a, "shape"_a, "k"_a, "device"_a, "stream"_a, "nthreads"_a, "owner"_a.none());
+                  "d"_a, "n"_a, "shape"_a, "k"_a, "device"_a, "stream"_a, "nthreads"_a, "owner"_a.none())
+      // The sparsifying operators (op/sparsify.hpp); axes in C++ order, boundary and kind as the
+      // enums' values (op.py maps the names).
+      .def_static("finite_difference",
+                  [](const std::vector<std::int64_t>& shape, const std::vector<int>& axes, int boundary, int device,
+                     std::uintptr_t stream, int nthreads, nb::object owner) {
+                    return make<T>(owner_list(owner), [&] {
+                      return op::finite_difference<T>(to_shape(shape), axes, make_context(device, stream, nthreads),
+                                                      static_cast<op::Boundary>(boundary));
+                    });
+                  },
+                  "shape"_a, "axes"_a, "boundary"_a, "device"_a, "stream"_a, "nthreads"_a, "owner"_a.none())
+      .def_static("wavelet",
+                  [](const std::vector<std::int64_t>& shape, int levels, int kind, int device, std::uintptr_t stream,
+                     int nthreads, nb::object owner) {
+                    return make<T>(owner_list(owner), [&] {
+                      return op::wavelet<T>(to_shape(shape), levels, make_context(device, stream, nthreads),
+                                            static_cast<op::Wavelet>(kind));
+                    });
+                  },
+                  "shape"_a, "levels"_a, "kind"_a, "device"_a, "stream"_a, "nthreads"_a, "owner"_a.none());
   // The MRI encodings (mri/encoding.hpp) on a PyEncoding.
   using E = PyEncoding<T>;
   cls.def_static("nufft_encoding",
@@ -245,6 +266,8 @@ void bind_operators(nb::module_& m) {
   bind_operator<double>(m, "OperatorD");
   bind_encoding<float>(m, "EncodingF");
   bind_encoding<double>(m, "EncodingD");
+  m.def("wavelet_max_levels",
+        [](const std::vector<std::int64_t>& shape) { return op::wavelet_max_levels(to_shape(shape)); }, "shape"_a);
 }
 
 }  // namespace fieldft::python

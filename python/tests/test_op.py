@@ -146,6 +146,75 @@ def case_adjoint_view(dtype, device):
     return a, lambda y: (np.conj(maps) * y).sum(axis=0), None
 
 
+# Sparsifying operators (fieldft/op/sparsify.hpp), against numpy written from their definitions.
+
+def np_differences(x, axes, boundary):
+    """out[a] = x shifted by +1 along axes[a] minus x: wrapping, or 0 at the last index."""
+    outs = []
+    for p in axes:
+        if boundary == "periodic":
+            outs.append(np.roll(x, -1, axis=p) - x)
+        else:
+            outs.append(np.diff(x, axis=p, append=np.take(x, [-1], axis=p)))
+    return np.stack(outs)
+
+
+SQ3 = np.sqrt(3.0)
+LOWPASS = {"haar": np.array([1.0, 1.0]) / np.sqrt(2.0),
+           "daubechies4": np.array([1 + SQ3, 3 + SQ3, 3 - SQ3, 1 - SQ3]) / (4 * np.sqrt(2.0))}
+
+
+def np_wavelet(x, levels, kind):
+    """Mallat's pyramid, periodized: per level, along every even axis of the corner block, the
+    low half sum_k h_k x[(2j+k) mod m] then the high half with g_k = (-1)^k h_{L-1-k}."""
+    h = LOWPASS[kind]
+    g = (-1.0) ** np.arange(len(h)) * h[::-1]
+    y = np.array(x, dtype=np.complex128)
+    block = list(y.shape)
+    for _ in range(levels):
+        corner = tuple(slice(0, m) for m in block)
+        b = y[corner]
+        for p, m in enumerate(block):
+            if m % 2:
+                continue
+            shifted = [np.roll(b, -k, axis=p) for k in range(len(h))]
+            lo = sum(c * s for c, s in zip(h, shifted)).take(range(0, m, 2), axis=p)
+            hi = sum(c * s for c, s in zip(g, shifted)).take(range(0, m, 2), axis=p)
+            b = np.concatenate([lo, hi], axis=p)
+        y[corner] = b
+        block = [m // 2 if m % 2 == 0 else m for m in block]
+    return y
+
+
+def case_differences_2d(dtype, device):
+    a = op.finite_difference((5, 6), dtype=dtype, device=device)
+    return a, lambda x: np_differences(x, (0, 1), "periodic"), None
+
+
+def case_differences_3d_neumann_two_axes(dtype, device):
+    a = op.finite_difference((3, 4, 5), axes=(2, 0), boundary="neumann", dtype=dtype, device=device)
+    return a, lambda x: np_differences(x, (2, 0), "neumann"), None
+
+
+def case_differences_negative_axis(dtype, device):
+    a = op.finite_difference((4, 7), axes=-1, dtype=dtype, device=device)
+    return a, lambda x: np_differences(x, (1,), "periodic"), None
+
+
+def case_wavelet_haar_2d(dtype, device):
+    return op.wavelet((8, 6), 3, dtype=dtype, device=device), lambda x: np_wavelet(x, 3, "haar"), None
+
+
+def case_wavelet_d4_3d(dtype, device):
+    a = op.wavelet((4, 6, 8), 2, kind="daubechies4", dtype=dtype, device=device)
+    return a, lambda x: np_wavelet(x, 2, "daubechies4"), None
+
+
+def case_wavelet_d4_odd_axis(dtype, device):
+    a = op.wavelet((5, 12), 2, kind="d4", dtype=dtype, device=device)
+    return a, lambda x: np_wavelet(x, 2, "daubechies4"), None
+
+
 def _nufft_tol(dtype):
     return 5 * NUFFT_EPS[dtype]
 
@@ -487,6 +556,47 @@ def test_combination_errors():
 
 
 @pytest.mark.skipif(fieldft.build_info()["cuda"], reason="this build has CUDA")
+def test_sparsifying_operators_in_python_order():
+    x = crandn(40, (3, 5))
+    d = op.finite_difference((3, 5), axes=(1,), dtype=np.complex128)
+    assert d.ishape == (3, 5) and d.oshape == (1, 3, 5)
+    assert rel_err(d(x)[0], np.roll(x, -1, axis=1) - x) < 1e-12  # axis 1: along x, the fast axis
+    d = op.finite_difference((3, 5), boundary="neumann", dtype=np.complex128)
+    assert d.oshape == (2, 3, 5)
+    assert np.all(d(x)[0][-1] == 0) and np.all(d(x)[1][:, -1] == 0)  # no difference across the border
+    assert np.all(d(np.full((3, 5), 2 - 1j)) == 0)
+    # the wavelet: orthonormal, adjoint = inverse, normal = identity
+    w = op.wavelet((16, 12), op.wavelet_max_levels((16, 12)), kind="daubechies4", dtype=np.complex128)
+    x = crandn(41, (16, 12))
+    y = w(x)
+    assert abs(np.linalg.norm(y) / np.linalg.norm(x) - 1) < 1e-13
+    assert rel_err(w.H(y), x) < 1e-13 and rel_err(w.N(x), x) == 0
+    assert "daubechies4" in w.name and "(16, 12)" in w.name
+
+
+def test_sparsifying_operator_errors():
+    with pytest.raises(fieldft.InvalidArgumentError, match=r"axis 2 is out of range.*-2 <= axis < 2"):
+        op.finite_difference((4, 5), axes=(0, 2))
+    with pytest.raises(fieldft.InvalidArgumentError, match="appears twice"):
+        op.finite_difference((4, 5), axes=(1, -1))
+    with pytest.raises(fieldft.InvalidArgumentError, match="axes is empty"):
+        op.finite_difference((4, 5), axes=())
+    with pytest.raises(fieldft.InvalidArgumentError, match="boundary must be one of"):
+        op.finite_difference((4, 5), boundary="mirror")
+    with pytest.raises(fieldft.InvalidArgumentError, match="extent >= 1"):
+        op.wavelet((4, 0), 1)
+    with pytest.raises(fieldft.InvalidArgumentError, match="kind must be one of"):
+        op.wavelet((8,), 1, kind="db8")
+    with pytest.raises(fieldft.InvalidArgumentError, match="levels >= 1"):
+        op.wavelet((8,), 0)
+    # (6, 8) -> (3, 4) -> (3, 2) -> (3, 1): three levels; shapes in messages in Python order
+    assert op.wavelet_max_levels((6, 8)) == 3 and op.wavelet_max_levels((5, 3)) == 0
+    with pytest.raises(fieldft.InvalidArgumentError, match=r"too many for shape \(6, 8\).*1 <= levels <= 3"):
+        op.wavelet((6, 8), 4)
+    with pytest.raises(fieldft.InvalidArgumentError, match="at least one even extent"):
+        op.wavelet((5, 3), 1)
+
+
 def test_cuda_operator_without_cuda_build():
     with pytest.raises(fieldft.BackendUnavailableError, match="without CUDA"):
         op.identity(3, device="cuda")

@@ -20,7 +20,7 @@
 #include "fieldft/config.hpp"
 #include "fieldft/detail/complex.hpp"
 #include "fieldft/error.hpp"
-#include "fieldft/nufft.hpp"  // cpu_threads_for
+#include "op/host_loops.hpp"
 
 #if FIELDFT_HAVE_CUDA
 #include "cuda/vector_ops.hpp"
@@ -30,7 +30,6 @@ namespace fieldft::op {
 
 namespace {
 
-constexpr std::int64_t kParallelMin = 32768;  // elements touched below which a loop stays serial
 constexpr std::int64_t kChunkMin = 4096;      // reduction chunk length, until kMaxChunks is hit
 constexpr std::int64_t kMaxChunks = 1024;
 
@@ -68,23 +67,8 @@ std::int64_t stacked_size(const char* op, std::int64_t n, std::int64_t k) {
 
 // ---- host loops -------------------------------------------------------------------------------
 
-// Threads for a loop that touches `work` elements: 1 below kParallelMin (no parallel region).
-int team_size(const Context& c, std::int64_t work) {
-  if (work < kParallelMin) return 1;
-  return cpu_threads_for(c.nthreads());  // the rule of plans and operators (capped)
-}
-
-// f(i) for i in [0, n); `work` is the number of elements the whole loop touches.
-template <class F>
-void for_each_index(const Context& c, std::int64_t n, std::int64_t work, const F& f) {
-  const int nt = team_size(c, work);
-  if (nt <= 1) {
-    for (std::int64_t i = 0; i < n; ++i) f(i);
-    return;
-  }
-#pragma omp parallel for schedule(static) num_threads(nt)
-  for (std::int64_t i = 0; i < n; ++i) f(i);
-}
+using host::for_each_index;  // src/op/host_loops.hpp
+using host::team_size;
 
 template <class T>
 std::complex<T> cmul(std::complex<T> a, std::complex<T> b) {  // no Annex G NaN recovery: plain
