@@ -74,7 +74,8 @@ def recon(kspace, coords, shape, maps=None, *, method: str = "cg", weights=None,
     coords: (M, ndim) k-space positions in cycles per field of view, columns in image-axis order
       ((ky, kx) in 2D), within [-N/2, N/2] per axis (fieldft.mri.Encoding's convention).
     shape: the image shape, (Ny, Nx) or (Nz, Ny, Nx).
-    maps: (C, *shape) coil sensitivities (None: one coil, S = 1).
+    maps: (C, *shape) coil sensitivities; "rss" or "espirit" estimates them from the data
+      (fieldft.mri.estimate_coil_maps, default options); None: "rss" for C > 1, S = 1 for one coil.
     method: "cg" (conjugate gradients on the normal equations, with λ‖x‖² when lam > 0).
     weights: real k-space weights W >= 0, (M,) (the same for every coil) or (C, M).
     encoding: "nufft" (the fast transform; no field map) or "dft" (the exact field-corrected DFT:
@@ -100,11 +101,10 @@ def recon(kspace, coords, shape, maps=None, *, method: str = "cg", weights=None,
     if not single and len(k.shape) != 2:
         raise _core.ShapeMismatchError(f"`kspace` has shape {k.shape}; expected (coils, samples) or (samples,)")
     coils = 1 if single else k.shape[0]
-    if maps is None:
-        if coils != 1:
-            raise _core.ShapeMismatchError(f"`kspace` has {coils} coils but no `maps` were given; pass maps of "
-                                           f"shape ({coils}, {', '.join(map(str, shape))})")
-    else:
+    estimate = maps if isinstance(maps, str) else ("rss" if maps is None and coils > 1 else None)
+    if estimate is not None and estimate not in ("rss", "espirit"):
+        raise _core.InvalidArgumentError(f"maps={maps!r}: expected an array, None, 'rss' or 'espirit'")
+    if maps is not None and estimate is None:
         mshape = tuple(getattr(maps, "shape", ()))
         if mshape != (coils,) + shape:
             raise _core.ShapeMismatchError(f"`maps` has shape {mshape}; expected {(coils,) + shape} "
@@ -122,8 +122,10 @@ def recon(kspace, coords, shape, maps=None, *, method: str = "cg", weights=None,
         e = mri.NufftEncoding(enc, eps, batch=coils, dtype=dtype, device=device, nthreads=nthreads)
     else:
         e = mri.DftEncoding(enc, batch=coils, dtype=dtype, device=device, nthreads=nthreads)
-    a = e if maps is None else e @ op.diag_expand(maps, dtype=dtype, device=device, nthreads=nthreads)
     y = kspace if not single else kspace.reshape((1, -1))
+    if estimate is not None:
+        maps = mri.estimate_coil_maps(enc, y, method=estimate, nthreads=nthreads)
+    a = e if maps is None else e @ op.diag_expand(maps, dtype=dtype, device=device, nthreads=nthreads)
     w = None
     if weights is not None:
         wi = _arrays.inspect(weights, "weights")

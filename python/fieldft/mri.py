@@ -30,7 +30,7 @@ from ._engine import caller_terms, count64
 from ._plan import OPTION_NAMES, make_options
 from .op import Operator, _complex_dtype, _Place, _python_shapes
 
-__all__ = ["Encoding", "NufftEncoding", "DftEncoding", "DftR2Encoding"]
+__all__ = ["Encoding", "NufftEncoding", "DftEncoding", "DftR2Encoding", "estimate_coil_maps"]
 
 
 def _host(v, name, dtype):
@@ -222,3 +222,62 @@ class DftR2Encoding(DftEncoding):
 
     _r2 = True
 
+
+
+_COIL_METHODS = {"rss": 0, "espirit": 1}
+_WINDOWS = {"hann": 0, "box": 1}
+
+
+def estimate_coil_maps(encoding, kspace, *, method="rss", calibration_radius=12.0, window="hann", density=None,
+                       threshold=0.05, reference_coil=None, kernel_size=0, kernel_threshold=0.02,
+                       eigen_threshold=0.9, eps=1e-5, stream=None, nthreads=0, info=False):
+    """Coil sensitivities from the data themselves (include/fieldft/mri/coil_maps.hpp).
+
+    kspace: (C, M) samples of C coils on `encoding` (numpy, cupy or torch; complex64 or
+    complex128); the maps come back as (C, *encoding.shape) in the same framework, on the same
+    device, with the same dtype, normalised so that Σ_c |S_c|² = 1 where not masked (0 elsewhere).
+    method: "rss" (low-resolution coil images from the samples with |k| <= calibration_radius
+    cycles/FOV, Hann-windowed (window="box": none), divided by their root-sum-of-squares, masked
+    below threshold·max) or "espirit" (Uecker et al. 2014 on the gridded calibration cube of
+    half-width calibration_radius; kernel_size, kernel_threshold, eigen_threshold).
+    density: M real weights >= 0 (default: 1 / the number of samples in each 1-cycle/FOV cell).
+    reference_coil: make that coil's map real and >= 0 (coil phases relative to it); None: the
+    method's default (rss: none, the object's phase stays in the maps; espirit: coil 0).
+    info=True returns (maps, dict of calibration_samples, kernel_rank, kernel_size, calibration_size).
+    """
+    _check_encoding(encoding)
+    if method not in _COIL_METHODS:
+        raise _core.InvalidArgumentError(f"method {method!r} is not one of {', '.join(_COIL_METHODS)}")
+    if window not in _WINDOWS:
+        raise _core.InvalidArgumentError(f"window {window!r} is not one of {', '.join(_WINDOWS)}")
+    d = _arrays.inspect(kspace, "kspace")
+    if d.dtype not in (np.complex64, np.complex128):
+        raise TypeError(f"`kspace` has dtype {d.dtype}; expected complex64 or complex128")
+    m = encoding.num_samples
+    if len(d.shape) != 2 or d.shape[1] != m:
+        raise _core.ShapeMismatchError(f"`kspace` has shape {d.shape}; expected (coils, {m}) for this encoding")
+    if not d.c_contiguous:
+        d = _arrays.contiguous_copy(d, "kspace")
+    coils = d.shape[0]
+    dens = None
+    if density is not None:
+        dens = np.ascontiguousarray(_host(density, "density", np.float64).reshape(-1))
+        if dens.size != m:
+            raise _core.ShapeMismatchError(f"`density` has {dens.size} values; expected {m} (one per sample)")
+    out = _arrays.empty_like(d, (coils,) + encoding.shape, d.dtype)
+    place = _Place("cpu" if not d.on_device else f"cuda:{d.device}", stream, nthreads)
+    ref = -1 if reference_coil is None else operator.index(reference_coil)
+    real = np.float32 if d.dtype == np.complex64 else np.float64
+    core = encoding._core(real)
+    with caller_terms(_message(len(encoding.shape))):
+        call = lambda: core.estimate_coil_maps(  # noqa: E731
+            d.ptr, coils, out.ptr, _COIL_METHODS[method], float(calibration_radius), _WINDOWS[window],
+            dens.__array_interface__["data"][0] if dens is not None else 0, 0 if dens is None else dens.size,
+            float(threshold), ref, int(kernel_size), float(kernel_threshold), float(eigen_threshold), float(eps),
+            *place.args()[:3])
+        if d.on_device:
+            with _arrays.StreamOrder(place.device, place.args()[1], d):
+                result = call()
+        else:
+            result = call()
+    return (out.obj, result) if info else out.obj

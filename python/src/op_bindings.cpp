@@ -35,6 +35,7 @@
 
 #include "fieldft/context.hpp"
 #include "fieldft/error.hpp"
+#include "fieldft/mri/coil_maps.hpp"
 #include "fieldft/mri/encoding.hpp"
 #include "fieldft/nufft.hpp"
 #include "fieldft/op/combinators.hpp"
@@ -133,7 +134,45 @@ void bind_encoding(nb::module_& mod, const char* name) {
       .def_prop_ro("grid", [](const E& e) { return e.e->grid(); })
       .def_prop_ro("num_samples", [](const E& e) { return e.e->num_samples(); })
       .def_prop_ro("num_shots", [](const E& e) { return e.e->num_shots(); })
-      .def_prop_ro("has_field", [](const E& e) { return e.e->has_field(); });
+      .def_prop_ro("has_field", [](const E& e) { return e.e->has_field(); })
+      // mri::estimate_coil_maps (coil_maps.hpp): data (C·M) and maps (N·C) at the place
+      // (device, stream, nthreads); density: host pointer to ndensity doubles (0: cell counting).
+      .def("estimate_coil_maps",
+           [](const E& e, std::uintptr_t data, std::int64_t coils, std::uintptr_t maps, int method,
+              double radius, int window, std::uintptr_t density, std::int64_t ndensity, double threshold,
+              int reference_coil, int kernel_size, double kernel_threshold, double eigen_threshold, double eps,
+              int device, std::uintptr_t stream, int nthreads) {
+             using C = std::complex<T>;
+             mri::CoilMapOptions o;
+             o.method = static_cast<mri::CoilMapMethod>(method);
+             o.calibration_radius = radius;
+             o.window = static_cast<mri::CalibrationWindow>(window);
+             o.density = {reinterpret_cast<const double*>(density), static_cast<std::size_t>(ndensity)};
+             o.threshold = threshold;
+             o.reference_coil = reference_coil;
+             o.kernel_size = kernel_size;
+             o.kernel_threshold = kernel_threshold;
+             o.eigen_threshold = eigen_threshold;
+             o.eps = eps;
+             const auto m = static_cast<std::size_t>(e.e->num_samples());
+             const auto n = static_cast<std::size_t>(e.e->num_voxels());
+             const auto c = static_cast<std::size_t>(coils < 0 ? 0 : coils);
+             mri::CoilMapInfo info;
+             without_gil([&] {
+               info = mri::estimate_coil_maps<T>(*e.e, make_context(device, stream, nthreads),
+                                                 {reinterpret_cast<const C*>(data), c * m}, coils, o,
+                                                 {reinterpret_cast<C*>(maps), n * c});
+             });
+             nb::dict d;
+             d["calibration_samples"] = info.calibration_samples;
+             d["kernel_rank"] = info.kernel_rank;
+             d["kernel_size"] = info.kernel_size;
+             d["calibration_size"] = info.calibration_size;
+             return d;
+           },
+           "data"_a, "coils"_a, "maps"_a, "method"_a, "radius"_a, "window"_a, "density"_a, "ndensity"_a,
+           "threshold"_a, "reference_coil"_a, "kernel_size"_a, "kernel_threshold"_a, "eigen_threshold"_a, "eps"_a,
+           "device"_a, "stream"_a, "nthreads"_a);
 }
 
 template <class T>
