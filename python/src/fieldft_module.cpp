@@ -475,7 +475,10 @@ nb::list cuda_devices_list() {
 }  // namespace
 }  // namespace fieldft::python
 
-namespace fieldft::python { void bind_operators(nb::module_& m); }  // python/src/op_bindings.cpp
+namespace fieldft::python {
+void bind_operators(nb::module_& m);  // python/src/op_bindings.cpp
+void bind_simulate(nb::module_& m);   // python/src/simulate_bindings.cpp
+}  // namespace fieldft::python
 
 NB_MODULE(_core, m) {
   using namespace fieldft::python;
@@ -488,6 +491,7 @@ NB_MODULE(_core, m) {
   bind_dft<float>(m, "DftF");
   bind_dft<double>(m, "DftD");
   bind_operators(m);
+  bind_simulate(m);
   m.def("build_info", &build_info_dict);
   m.def("cuda_devices", &cuda_devices_list);
   m.def("min_eps_float", [] { return fieldft::nufft::min_eps<float>(); });
