@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "common.hpp"
+#include "fieldft/mri/simulate.hpp"
 #include "io/png.hpp"
 
 namespace fieldft::cli {
@@ -27,67 +28,41 @@ struct DemoArgs {
   TransformArgs common;
 };
 
-// An ellipse of constant intensity added to the image; centre and semi-axes in units of half the
-// field of view (the image spans [-1, 1) in x and y, y up), rotation counter-clockwise.
-struct Ellipse {
-  double value, cx, cy, a, b, angle_deg;
-};
-
 // A head: bright scalp, brain with a darker outer band, two ventricles, and lesions from large
-// to 2-3 pixels across (at 256^2) so that resolution loss is visible in the preview.
-constexpr Ellipse kHead[] = {
-    {1.00, 0.00, 0.00, 0.72, 0.95, 0},      // scalp
-    {-0.75, 0.00, -0.02, 0.67, 0.89, 0},    // brain
-    {0.10, 0.00, -0.02, 0.60, 0.82, 0},     // inner brain
-    {-0.25, -0.21, 0.08, 0.09, 0.30, -18},  // left ventricle
-    {-0.25, 0.21, 0.08, 0.11, 0.32, 18},    // right ventricle
-    {0.15, 0.00, 0.40, 0.20, 0.24, 0},      // frontal lesion
-    {-0.10, 0.35, -0.30, 0.07, 0.14, 35},   // dark lesion
-    {0.20, 0.00, 0.15, 0.045, 0.045, 0},    // small central lesion
-    {0.20, 0.00, -0.15, 0.05, 0.05, 0},     // small central lesion
-    {0.20, -0.09, -0.62, 0.05, 0.025, 0},   // posterior group, 2-6 pixels at 256^2
-    {0.20, 0.00, -0.63, 0.025, 0.025, 0},   // posterior group
-    {0.20, 0.08, -0.62, 0.025, 0.05, 90},   // posterior group
+// to 2-3 pixels across (at 256^2) so that resolution loss is visible in the preview. Centres and
+// semi-axes in units of half the field of view (mri::ellipse_phantom: the image spans [-1, 1) in
+// x and y, y up), rotations counter-clockwise in degrees.
+constexpr mri::Ellipse kHead[] = {
+    {1.00, {0.00, 0.00, 0}, {0.72, 0.95, 1}, 0},      // scalp
+    {-0.75, {0.00, -0.02, 0}, {0.67, 0.89, 1}, 0},    // brain
+    {0.10, {0.00, -0.02, 0}, {0.60, 0.82, 1}, 0},     // inner brain
+    {-0.25, {-0.21, 0.08, 0}, {0.09, 0.30, 1}, -18},  // left ventricle
+    {-0.25, {0.21, 0.08, 0}, {0.11, 0.32, 1}, 18},    // right ventricle
+    {0.15, {0.00, 0.40, 0}, {0.20, 0.24, 1}, 0},      // frontal lesion
+    {-0.10, {0.35, -0.30, 0}, {0.07, 0.14, 1}, 35},   // dark lesion
+    {0.20, {0.00, 0.15, 0}, {0.045, 0.045, 1}, 0},    // small central lesion
+    {0.20, {0.00, -0.15, 0}, {0.05, 0.05, 1}, 0},     // small central lesion
+    {0.20, {-0.09, -0.62, 0}, {0.05, 0.025, 1}, 0},   // posterior group, 2-6 pixels at 256^2
+    {0.20, {0.00, -0.63, 0}, {0.025, 0.025, 1}, 0},   // posterior group
+    {0.20, {0.08, -0.62, 0}, {0.025, 0.05, 1}, 90},   // posterior group
 };
-
-double head_value(double u, double v) {
-  double s = 0;
-  for (const auto& e : kHead) {
-    const double t = e.angle_deg * kPi / 180;
-    const double du = u - e.cx, dv = v - e.cy;
-    const double p = (du * std::cos(t) + dv * std::sin(t)) / e.a;
-    const double q = (-du * std::sin(t) + dv * std::cos(t)) / e.b;
-    if (p * p + q * q <= 1) s += e.value;
-  }
-  return s;
-}
 
 // n x n phantom, x fastest, pixel i at u = (i - n/2) / (n/2): the grid of the NUFFT modes
 // k = i - n/2. Each pixel averages 4x4 sub-samples so edges have partial-volume values.
 std::vector<double> make_phantom(int n) {
-  constexpr int kSub = 4;
-  std::vector<double> img(static_cast<std::size_t>(n) * n);
-  const double h = 2.0 / n;
-  for (int iy = 0; iy < n; ++iy)
-    for (int ix = 0; ix < n; ++ix) {
-      double s = 0;
-      for (int sy = 0; sy < kSub; ++sy)
-        for (int sx = 0; sx < kSub; ++sx)
-          s += head_value((ix - n / 2 + (sx + 0.5) / kSub - 0.5) * h,
-                          (iy - n / 2 + (sy + 0.5) / kSub - 0.5) * h);
-      img[static_cast<std::size_t>(iy) * n + ix] = s / (kSub * kSub);
-    }
-  return img;
+  const std::int64_t grid[] = {n, n};
+  return mri::ellipse_phantom(grid, kHead, 4);
 }
 
 // L interleaves k(tau) = pi tau (cos theta, sin theta), theta = 2 pi (l / L + turns tau),
-// tau = s / S (s = 0 .. S-1): Archimedean spirals, or centre-out radial spokes when turns = 0.
-// k is in radians per pixel (the NUFFT's x; pi is the edge of k-space, 2 pi / n one cycle per
-// field of view). Sampling: between spokes at the edge and along the spiral arms at the Nyquist
-// spacing 2 pi / n; along the spokes and between the arms at pi / n, twice the Nyquist rate, as
-// MRI readouts are oversampled: at exactly the Nyquist rate the replicas of the point-spread
-// function (rings of radius n pixels around every object point) cross the field of view, and
-// the reconstruction error (NRMSE) grows from ~0.05 to 0.2-0.5 at 256^2.
+// tau = s / S (s = 0 .. S-1): Archimedean spirals (mri::spiral_trajectory), or centre-out radial
+// spokes (mri::radial_trajectory), converted from cycles per field of view to radians per pixel
+// (the NUFFT's x = 2 pi k / n; pi is the edge of k-space, 2 pi / n one cycle per field of view).
+// Sampling: between spokes at the edge at the Nyquist spacing 2 pi / n, along the spiral arms at
+// that spacing on average; along the spokes and between the arms at pi / n, twice the Nyquist
+// rate, as MRI readouts are oversampled: at exactly the Nyquist rate the replicas of the
+// point-spread function (rings of radius n pixels around every object point) cross the field of
+// view, and the reconstruction error (NRMSE) grows from ~0.05 to 0.2-0.5 at 256^2.
 //
 // Density compensation: each sample owns the k-space area |dk/dtau x dk/dl| dtau dl. Rotating
 // the whole curve by 2 pi / L moves k perpendicular to itself by (2 pi / L)|k|, so only the
@@ -99,38 +74,41 @@ std::vector<double> make_phantom(int n) {
 // 1 / n^2, the inverse DFT).
 struct Trajectory {
   int interleaves = 0, samples = 0;
-  double turns = 0;
   std::vector<double> x, y, w;
 };
 
 Trajectory make_trajectory(const std::string& kind, int n) {
+  const std::int64_t grid[] = {n, n};
+  // Radial: the defaults (Nyquist between spokes at the edge, n samples per spoke: pi / n apart).
+  // Spiral: L = max(1, n/8) arms twice the Nyquist rate apart (turns = n / L), and the arc length
+  // pi turns n / 2 in samples: 1 cycle per field of view apart on average along the arm (2 at the
+  // edge, where the arm is fastest).
+  const int arms = std::max(1, n / 8);
+  const double turns = static_cast<double>(n) / arms;
+  const mri::Trajectory k =
+      kind == "radial"
+          ? mri::radial_trajectory(grid)
+          : mri::spiral_trajectory(grid, {.interleaves = arms,
+                                          .samples = static_cast<std::int64_t>(std::ceil(kPi * turns * n / 2)),
+                                          .oversampling = 2});
   Trajectory t;
-  if (kind == "radial") {
-    t.interleaves =
-        2 * static_cast<int>(std::ceil(kPi * n / 2));  // spoke spacing 2 pi^2 / L <= 2pi/n
-    t.samples = n;                                     // radial spacing pi / S = pi/n
-  } else {
-    t.interleaves = std::max(1, n / 8);
-    t.turns = static_cast<double>(n) / t.interleaves;  // arm spacing pi / (turns L) = pi/n
-    t.samples = static_cast<int>(std::ceil(kPi * t.turns * n / 2));  // arm length ~ pi^2 turns
-  }
-  const std::size_t m = static_cast<std::size_t>(t.interleaves) * t.samples;
+  t.interleaves = static_cast<int>(k.interleaves);
+  t.samples = static_cast<int>(k.samples);
+  const std::size_t m = static_cast<std::size_t>(k.size());
   t.x.resize(m);
   t.y.resize(m);
   t.w.resize(m);
-  std::size_t j = 0;
-  for (int l = 0; l < t.interleaves; ++l)
-    for (int s = 0; s < t.samples; ++s, ++j) {
-      const double tau = static_cast<double>(s) / t.samples;
-      const double r = kPi * tau;
-      const double theta = 2 * kPi * (static_cast<double>(l) / t.interleaves + t.turns * tau);
-      t.x[j] = r * std::cos(theta);
-      t.y[j] = r * std::sin(theta);
-      const double r0 = kPi / (2.0 * t.samples);
-      const double area =
-          s == 0 ? kPi * r0 * r0 / t.interleaves : (2 * kPi / t.interleaves) * kPi * r / t.samples;
-      t.w[j] = area / (4 * kPi * kPi);
-    }
+  const double to_radians = 2 * kPi / n;
+  for (std::size_t j = 0; j < m; ++j) {
+    t.x[j] = to_radians * k.kx[j];
+    t.y[j] = to_radians * k.ky[j];
+    const int s = static_cast<int>(j % static_cast<std::size_t>(t.samples));
+    const double r = kPi * (static_cast<double>(s) / t.samples);  // |k| in radians
+    const double r0 = kPi / (2.0 * t.samples);
+    const double area =
+        s == 0 ? kPi * r0 * r0 / t.interleaves : (2 * kPi / t.interleaves) * kPi * r / t.samples;
+    t.w[j] = area / (4 * kPi * kPi);
+  }
   return t;
 }
 

@@ -4,7 +4,7 @@
 // Problem (BENCHMARKS.md, R1 without Toeplitz): a 2D N² image (default 256²), C coils (32),
 // a spiral of 64 arms × 1024 samples (65,536 per coil) out to |k| = N/2 cycles/FOV, smooth
 // synthetic coil maps, float, eps 1e-3. A = F_C ∘ S with S = diag_expand(coil maps) and F_C one
-// NufftEncoding with batch C (one type 2 / type 1 transform over all coils).
+// NufftEncoding with batch C (one type 2 / type 1 transform over all coils), built by mri::sense.
 //   operator  A->apply_normal(x, z)
 //   by hand   two nufft::Plan (type 2 isign -1, type 1 isign +1, ntransf C) + VectorOps
 //             expand_mul / conj_mul_sum: z = Sᴴ F1 F2 S x
@@ -31,6 +31,8 @@
 
 #include "fieldft/context.hpp"
 #include "fieldft/mri/encoding.hpp"
+#include "fieldft/mri/sense.hpp"
+#include "fieldft/mri/simulate.hpp"
 #include "fieldft/nufft.hpp"
 #include "fieldft/op/combinators.hpp"
 #include "fieldft/op/vector_ops.hpp"
@@ -49,34 +51,22 @@ using cfloat = std::complex<float>;
     }                                                                                     \
   } while (0)
 
-// Archimedean spiral, `arms` interleaves of `per_arm` samples from the centre to |k| = n/2.
+// Archimedean spiral, `arms` interleaves of `per_arm` samples from the centre to |k| = n/2, arms
+// at the Nyquist spacing (mri::spiral_trajectory), in float.
 void spiral(std::int64_t n, int arms, std::int64_t per_arm, std::vector<float>& kx,
             std::vector<float>& ky) {
-  const double kmax = 0.5 * n, turns = 0.5 * n / arms;  // Nyquist radial spacing between arms
-  for (int a = 0; a < arms; ++a)
-    for (std::int64_t s = 0; s < per_arm; ++s) {
-      const double tau = static_cast<double>(s) / per_arm;
-      const double phi = 2 * std::numbers::pi * (turns * tau + static_cast<double>(a) / arms);
-      kx.push_back(static_cast<float>(kmax * tau * std::cos(phi)));
-      ky.push_back(static_cast<float>(kmax * tau * std::sin(phi)));
-    }
+  const std::int64_t grid[] = {n, n};
+  const mri::Trajectory t = mri::spiral_trajectory(grid, {.interleaves = arms, .samples = per_arm});
+  kx.assign(t.kx.begin(), t.kx.end());
+  ky.assign(t.ky.begin(), t.ky.end());
 }
 
-// Smooth coil maps: coil c centred on a circle around the image, Gaussian magnitude, linear phase.
+// Smooth coil maps (mri::coil_maps): coil c centred on a circle of radius 0.6 (half-FOV units)
+// inside the image, Gaussian magnitude, phase sloping towards the coil; in float.
 std::vector<cfloat> coil_maps(std::int64_t n, std::int64_t coils) {
-  std::vector<cfloat> s(static_cast<std::size_t>(n * n * coils));
-  for (std::int64_t c = 0; c < coils; ++c) {
-    const double a = 2 * std::numbers::pi * c / coils;
-    const double cx = 0.6 * std::cos(a), cy = 0.6 * std::sin(a);
-    for (std::int64_t y = 0; y < n; ++y)
-      for (std::int64_t x = 0; x < n; ++x) {
-        const double px = (x - n / 2.0) / (n / 2.0), py = (y - n / 2.0) / (n / 2.0);
-        const double r2 = (px - cx) * (px - cx) + (py - cy) * (py - cy);
-        s[static_cast<std::size_t>(x + n * (y + n * c))] =
-            std::polar(static_cast<float>(std::exp(-r2)), static_cast<float>(a + 0.5 * px));
-      }
-  }
-  return s;
+  const std::int64_t grid[] = {n, n};
+  const auto maps = mri::coil_maps(grid, coils, {.radius = 0.6, .width = 1.0, .phase = 0.5});
+  return std::vector<cfloat>(maps.begin(), maps.end());
 }
 
 struct Stats {
@@ -146,12 +136,8 @@ int main(int argc, char** argv) {
     // --- operator version ---
     auto t0 = std::chrono::steady_clock::now();
     auto enc = std::make_shared<mri::Encoding<float>>(grid, kx, ky);
-    mri::NufftEncodingOptions eo;
-    eo.eps = eps;
-    eo.batch = coils;
-    auto f = std::make_shared<mri::NufftEncoding<float>>(enc, ctx, eo);
-    auto s = op::diag_expand<float>(maps, {n, n}, coils, ctx);
-    auto a = op::compose<float>(f, s);
+    // mri::sense: compose(NufftEncoding with batch C, diag_expand(maps)).
+    auto a = mri::sense<float>(enc, maps, {n, n, coils}, ctx, {.eps = eps});
     CHECK_CUDA(cudaStreamSynchronize(stream));
     const double setup_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

@@ -6,6 +6,8 @@
 #include "fieldft/error.hpp"
 #include "fieldft/mri/dft.hpp"
 #include "fieldft/mri/encoding.hpp"
+#include "fieldft/mri/sense.hpp"
+#include "fieldft/mri/simulate.hpp"
 #include "fieldft/nufft.hpp"
 #include "fieldft/op/combinators.hpp"
 #include "fieldft/op/linear_operator.hpp"

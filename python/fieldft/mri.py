@@ -3,7 +3,8 @@
     enc = fieldft.mri.Encoding((Ny, Nx), k, times=t, field=dw)     # k: (M, 2) = (ky, kx) columns
     F = fieldft.mri.NufftEncoding(enc, eps=1e-5, batch=C)          # (C, Ny, Nx) -> (C, M)
     E = fieldft.mri.DftEncoding(enc)                                # exact, with the field map
-    S = F @ fieldft.op.diag_expand(maps)                            # SENSE, maps (C, Ny, Nx)
+    S = fieldft.mri.sense(enc, maps, eps=1e-5)                      # SENSE, maps (C, Ny, Nx):
+                                                                    # F @ fieldft.op.diag_expand(maps)
 
 Model (include/fieldft/mri/encoding.hpp):  s_j = Σ_v m_v exp(-i (2π k_j·r_v + Δω_v t_j)),
 adjoint the conjugate phase; k in cycles per field of view, within [-N/2, N/2] per axis; voxel
@@ -28,9 +29,10 @@ import numpy as np
 from . import _arrays, _core
 from ._engine import caller_terms, count64
 from ._plan import OPTION_NAMES, make_options
-from .op import Operator, _complex_dtype, _Place, _python_shapes
+from .op import Operator, _complex_dtype, _fixed_values, _Place, _python_shapes
 
-__all__ = ["Encoding", "NufftEncoding", "DftEncoding", "DftR2Encoding", "estimate_coil_maps"]
+__all__ = ["Encoding", "NufftEncoding", "DftEncoding", "DftR2Encoding", "sense", "estimate_coil_maps",
+           "shepp_logan", "spiral", "radial", "readout_times", "coil_maps", "field_map", "add_noise"]
 
 
 def _host(v, name, dtype):
@@ -56,6 +58,17 @@ def _message(dim):
     return translate
 
 
+def _image_shape(shape):
+    """An image shape (Ny, Nx) or (Nz, Ny, Nx) as a tuple of ints."""
+    try:
+        shape = tuple(operator.index(n) for n in shape)
+    except TypeError:
+        raise TypeError(f"shape must be (Ny, Nx) or (Nz, Ny, Nx), got {shape!r}") from None
+    if len(shape) not in (2, 3):
+        raise _core.InvalidArgumentError(f"shape must be (Ny, Nx) or (Nz, Ny, Nx), got {shape!r}")
+    return shape
+
+
 class Encoding:
     """The geometry of an MRI acquisition: image shape, k-space samples, readout times, field
     map and shot labels (validated and copied once, here).
@@ -70,12 +83,7 @@ class Encoding:
     """
 
     def __init__(self, shape, k, times=None, field=None, shots=None):
-        try:
-            shape = tuple(operator.index(n) for n in shape)
-        except TypeError:
-            raise TypeError(f"shape must be (Ny, Nx) or (Nz, Ny, Nx), got {shape!r}") from None
-        if len(shape) not in (2, 3):
-            raise _core.InvalidArgumentError(f"shape must be (Ny, Nx) or (Nz, Ny, Nx), got {shape!r}")
+        shape = _image_shape(shape)
         self._shape = tuple(count64(n, f"shape[{i}]") for i, n in enumerate(shape))
         dim = len(shape)
         k = _host(k, "k", np.float64)
@@ -281,3 +289,166 @@ def estimate_coil_maps(encoding, kspace, *, method="rss", calibration_radius=12.
         else:
             result = call()
     return (out.obj, result) if info else out.obj
+
+
+# ---------------------------------------------------------------------------------------------
+# SENSE (include/fieldft/mri/sense.hpp).
+
+def _check_maps(maps, image_shape):
+    """maps: (C, *image_shape), C >= 1, finite; errors in the caller's (Python) terms."""
+    if maps.ndim != len(image_shape) + 1 or maps.shape[1:] != tuple(image_shape):
+        raise _core.ShapeMismatchError(
+            f"sense: the coil maps have shape {maps.shape}, expected (C, {', '.join(map(str, image_shape))}) "
+            "(the number of coils C followed by the image shape)")
+    if maps.shape[0] < 1:
+        raise _core.InvalidArgumentError(f"sense: the coil maps have {maps.shape[0]} coils, expected C >= 1")
+    bad = np.argwhere(~np.isfinite(maps))
+    if bad.size:
+        first = tuple(int(i) for i in bad[0])
+        raise _core.NonFiniteError(
+            f"sense: coil map {first[0]} is {maps[first]} at voxel {first[1:]} (image axes {len(image_shape)}, "
+            "Python order); coil sensitivities must be finite")
+
+
+def sense(encoding, maps, *, kind="nufft", eps=1e-5, dtype="complex64", device="cpu", stream=None, nthreads=0,
+          **opts) -> Operator:
+    """The SENSE model y_c = E(S_c ∘ x) as ONE operator, the coils a batch axis of one transform.
+
+    sense(encoding, maps, *, kind="nufft", eps=1e-5, dtype="complex64", device="cpu", stream=None,
+          nthreads=0, **opts)
+        encoding: a fieldft.mri.Encoding; kind "nufft" (NufftEncoding, accurate to eps; no field
+        map; opts as for NufftEncoding) or "dft" (the exact field-corrected DFT, with the field
+        map and readout times).
+    sense(batched_encoding, maps)
+        batched_encoding: a ready encoding operator over the C coils (ishape (C, *shape), e.g.
+        NufftEncoding(enc, batch=C)); the result runs where it does, with its dtype.
+
+    maps: (C, *shape) coil sensitivities (numpy, cupy or torch; copied once). ishape `shape`,
+    oshape (C, M): y[c] = E(maps[c] * x); adjoint Σ_c conj(maps[c]) * Eᴴ y[c]. k-space weights
+    belong to the solver, not to this operator.
+    """
+    if isinstance(encoding, Operator):
+        if opts or kind != "nufft" or eps != 1e-5 or device != "cpu" or stream is not None or nthreads != 0:
+            raise TypeError("sense(batched_encoding, maps) takes no other arguments: the operator fixes them")
+        values, _, _ = _fixed_values_for(maps, encoding.dtype)
+        ishape = tuple(encoding.ishape)
+        if len(ishape) < 2:
+            raise _core.ShapeMismatchError(f"sense: the batched encoding's ishape {ishape} has no coil axis")
+        _check_maps(values, ishape[1:])
+        if values.shape != ishape:
+            raise _core.ShapeMismatchError(
+                f"sense: the batched encoding has ishape {ishape}, expected the coil maps' shape {values.shape}")
+        with caller_terms(_python_shapes):
+            core = type(encoding._core).sense_on(encoding._core, values.__array_interface__["data"][0], values.size,
+                                                 list(reversed(values.shape)))
+        return Operator(core)
+    _check_encoding(encoding)
+    if kind not in ("nufft", "dft"):
+        raise _core.InvalidArgumentError(f"kind must be 'nufft' or 'dft', got {kind!r}")
+    unknown = sorted(set(opts) - set(_NUFFT_OPTIONS))
+    if unknown or (opts and kind == "dft"):
+        raise TypeError(f"unknown option(s) {', '.join(unknown or sorted(opts))}; valid options (kind 'nufft'): "
+                        f"{', '.join(_NUFFT_OPTIONS)}")
+    dtype = _complex_dtype(dtype)
+    values, _, _ = _fixed_values_for(maps, dtype)
+    _check_maps(values, encoding.shape)
+    place = _Place(device, stream, nthreads)
+    options = make_options("cpu" if place.device < 0 else "cuda", dict(opts, stream=0))
+    enc = encoding._core(_arrays.real_dtype_of(dtype))
+    cls = _core.OperatorF if dtype == np.complex64 else _core.OperatorD
+    with caller_terms(_message(encoding.ndim)):
+        core = cls.sense(enc, values.__array_interface__["data"][0], values.size, list(reversed(values.shape)),
+                         0 if kind == "nufft" else 1, float(eps), options, *place.args())
+    op = Operator(core)
+    op.encoding = encoding
+    return op
+
+
+def _fixed_values_for(maps, dtype):
+    return _fixed_values(maps, "maps", dtype)
+
+
+# ---------------------------------------------------------------------------------------------
+# Simulated data (include/fieldft/mri/simulate.hpp): shapes in Python order, k columns in
+# image-axis order ((ky, kx) or (kz, ky, kx)), as Encoding takes them.
+
+def shepp_logan(shape, subsamples=4) -> np.ndarray:
+    """The modified Shepp–Logan head phantom (Shepp & Logan 1974 ellipses, Toft 1996
+    intensities; 3D: Kak & Slaney's ellipsoids), real float64 of `shape` ((Ny, Nx) or
+    (Nz, Ny, Nx)); each voxel the average of subsamples**ndim sub-samples."""
+    shape = _image_shape(shape)
+    with caller_terms(_python_shapes):
+        v = _core.sim_shepp_logan(list(reversed(shape)), operator.index(subsamples))
+    return v.reshape(shape)
+
+
+def _trajectory(shape, kind, a, b, oversampling, reach, centre_out):
+    shape = _image_shape(shape)
+    with caller_terms(_python_shapes):
+        kx, ky, kz, l, s, p = _core.sim_trajectory(list(reversed(shape)), kind, operator.index(a),
+                                                   operator.index(b), float(oversampling), float(reach),
+                                                   bool(centre_out))
+    cols = (ky, kx) if len(shape) == 2 else (kz, ky, kx)
+    k = np.stack(cols, axis=-1)
+    return k.reshape((l, s, 2)) if len(shape) == 2 else k.reshape((p, l, s, 3))
+
+
+def spiral(shape, interleaves=0, samples=0, oversampling=1.0, reach=1.0) -> np.ndarray:
+    """Archimedean spiral interleaves out to reach·N/2 cycles/FOV, arms 1/oversampling apart
+    (1: the Nyquist spacing) and samples at most 1 cycle/FOV apart along them (0 = defaults:
+    max(1, N/8) arms, ⌈2π·turns·R⌉ samples). 3D: a stack of spirals on the Nz planes.
+    Returns k of shape (interleaves, samples, 2) or (Nz, interleaves, samples, 3)."""
+    return _trajectory(shape, 0, interleaves, samples, oversampling, reach, True)
+
+
+def radial(shape, spokes=0, samples=0, centre_out=True) -> np.ndarray:
+    """Radial spokes out to N/2 cycles/FOV: centre-out (angles 2πl/L) or diameters (angles
+    πl/L); defaults at the Nyquist spacing between spokes at the edge and twice the Nyquist rate
+    along them. 3D: a stack of stars. Shape as for spiral."""
+    return _trajectory(shape, 1, spokes, samples, 1.0, 1.0, centre_out)
+
+
+def readout_times(k, dwell, start=0.0) -> np.ndarray:
+    """Readout times t = start + s·dwell (seconds) for sample s of each readout of a trajectory
+    k of shape (..., samples, ndim): an array of shape k.shape[:-1]."""
+    dwell, start = float(dwell), float(start)
+    if not (math.isfinite(dwell) and dwell >= 0):
+        raise _core.InvalidArgumentError(f"readout_times: dwell is {dwell}, expected a finite value >= 0")
+    if not math.isfinite(start):
+        raise _core.InvalidArgumentError(f"readout_times: start is {start}, expected a finite value")
+    k = np.asarray(k)
+    if k.ndim < 2:
+        raise _core.ShapeMismatchError(f"readout_times: k must have shape (..., samples, ndim), got {k.shape}")
+    t = start + dwell * np.arange(k.shape[-2], dtype=np.float64)
+    return np.ascontiguousarray(np.broadcast_to(t, k.shape[:-1]))
+
+
+def coil_maps(shape, coils, *, radius=1.2, width=1.0, phase=1.0, normalize=False) -> np.ndarray:
+    """Smooth synthetic coil sensitivities, complex128 of shape (coils, *shape): Gaussian
+    magnitude around coils on a circle of `radius` (half-FOV units), phase sloping towards the
+    coil; normalize: Σ_c |S_c|² = 1 at every voxel."""
+    shape = _image_shape(shape)
+    with caller_terms(_python_shapes):
+        v = _core.sim_coil_maps(list(reversed(shape)), operator.index(coils), float(radius), float(width),
+                                float(phase), bool(normalize))
+    return v.reshape((int(coils),) + shape)
+
+
+def field_map(shape, max_hz=50.0, blobs=3, seed=1) -> np.ndarray:
+    """A smooth off-resonance map of Gaussian blobs with max |Δf| = max_hz, returned as
+    Δω = 2π·Δf in rad/s (Encoding's unit), float64 of `shape`."""
+    shape = _image_shape(shape)
+    with caller_terms(_python_shapes):
+        v = _core.sim_field_map(list(reversed(shape)), float(max_hz), operator.index(blobs), operator.index(seed))
+    return v.reshape(shape)
+
+
+def add_noise(data, sigma, seed) -> np.ndarray:
+    """data + complex white Gaussian noise of standard deviation sigma per value (each part of
+    variance sigma²/2), seeded; a new complex array (complex64 data stays complex64)."""
+    a = np.asarray(data)
+    dtype = np.complex64 if a.dtype in (np.complex64, np.float32) else np.complex128
+    out = np.array(a, dtype=dtype, order="C", copy=True)
+    fn = _core.sim_add_noise_f if dtype == np.complex64 else _core.sim_add_noise_d
+    fn(out.__array_interface__["data"][0] if out.size else 0, out.size, float(sigma), operator.index(seed))
+    return out

@@ -1,5 +1,5 @@
-// fieldft._core's operator layer: op::LinearOperator, its combinators and the MRI encodings,
-// for the Python modules fieldft.op and fieldft.mri (python/fieldft/op.py, mri.py).
+// fieldft._core's operator layer: op::LinearOperator, its combinators, the MRI encodings and
+// SENSE, for the Python modules fieldft.op and fieldft.mri (python/fieldft/op.py, mri.py).
 //
 // Same rules as fieldft_module.cpp: the Python layer inspects every array (framework, dtype,
 // shape, contiguity, device) and passes raw data pointers, so nothing here can copy or convert
@@ -37,6 +37,7 @@
 #include "fieldft/error.hpp"
 #include "fieldft/mri/coil_maps.hpp"
 #include "fieldft/mri/encoding.hpp"
+#include "fieldft/mri/sense.hpp"
 #include "fieldft/nufft.hpp"
 #include "fieldft/op/combinators.hpp"
 #include "fieldft/op/linear_operator.hpp"
@@ -295,7 +296,32 @@ void bind_operator(nb::module_& m, const char* name) {
                       return std::make_shared<mri::DftEncoding<T>>(e.e, c, o);
                     });
                   },
-                  "encoding"_a, "batch"_a, "r2"_a, "device"_a, "stream"_a, "nthreads"_a, "owner"_a.none());
+                  "encoding"_a, "batch"_a, "r2"_a, "device"_a, "stream"_a, "nthreads"_a, "owner"_a.none())
+      // SENSE (mri/sense.hpp): maps: n host values of shape maps_shape (C++ order, coils last);
+      // kind 0 = NUFFT (eps, options), 1 = the exact DFT.
+      .def_static("sense",
+                  [](const E& e, std::uintptr_t maps, std::int64_t n, const std::vector<std::int64_t>& maps_shape,
+                     int kind, double eps, const nufft::Options& nufft_options, int device, std::uintptr_t stream,
+                     int nthreads, nb::object owner) {
+                    return make<T>(owner_list(owner), [&] {
+                      mri::SenseOptions o;
+                      o.encoding = static_cast<mri::EncodingKind>(kind);
+                      o.eps = eps;
+                      o.nufft = nufft_options;
+                      return mri::sense<T>(e.e, host_values<T>(maps, n), to_shape(maps_shape),
+                                           make_context(device, stream, nthreads), o);
+                    });
+                  },
+                  "encoding"_a, "maps"_a, "n"_a, "maps_shape"_a, "kind"_a, "eps"_a, "options"_a, "device"_a,
+                  "stream"_a, "nthreads"_a, "owner"_a.none())
+      // SENSE on a ready batched encoding operator (its place; its owners kept).
+      .def_static("sense_on",
+                  [](const O& a, std::uintptr_t maps, std::int64_t n, const std::vector<std::int64_t>& maps_shape) {
+                    return make<T>(a.owners(), [&] {
+                      return mri::sense<T>(a.ptr(), host_values<T>(maps, n), to_shape(maps_shape));
+                    });
+                  },
+                  "encoding"_a, "maps"_a, "n"_a, "maps_shape"_a);
 }
 
 }  // namespace

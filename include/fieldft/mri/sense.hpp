@@ -1,0 +1,82 @@
+// fieldft::mri::sense — the SENSE forward model as ONE operator (DESIGN.md §3).
+//
+// Pruessmann, Weiger, Scheidegger & Boesiger, "SENSE: sensitivity encoding for fast MRI", Magn.
+// Reson. Med. 42:952–962, 1999; non-Cartesian form: Pruessmann, Weiger, Börnert & Boesiger,
+// "Advances in sensitivity encoding with arbitrary k-space trajectories", MRM 46:638–651, 2001.
+//
+//   y_c = E (S_c ∘ x),   c = 0 … C−1
+//
+// x: one image {Nx, Ny[, Nz]}; S_c: the sensitivity of coil c (complex, dimensionless), given as
+// `maps` of shape image + {C} (S_c(v) at index v + voxels·c, x fastest, coils slowest); E: the
+// encoding model of fieldft/mri/encoding.hpp, s_j = Σ_v m_v exp(−i(2π k_j·r_v + Δω_v t_j)); y: the
+// samples of all coils, shape {M, C} (sample j of coil c at index j + M·c).
+//   adjoint:  x = Σ_c conj(S_c) ∘ Eᴴ y_c
+//   normal:   Σ_c conj(S_c) ∘ EᴴE (S_c ∘ x), through E's own normal operator (a Toeplitz E keeps
+//             it: op::compose forwards the normal).
+// The operator is op::compose(E_C, op::diag_expand(maps)) with E_C the encoding batched over the
+// C coils: ONE type 2 / type 1 NUFFT (or ONE DFT pass) over all coils per call, never a loop.
+// k-space weights (density compensation, noise whitening) belong to the solvers
+// (solve::cg's weights), not to this operator.
+//
+// Factories:
+//   sense<T>(encoding, maps, maps_shape, context, options)
+//       builds E_C from the geometry: a NufftEncoding (options.encoding = kNufft, no field map)
+//       or a DftEncoding (kDft, exact, with the field map and readout times) with batch C.
+//   sense<T>(batched_encoding, maps, maps_shape)
+//       takes a ready batched encoding operator E_C (domain image + {C}, e.g. a NufftEncoding or
+//       DftEncoding made with batch C, or op::batch(E, C)); the result lives in its context.
+// maps: HOST memory (copied to the context at construction; the caller may free it afterwards).
+// maps_shape: image + {C}, the C++ shape (x fastest); C = maps_shape.back().
+//
+// Errors (fieldft::Error):
+//   kShapeMismatch  maps_shape is not the encoding's image shape + {C} ("expected 32x32xC, got
+//                   …"), or maps.size() is not shape_size(maps_shape) (expected vs got); the ready
+//                   operator's domain is not maps_shape;
+//   kInvalidArgument  C < 1; a null encoding or operator; options.eps as the NUFFT refuses it;
+//                   kNufft with an encoding that has a field map (use kDft or time segmentation);
+//   kNonFinite      a NaN or Inf in the maps, naming the coil and the voxel (x, y[, z]).
+#pragma once
+
+#include <complex>
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "fieldft/context.hpp"
+#include "fieldft/mri/encoding.hpp"
+#include "fieldft/nufft.hpp"
+#include "fieldft/op/combinators.hpp"
+
+namespace fieldft::mri {
+
+enum class EncodingKind : int {
+  kNufft = 0,  // NufftEncoding: type 2 / type 1 NUFFT, accurate to eps; no field map
+  kDft = 1,    // DftEncoding: the exact field-corrected DFT
+};
+
+struct SenseOptions {
+  EncodingKind encoding = EncodingKind::kNufft;
+  double eps = 1e-5;       // kNufft: the NUFFT tolerance (NufftEncodingOptions::eps)
+  nufft::Options nufft{};  // kNufft: method and tuning (NufftEncodingOptions::nufft)
+};
+
+template <class T>
+op::OperatorPtr<T> sense(std::shared_ptr<const Encoding<T>> encoding, std::span<const std::complex<T>> maps,
+                         const op::Shape& maps_shape, Context context, const SenseOptions& options = {});
+
+template <class T>
+op::OperatorPtr<T> sense(op::OperatorPtr<T> batched_encoding, std::span<const std::complex<T>> maps,
+                         const op::Shape& maps_shape);
+
+extern template op::OperatorPtr<float> sense<float>(std::shared_ptr<const Encoding<float>>,
+                                                    std::span<const std::complex<float>>, const op::Shape&,
+                                                    Context, const SenseOptions&);
+extern template op::OperatorPtr<double> sense<double>(std::shared_ptr<const Encoding<double>>,
+                                                      std::span<const std::complex<double>>, const op::Shape&,
+                                                      Context, const SenseOptions&);
+extern template op::OperatorPtr<float> sense<float>(op::OperatorPtr<float>, std::span<const std::complex<float>>,
+                                                    const op::Shape&);
+extern template op::OperatorPtr<double> sense<double>(op::OperatorPtr<double>,
+                                                      std::span<const std::complex<double>>, const op::Shape&);
+
+}  // namespace fieldft::mri
