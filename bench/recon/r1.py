@@ -15,8 +15,8 @@ already on the GPU. fieldft against the anchors, in this process, on the same da
 Every system gets the same data y (C × M), maps, trajectory, zero initial guess, no weights,
 λ = 0 and 30 iterations. Reported per system: set-up time (plans, kernels; not the upload of the
 data), solve time (wall clock, device synchronised before and after, best of --repeat), and
-NRMSE ‖x − truth‖/‖truth‖. The truth is a Shepp–Logan-like phantom; the data are simulated with
-the exact DFT in double precision (fieldft.mri.DftEncoding) plus complex Gaussian noise.
+NRMSE ‖x − truth‖/‖truth‖. The truth is the modified Shepp–Logan phantom; the data are simulated
+with the exact DFT in double precision (fieldft.mri.DftEncoding) plus complex Gaussian noise.
 An anchor that is not installed or fails is reported as such, never silently left out.
 
 Usage: python3 bench/recon/r1.py [--n 256] [--coils 32] [--arms 64] [--per-arm 1024]
@@ -38,48 +38,6 @@ import numpy as np
 
 
 # --- the problem ---------------------------------------------------------------------------------
-
-def phantom(n: int) -> np.ndarray:
-    """A Shepp–Logan-like head (ellipses of the modified Shepp–Logan table, Toft 1996), (n, n)."""
-    # (value, a, b, x0, y0, angle in degrees)
-    ellipses = [(1.0, .69, .92, 0, 0, 0), (-.8, .6624, .874, 0, -.0184, 0), (-.2, .11, .31, .22, 0, -18),
-                (-.2, .16, .41, -.22, 0, 18), (.1, .21, .25, 0, .35, 0), (.1, .046, .046, 0, .1, 0),
-                (.1, .046, .046, 0, -.1, 0), (.1, .046, .023, -.08, -.605, 0), (.1, .023, .023, 0, -.606, 0),
-                (.1, .023, .046, .06, -.605, 0)]
-    y, x = np.meshgrid((np.arange(n) - n // 2) / (n / 2), (np.arange(n) - n // 2) / (n / 2), indexing="ij")
-    img = np.zeros((n, n))
-    for v, a, b, x0, y0, ang in ellipses:
-        t = math.radians(ang)
-        xr = (x - x0) * math.cos(t) + (y - y0) * math.sin(t)
-        yr = -(x - x0) * math.sin(t) + (y - y0) * math.cos(t)
-        img[(xr / a) ** 2 + (yr / b) ** 2 <= 1] += v
-    return img
-
-
-def coil_maps(n: int, coils: int) -> np.ndarray:
-    """Smooth sensitivities (coils, n, n): Gaussian magnitude centred on a circle around the
-    object, a slow linear phase; normalised so that Σ_c |S_c|² = 1."""
-    y, x = np.meshgrid((np.arange(n) - n // 2) / n, (np.arange(n) - n // 2) / n, indexing="ij")
-    s = np.empty((coils, n, n), np.complex128)
-    for c in range(coils):
-        a = 2 * math.pi * c / coils
-        cx, cy = 0.6 * math.cos(a), 0.6 * math.sin(a)
-        mag = np.exp(-((x - cx) ** 2 + (y - cy) ** 2) / (2 * 0.35 ** 2))
-        s[c] = mag * np.exp(1j * (math.pi * (x * math.cos(a) + y * math.sin(a)) + a))
-    return s / np.sqrt((np.abs(s) ** 2).sum(0, keepdims=True))
-
-
-def spiral(n: int, arms: int, per_arm: int) -> np.ndarray:
-    """Archimedean spiral out to |k| = n/2 cycles/FOV: (arms·per_arm, 2) columns (ky, kx)."""
-    turns = n / (2 * arms)  # radial spacing of neighbouring arms: 1 cycle/FOV (Nyquist)
-    t = np.arange(per_arm) / per_arm
-    k = []
-    for a in range(arms):
-        phi = 2 * math.pi * (turns * t + a / arms)
-        r = (n / 2) * t
-        k.append(np.stack([r * np.sin(phi), r * np.cos(phi)], 1))
-    return np.concatenate(k)
-
 
 def nrmse(x, truth) -> float:
     x = np.asarray(x).reshape(truth.shape)
@@ -244,9 +202,11 @@ def simulate(a):
     """The data, simulated with the exact DFT in double on the GPU (on the host with --device cpu)."""
     import fieldft
     n, c = a.n, a.coils
-    truth = phantom(n)
-    maps = coil_maps(n, c)
-    k = spiral(n, a.arms, a.per_arm)
+    # fieldft's simulation helpers (include/fieldft/mri/simulate.hpp): the modified Shepp–Logan
+    # head, smooth coil maps with Σ_c |S_c|² = 1, a spiral of `arms` interleaves out to N/2.
+    truth = fieldft.mri.shepp_logan((n, n))
+    maps = fieldft.mri.coil_maps((n, n), c, normalize=True)
+    k = fieldft.mri.spiral((n, n), interleaves=a.arms, samples=a.per_arm).reshape(-1, 2)
     enc = fieldft.mri.Encoding((n, n), k)
     dev = "cuda" if a.device == "cuda" else "cpu"
     e = fieldft.mri.DftEncoding(enc, batch=c, dtype="complex128", device=dev) @ \
