@@ -3,7 +3,10 @@
 // along axis a transforms the full extent of the axes before it and only the first N_b indices
 // of the axes after it — forward, those are the only nonzero lines (x sits in the first N_b of
 // every axis); inverse, run in the opposite axis order, the only lines the crop keeps. One FFTW
-// plan per pass covers all B images (guru64 loops over the lines and the images).
+// plan per pass, made for one image with FFTW_MEASURE and run on each image in turn (new-array
+// execute): under FFTW_ESTIMATE the strided passes along y and z run unbuffered, about ten times
+// slower (bench/mri/toeplitz_bench.cpp; docs/benchmarks.md), and planning one image keeps the
+// measuring time independent of B.
 #include "cpu/toeplitz_cpu.hpp"
 
 #include <algorithm>
@@ -25,8 +28,8 @@ class ToeplitzCpu final : public core::ToeplitzEngine<T> {
  public:
   using Complex = std::complex<T>;
 
-  ToeplitzCpu(const core::ToeplitzGeometry& g, int nthreads, bool measure)
-      : g_(g), l_(g.padded()), cells_(g.padded_cells()), nthreads_(nthreads),
+  ToeplitzCpu(const core::ToeplitzGeometry& g, int nthreads, bool measure, bool pruned)
+      : g_(g), l_(g.padded()), cells_(g.padded_cells()), nthreads_(nthreads), pruned_(pruned),
         grid_(static_cast<std::size_t>(cells_ * g.batch)) {
     for (int a = 0; a < g_.dim; ++a) {
       forward_.push_back(pass(a, -1, measure));
@@ -64,14 +67,14 @@ class ToeplitzCpu final : public core::ToeplitzEngine<T> {
       }
       std::fill(row + copied, row + lx, Complex(0, 0));
     }
-    for (const auto& p : forward_) p->execute();
+    run(forward_.begin(), forward_.end(), grid);
     const std::int64_t cells = cells_, batch = g_.batch;
 #pragma omp parallel for schedule(static) num_threads(nthreads_) if (work >= kParallelMin)
     for (std::int64_t i = 0; i < cells; ++i) {
       const T k = kernel[i];
       for (std::int64_t b = 0; b < batch; ++b) grid[i + b * cells] *= k;
     }
-    for (auto it = inverse_.rbegin(); it != inverse_.rend(); ++it) (*it)->execute();
+    run(inverse_.rbegin(), inverse_.rend(), grid);
     const std::int64_t kept = ny * nz * g_.batch;
 #pragma omp parallel for schedule(static) num_threads(nthreads_) if (work >= kParallelMin)
     for (std::int64_t r = 0; r < kept; ++r) {
@@ -81,7 +84,15 @@ class ToeplitzCpu final : public core::ToeplitzEngine<T> {
   }
 
  private:
-  // The 1D pass along axis a over all B grids (see the top of the file).
+  // The passes [first, last) on each image's grid (the images are cells_ apart: an even count of
+  // complex values, so every image keeps the planned array's 16-byte alignment).
+  template <class It>
+  void run(It first, It last, Complex* grid) const {
+    for (std::int64_t b = 0; b < g_.batch; ++b)
+      for (It it = first; it != last; ++it) (*it)->execute(grid + b * cells_);
+  }
+
+  // The 1D pass along axis a over one 2N grid (see the top of the file).
   std::unique_ptr<FftwPlan<T>> pass(int a, int sign, bool measure) {
     std::int64_t stride[3] = {1, l_[0], l_[0] * l_[1]};
     const fftw_iodim64 dim = {static_cast<ptrdiff_t>(l_[a]), static_cast<ptrdiff_t>(stride[a]),
@@ -89,12 +100,10 @@ class ToeplitzCpu final : public core::ToeplitzEngine<T> {
     std::vector<fftw_iodim64> loops;
     for (int b = g_.dim - 1; b >= 0; --b)  // slowest first, as FFTW lists loops
       if (b != a) {
-        const std::int64_t count = b < a ? l_[b] : g_.n[b];
+        const std::int64_t count = b < a || !pruned_ ? l_[b] : g_.n[b];
         loops.push_back({static_cast<ptrdiff_t>(count), static_cast<ptrdiff_t>(stride[b]),
                          static_cast<ptrdiff_t>(stride[b])});
       }
-    loops.insert(loops.begin(), fftw_iodim64{static_cast<ptrdiff_t>(g_.batch), static_cast<ptrdiff_t>(cells_),
-                                             static_cast<ptrdiff_t>(cells_)});
     return std::make_unique<FftwPlan<T>>(1, &dim, static_cast<int>(loops.size()), loops.data(), grid_.get(), sign,
                                          measure, nthreads_);
   }
@@ -103,6 +112,7 @@ class ToeplitzCpu final : public core::ToeplitzEngine<T> {
   std::array<std::int64_t, 3> l_;
   std::int64_t cells_;
   int nthreads_;
+  bool pruned_;
   FftwBuffer<T> grid_;
   std::vector<std::unique_ptr<FftwPlan<T>>> forward_, inverse_;  // per axis
 };
@@ -111,13 +121,13 @@ class ToeplitzCpu final : public core::ToeplitzEngine<T> {
 
 template <class T>
 std::unique_ptr<core::ToeplitzEngine<T>> make_toeplitz_engine(const core::ToeplitzGeometry& g, int nthreads,
-                                                             bool measure) {
-  return std::make_unique<ToeplitzCpu<T>>(g, nthreads, measure);
+                                                             bool measure, bool pruned) {
+  return std::make_unique<ToeplitzCpu<T>>(g, nthreads, measure, pruned);
 }
 
 template std::unique_ptr<core::ToeplitzEngine<float>> make_toeplitz_engine<float>(const core::ToeplitzGeometry&, int,
-                                                                                 bool);
+                                                                                 bool, bool);
 template std::unique_ptr<core::ToeplitzEngine<double>> make_toeplitz_engine<double>(const core::ToeplitzGeometry&,
-                                                                                   int, bool);
+                                                                                   int, bool, bool);
 
 }  // namespace fieldft::cpu

@@ -9,9 +9,11 @@
 namespace fieldft::cpu {
 
 // nthreads: the OpenMP threads, already resolved (fieldft::cpu_threads_for), >= 1. measure: plan
-// the FFTs with FFTW_MEASURE (else FFTW_ESTIMATE). Allocates the 2N grid of all B images here.
+// the FFTs with FFTW_MEASURE (else FFTW_ESTIMATE). pruned = false transforms every line of the 2N
+// grid (the same result; for bench/mri/toeplitz_bench.cpp's comparison). Allocates the 2N grid
+// of all B images here.
 template <class T>
 std::unique_ptr<core::ToeplitzEngine<T>> make_toeplitz_engine(const core::ToeplitzGeometry& g, int nthreads,
-                                                             bool measure);
+                                                             bool measure, bool pruned = true);
 
 }  // namespace fieldft::cpu

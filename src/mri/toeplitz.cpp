@@ -155,8 +155,8 @@ void ToeplitzNormal<T>::make_engine() {
   engine_ = std::make_unique<Engine>();
   const Context& c = this->context();
   if (c.is_host()) {
-    engine_->engine = cpu::make_toeplitz_engine<T>(g, cpu_threads_for(c.nthreads()),
-                                                   options_.nufft.fft_planning == nufft::FftPlanning::kMeasure);
+    // FFTW_MEASURE whatever the options say: see src/cpu/toeplitz_cpu.cpp.
+    engine_->engine = cpu::make_toeplitz_engine<T>(g, cpu_threads_for(c.nthreads()), /*measure=*/true);
   } else {
 #if FIELDFT_HAVE_CUDA
     engine_->engine = cuda::make_toeplitz_engine<T>(g, c.device(), c.stream());

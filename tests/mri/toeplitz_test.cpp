@@ -7,7 +7,9 @@
 //     compose (which must reach the Toeplitz normal through compose's forwarding), and batched;
 //   - bad input: NaN, negative and wrongly sized weights, an encoding with a field map;
 //   - the generic operator battery (support/operator_battery.hpp).
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <complex>
 #include <cstdint>
 #include <limits>
@@ -133,6 +135,7 @@ TYPED_TEST(ToeplitzTyped, MatchesTheExactWeightedNormal) {
   };
   const Geometry geometries[] = {{{12, 10}, 160}, {{11, 9}, 130}, {{8, 7, 6}, 420}, {{7, 6, 5}, 260}};
   std::uint64_t seed = 400;
+  double worst = 0;
   for (const auto& [grid, m] : geometries)
     for (bool weights : {false, true})
       for (std::int64_t batch : {1, 3}) {
@@ -155,9 +158,13 @@ TYPED_TEST(ToeplitzTyped, MatchesTheExactWeightedNormal) {
             if (weights) s[static_cast<std::size_t>(j)] *= static_cast<double>(c.w[static_cast<std::size_t>(j)]);
           const auto want = reference::field_dft_adjoint(c.ksp, c.pos, zeros_v, zeros_m, s);
           const std::vector<std::complex<T>> gb(got.begin() + b * n, got.begin() + (b + 1) * n);
-          EXPECT_LE(rel_error(gb, want), oracle_tolerance<T>());
+          const double e = rel_error(gb, want);
+          EXPECT_LE(e, oracle_tolerance<T>());
+          worst = std::max(worst, e);
         }
       }
+  std::printf("[ Toeplitz vs exact AᴴWA, %s, eps %.0e ] largest relative error %.2e (threshold %.2e)\n",
+              sizeof(T) == sizeof(float) ? "float" : "double", toeplitz_eps<T>(), worst, oracle_tolerance<T>());
 }
 
 // kOn against kOff: each is AᴴA to within its error, Toeplitz about eps (above) and the NUFFT
@@ -184,7 +191,10 @@ TYPED_TEST(ToeplitzTyped, NufftEncodingNormalWithAndWithoutToeplitz) {
     EXPECT_TRUE(std::isnan(on_enc->toeplitz_setup_seconds())) << "built before the first apply_normal";
     const auto x = random_complex<T>(on->domain_size(), 502);
     const auto zt = run_normal(*on, x), zn = run_normal(*off, x);
-    EXPECT_LE(battery_detail::rel_diff(zt, zn), normal_tolerance<T>()) << on->name();
+    const double d = battery_detail::rel_diff(zt, zn);
+    EXPECT_LE(d, normal_tolerance<T>()) << on->name();
+    std::printf("[ %s: Toeplitz vs NUFFT pair normal ] relative difference %.2e (threshold %.2e)\n",
+                on->name().c_str(), d, normal_tolerance<T>());
     EXPECT_TRUE(std::isfinite(on_enc->toeplitz_setup_seconds()));
     EXPECT_TRUE(std::isnan(off_enc->toeplitz_setup_seconds()));
 
