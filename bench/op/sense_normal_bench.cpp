@@ -149,6 +149,7 @@ int main(int argc, char** argv) {
     mri::NufftEncodingOptions eo;
     eo.eps = eps;
     eo.batch = coils;
+    eo.toeplitz = mri::Toeplitz::kOff;  // the NUFFT pair, as the version by hand (R1 without Toeplitz)
     auto f = std::make_shared<mri::NufftEncoding<float>>(enc, ctx, eo);
     auto s = op::diag_expand<float>(maps, {n, n}, coils, ctx);
     auto a = op::compose<float>(f, s);

@@ -3,7 +3,9 @@
 // Forward s_j = Σ_v m_v exp(−2πi k_j·r_v) with r_d = (i_d − ⌊N_d/2⌋)/N_d is a type 2 transform
 // with isign −1 at x_d = 2π k_d / N_d: the mode index of voxel i_d is k = i_d − ⌊N_d/2⌋ in
 // increasing order (modeord 0), and k·x_d = 2π k_d r_d. The adjoint is the type 1 transform
-// with isign +1 at the same points. Both plans are made, and their points set, once.
+// with isign +1 at the same points. Both plans are made, and their points set, once. The normal
+// AᴴA goes through a ToeplitzNormal (fieldft/mri/toeplitz.hpp) when options.toeplitz says so,
+// built at the first apply_normal.
 #include <cmath>
 #include <limits>
 #include <numbers>

@@ -16,6 +16,7 @@
 // Encoding operators (op::LinearOperator), interchangeable implementations of that model:
 //   NufftEncoding   type 2 NUFFT forward, type 1 adjoint (no field map: a field map needs time
 //                   segmentation or the exact DFT; NufftEncoding refuses an encoding with one);
+//                   its apply_normal may take the Toeplitz form (Toeplitz, below);
 //   DftEncoding     the exact field-corrected DFT (include/fieldft/mri/dft.hpp);
 //   DftR2Encoding   the exact DFT with the R2* intravoxel-dephasing factor of DftR2.
 // Shapes: domain {Nx, Ny[, Nz]} (+ {B} with options.batch = B > 1: B stacked images through ONE
