@@ -90,7 +90,7 @@ class FftwPlan {
   FftwPlan(const FftwPlan&) = delete;
   FftwPlan& operator=(const FftwPlan&) = delete;
   void execute() const { Fftw<T>::execute(plan_); }
-  // On `data` instead: same layout, and aligned as the planned array modulo 16 bytes.
+  // On `data` instead: same layout, and the same fftw_alignment_of as the planned array.
   void execute(std::complex<T>* data) const { Fftw<T>::execute(plan_, data); }
 
  private:

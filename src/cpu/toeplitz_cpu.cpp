@@ -84,8 +84,9 @@ class ToeplitzCpu final : public core::ToeplitzEngine<T> {
   }
 
  private:
-  // The passes [first, last) on each image's grid (the images are cells_ apart: an even count of
-  // complex values, so every image keeps the planned array's 16-byte alignment).
+  // The passes [first, last) on each image's grid. The images are cells_ = ∏ 2N_d apart, a
+  // multiple of 4 complex values (32 bytes or more): each keeps the planned array's SIMD
+  // alignment, as FFTW's new-array execute requires.
   template <class It>
   void run(It first, It last, Complex* grid) const {
     for (std::int64_t b = 0; b < g_.batch; ++b)
