@@ -136,8 +136,9 @@ int main(int argc, char** argv) {
     // --- operator version ---
     auto t0 = std::chrono::steady_clock::now();
     auto enc = std::make_shared<mri::Encoding<float>>(grid, kx, ky);
-    // mri::sense: compose(NufftEncoding with batch C, diag_expand(maps)).
-    auto a = mri::sense<float>(enc, maps, {n, n, coils}, ctx, {.eps = eps});
+    // mri::sense: compose(NufftEncoding with batch C, diag_expand(maps)), with the NUFFT pair as
+    // its normal (Toeplitz off), as the version by hand (R1 without Toeplitz).
+    auto a = mri::sense<float>(enc, maps, {n, n, coils}, ctx, {.eps = eps, .toeplitz = mri::Toeplitz::kOff});
     CHECK_CUDA(cudaStreamSynchronize(stream));
     const double setup_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

@@ -42,8 +42,18 @@ FftwPlan<T>::FftwPlan(int dim, const std::int64_t* nf, std::int64_t howmany, std
   fftw_init_threads_once();
   std::lock_guard<std::mutex> lock(fftw_planner_mutex());
   Fftw<T>::plan_with_nthreads(nthreads);
-  plan_ = Fftw<T>::plan(dim, dims, &batch, data, sign, measure ? FFTW_MEASURE : FFTW_ESTIMATE);
+  plan_ = Fftw<T>::plan(dim, dims, 1, &batch, data, sign, measure ? FFTW_MEASURE : FFTW_ESTIMATE);
   if (!plan_) throw Error(ErrorCode::kInternal, "FFTW could not create a plan for the fine grid");
+}
+
+template <class T>
+FftwPlan<T>::FftwPlan(int rank, const fftw_iodim64* dims, int howmany_rank, const fftw_iodim64* howmany,
+                      std::complex<T>* data, int sign, bool measure, int nthreads) {
+  fftw_init_threads_once();
+  std::lock_guard<std::mutex> lock(fftw_planner_mutex());
+  Fftw<T>::plan_with_nthreads(nthreads);
+  plan_ = Fftw<T>::plan(rank, dims, howmany_rank, howmany, data, sign, measure ? FFTW_MEASURE : FFTW_ESTIMATE);
+  if (!plan_) throw Error(ErrorCode::kInternal, "FFTW could not create a plan for a strided (pruned) transform");
 }
 
 template <class T>

@@ -24,13 +24,18 @@ struct Fftw<double> {
   static void* malloc(std::size_t b) { return fftw_malloc(b); }
   static void free(void* p) { fftw_free(p); }
   static void plan_with_nthreads(int n) { fftw_plan_with_nthreads(n); }
-  // In-place transforms of `howmany` grids, 64-bit sizes (guru64 interface).
-  static plan_t plan(int rank, const fftw_iodim64* dims, const fftw_iodim64* howmany,
+  // In-place transforms over the loops `howmany` (howmany_rank of them), 64-bit sizes (guru64).
+  static plan_t plan(int rank, const fftw_iodim64* dims, int howmany_rank, const fftw_iodim64* howmany,
                      std::complex<double>* data, int sign, unsigned flags) {
     auto* d = reinterpret_cast<complex_t*>(data);
-    return fftw_plan_guru64_dft(rank, dims, 1, howmany, d, d, sign, flags);
+    return fftw_plan_guru64_dft(rank, dims, howmany_rank, howmany, d, d, sign, flags);
   }
   static void execute(plan_t p) { fftw_execute(p); }
+  // The plan on another array of the same layout and alignment (FFTW's new-array execute).
+  static void execute(plan_t p, std::complex<double>* data) {
+    auto* d = reinterpret_cast<complex_t*>(data);
+    fftw_execute_dft(p, d, d);
+  }
   static void destroy(plan_t p) { fftw_destroy_plan(p); }
 };
 
@@ -41,13 +46,18 @@ struct Fftw<float> {
   static void* malloc(std::size_t b) { return fftwf_malloc(b); }
   static void free(void* p) { fftwf_free(p); }
   static void plan_with_nthreads(int n) { fftwf_plan_with_nthreads(n); }
-  // In-place transforms of `howmany` grids, 64-bit sizes (guru64 interface).
-  static plan_t plan(int rank, const fftw_iodim64* dims, const fftw_iodim64* howmany,
+  // In-place transforms over the loops `howmany` (howmany_rank of them), 64-bit sizes (guru64).
+  static plan_t plan(int rank, const fftw_iodim64* dims, int howmany_rank, const fftw_iodim64* howmany,
                      std::complex<float>* data, int sign, unsigned flags) {
     auto* d = reinterpret_cast<complex_t*>(data);
-    return fftwf_plan_guru64_dft(rank, dims, 1, howmany, d, d, sign, flags);
+    return fftwf_plan_guru64_dft(rank, dims, howmany_rank, howmany, d, d, sign, flags);
   }
   static void execute(plan_t p) { fftwf_execute(p); }
+  // The plan on another array of the same layout and alignment (FFTW's new-array execute).
+  static void execute(plan_t p, std::complex<float>* data) {
+    auto* d = reinterpret_cast<complex_t*>(data);
+    fftwf_execute_dft(p, d, d);
+  }
   static void destroy(plan_t p) { fftwf_destroy_plan(p); }
 };
 
@@ -72,10 +82,16 @@ class FftwPlan {
  public:
   FftwPlan(int dim, const std::int64_t* nf, std::int64_t howmany, std::complex<T>* data, int sign,
            bool measure, int nthreads);
+  // Any in-place guru64 transform: `rank` dims (slowest first, as FFTW lists them) repeated over
+  // `howmany_rank` loops, e.g. a 1D pass along one axis of a subset of a grid's rows (pruned FFTs).
+  FftwPlan(int rank, const fftw_iodim64* dims, int howmany_rank, const fftw_iodim64* howmany,
+           std::complex<T>* data, int sign, bool measure, int nthreads);
   ~FftwPlan();
   FftwPlan(const FftwPlan&) = delete;
   FftwPlan& operator=(const FftwPlan&) = delete;
   void execute() const { Fftw<T>::execute(plan_); }
+  // On `data` instead: same layout, and the same fftw_alignment_of as the planned array.
+  void execute(std::complex<T>* data) const { Fftw<T>::execute(plan_, data); }
 
  private:
   typename Fftw<T>::plan_t plan_;

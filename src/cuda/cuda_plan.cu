@@ -26,6 +26,7 @@
 
 #include "core/type3.hpp"
 #include "cuda/cuda_check.cuh"
+#include "cuda/cufft_plan.cuh"
 #include "cuda/device_buffer.cuh"
 #include "cuda/device_utils.cuh"
 #include "cuda/nufft_launch.hpp"
@@ -45,53 +46,6 @@ int device_count() noexcept {
 namespace {
 
 using nufft::detail::PlanImpl;
-
-template <class T>
-struct CufftTraits;
-template <>
-struct CufftTraits<float> {
-  static constexpr cufftType kType = CUFFT_C2C;
-  static cufftResult exec(cufftHandle h, Cplx<float>* d, int dir) {
-    auto* p = reinterpret_cast<cufftComplex*>(d);
-    return cufftExecC2C(h, p, p, dir);
-  }
-};
-template <>
-struct CufftTraits<double> {
-  static constexpr cufftType kType = CUFFT_Z2Z;
-  static cufftResult exec(cufftHandle h, Cplx<double>* d, int dir) {
-    auto* p = reinterpret_cast<cufftDoubleComplex*>(d);
-    return cufftExecZ2Z(h, p, p, dir);
-  }
-};
-
-// A batched in-place cuFFT plan of `rank` dimensions n (slowest first), 64-bit sizes: elements
-// at stride `stride`, transforms `dist` apart.
-template <class T>
-class CufftPlan {
- public:
-  CufftPlan(int rank, long long* n, long long stride, long long dist, long long batch, cudaStream_t stream) {
-    FIELDFT_CUDA_CHECK(cufftCreate(&h_));
-    std::size_t work = 0;
-    try {
-      FIELDFT_CUDA_CHECK(cufftMakePlanMany64(h_, rank, n, n, stride, dist, n, stride, dist, CufftTraits<T>::kType,
-                                             batch, &work));
-      FIELDFT_CUDA_CHECK(cufftSetStream(h_, stream));
-    } catch (...) {
-      cufftDestroy(h_);
-      throw;
-    }
-  }
-  ~CufftPlan() { cufftDestroy(h_); }
-  CufftPlan(const CufftPlan&) = delete;
-  CufftPlan& operator=(const CufftPlan&) = delete;
-  void exec(Cplx<T>* data, int sign) const {
-    FIELDFT_CUDA_CHECK(CufftTraits<T>::exec(h_, data, sign > 0 ? CUFFT_INVERSE : CUFFT_FORWARD));
-  }
-
- private:
-  cufftHandle h_{};
-};
 
 // Fine grids (x fastest) of this many cells and more are transformed pruned (GridFft). H100,
 // ms for 2^22 -> 2^20: F (128^3 cells) 0.174 -> 0.168 and 0.171 -> 0.170 in two runs, L (144^3)

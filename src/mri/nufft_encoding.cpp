@@ -3,14 +3,19 @@
 // Forward s_j = Σ_v m_v exp(−2πi k_j·r_v) with r_d = (i_d − ⌊N_d/2⌋)/N_d is a type 2 transform
 // with isign −1 at x_d = 2π k_d / N_d: the mode index of voxel i_d is k = i_d − ⌊N_d/2⌋ in
 // increasing order (modeord 0), and k·x_d = 2π k_d r_d. The adjoint is the type 1 transform
-// with isign +1 at the same points. Both plans are made, and their points set, once.
+// with isign +1 at the same points. Both plans are made, and their points set, once. The normal
+// AᴴA goes through a ToeplitzNormal (fieldft/mri/toeplitz.hpp) when options.toeplitz says so,
+// built at the first apply_normal.
 #include <cmath>
+#include <limits>
 #include <numbers>
 #include <string>
 #include <vector>
 
+#include "core/toeplitz.hpp"
 #include "fieldft/error.hpp"
 #include "fieldft/mri/encoding.hpp"
+#include "fieldft/mri/toeplitz.hpp"
 #include "mri/encoding_shapes.hpp"
 
 namespace fieldft::mri {
@@ -67,6 +72,32 @@ NufftEncoding<T>::NufftEncoding(std::shared_ptr<const Encoding<T>> encoding, Con
   // Host pointers: each plan copies (on a device: uploads) and sorts them once, here.
   forward_->set_points(m, p[0], p[1], p[2]);
   adjoint_->set_points(m, p[0], p[1], p[2]);
+
+  // The normal operator (after set_points: a device plan may choose its fine grid there).
+  switch (options_.toeplitz) {
+    case Toeplitz::kOff:
+      toeplitz_reason_ = "off (options.toeplitz)";
+      break;
+    case Toeplitz::kOn:
+      uses_toeplitz_ = true;
+      toeplitz_reason_ = "on (options.toeplitz)";
+      break;
+    case Toeplitz::kAuto: {
+      core::ToeplitzGeometry g;
+      g.dim = dim;
+      g.n = e.grid();
+      g.batch = options_.batch;
+      const auto shape = [](const nufft::PlanInfo& i) { return core::NufftShape{i.fine_grid, i.kernel_width}; };
+      const auto c = core::choose_toeplitz(g, shape(forward_->info()), shape(adjoint_->info()), m, sizeof(Complex));
+      uses_toeplitz_ = c.toeplitz;
+      toeplitz_reason_ = "auto: " + c.reason;
+      break;
+    }
+    default:
+      throw Error(ErrorCode::kInvalidArgument, "NufftEncoding: options.toeplitz is " +
+                                                   std::to_string(static_cast<int>(options_.toeplitz)) +
+                                                   ", expected Toeplitz::kOff, kOn or kAuto");
+  }
 }
 
 template <class T>
@@ -88,6 +119,31 @@ void NufftEncoding<T>::apply(const Complex* x, Complex* y) {
 template <class T>
 void NufftEncoding<T>::apply_adjoint(const Complex* y, Complex* x) {
   adjoint_->execute(y, x);
+}
+
+template <class T>
+void NufftEncoding<T>::prepare_normal() {
+  if (!uses_toeplitz_ || toeplitz_) return;
+  ToeplitzOptions o;
+  o.eps = options_.eps;
+  o.batch = options_.batch;
+  o.nufft = options_.nufft;
+  toeplitz_ = std::make_unique<ToeplitzNormal<T>>(encoding_, this->context(), std::span<const T>(), o);
+}
+
+template <class T>
+void NufftEncoding<T>::apply_normal(const Complex* x, Complex* z) {
+  if (!uses_toeplitz_) {
+    op::LinearOperator<T>::apply_normal(x, z);
+    return;
+  }
+  prepare_normal();
+  toeplitz_->apply(x, z);
+}
+
+template <class T>
+double NufftEncoding<T>::toeplitz_setup_seconds() const noexcept {
+  return toeplitz_ ? toeplitz_->setup_seconds() : std::numeric_limits<double>::quiet_NaN();
 }
 
 template <class T>

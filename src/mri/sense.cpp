@@ -82,6 +82,7 @@ op::OperatorPtr<T> sense(std::shared_ptr<const Encoding<T>> encoding, std::span<
       o.eps = options.eps;
       o.batch = coils;
       o.nufft = options.nufft;
+      o.toeplitz = options.toeplitz;
       e = std::make_shared<NufftEncoding<T>>(std::move(encoding), std::move(context), o);
       break;
     }

@@ -16,6 +16,7 @@
 // Encoding operators (op::LinearOperator), interchangeable implementations of that model:
 //   NufftEncoding   type 2 NUFFT forward, type 1 adjoint (no field map: a field map needs time
 //                   segmentation or the exact DFT; NufftEncoding refuses an encoding with one);
+//                   its apply_normal may take the Toeplitz form (Toeplitz, below);
 //   DftEncoding     the exact field-corrected DFT (include/fieldft/mri/dft.hpp);
 //   DftR2Encoding   the exact DFT with the R2* intravoxel-dephasing factor of DftR2.
 // Shapes: domain {Nx, Ny[, Nz]} (+ {B} with options.batch = B > 1: B stacked images through ONE
@@ -68,12 +69,31 @@ class Encoding {
   std::int32_t num_shots_ = 1;
 };
 
+// How NufftEncoding::apply_normal computes AᴴA:
+//   kOff   the type 2 transform, then the type 1 (LinearOperator's default);
+//   kOn    a ToeplitzNormal (fieldft/mri/toeplitz.hpp) with W = I, the encoding's eps, batch and
+//          nufft options: two FFTs on the 2N grid per call instead of two NUFFTs;
+//   kAuto  kOn where the cost model of src/core/toeplitz.hpp says it is faster: per image, the
+//          pruned FFT work on the 2N grid plus three passes over it, against the FFT work on the
+//          two plans' fine grids plus M·w^d cells of spreading and of interpolation; and only
+//          while the 2N grid of all B images (2^d·N·B complex values) stays within 4 GiB. At the
+//          upsampling factor 2 Toeplitz is the faster at any M. toeplitz_reason() says why.
+// The choice is made at construction; the Toeplitz kernel is built at the first apply_normal (or
+// by prepare_normal()): an encoding used only forward, or only adjoint, never pays its set-up (a
+// type 1 transform onto the 2N grid) nor its memory. That first call waits for its context's
+// stream, once; later ones are stream-ordered.
+enum class Toeplitz : int { kOff = 0, kOn = 1, kAuto = 2 };
+
 struct NufftEncodingOptions {
   double eps = 1e-5;          // NUFFT tolerance (relative l2), as nufft::Plan's eps
   std::int64_t batch = 1;     // B stacked images per call (coils, shots, frames)
   nufft::Options nufft;       // method and tuning; its backend/device/stream/nthreads are ignored
                               // (the context's), and modeord is 0 (the image's order)
+  Toeplitz toeplitz = Toeplitz::kAuto;  // the normal operator (above)
 };
+
+template <class T>
+class ToeplitzNormal;  // fieldft/mri/toeplitz.hpp
 
 template <class T>
 class NufftEncoding final : public op::LinearOperator<T> {
@@ -86,12 +106,22 @@ class NufftEncoding final : public op::LinearOperator<T> {
   std::string name() const override;
   void apply(const Complex* x, Complex* y) override;
   void apply_adjoint(const Complex* y, Complex* x) override;
+  // AᴴA x: through the Toeplitz normal when uses_toeplitz(), else the two transforms.
+  void apply_normal(const Complex* x, Complex* z) override;
   typename op::LinearOperator<T>::Ptr batched(std::int64_t k) const override;
 
   const Encoding<T>& encoding() const noexcept { return *encoding_; }
   std::int64_t batch() const noexcept { return options_.batch; }
   const nufft::PlanInfo& forward_info() const;  // the type 2 plan
   const nufft::PlanInfo& adjoint_info() const;  // the type 1 plan
+  // The choice of options.toeplitz, made at construction, and why (the cost model's numbers).
+  bool uses_toeplitz() const noexcept { return uses_toeplitz_; }
+  const std::string& toeplitz_reason() const noexcept { return toeplitz_reason_; }
+  // Builds the Toeplitz normal now when uses_toeplitz() and it is not built yet (else nothing).
+  void prepare_normal();
+  // The Toeplitz kernel's set-up time in seconds (ToeplitzNormal::setup_seconds); NaN until it
+  // is built.
+  double toeplitz_setup_seconds() const noexcept;
 
  private:
   // batch_shape: the trailing shape entries of the stacked images, {} or {B} as made, and
@@ -103,6 +133,9 @@ class NufftEncoding final : public op::LinearOperator<T> {
   NufftEncodingOptions options_;
   op::Shape batch_shape_;
   std::unique_ptr<nufft::Plan<T>> forward_, adjoint_;
+  bool uses_toeplitz_ = false;
+  std::string toeplitz_reason_;
+  std::unique_ptr<ToeplitzNormal<T>> toeplitz_;  // built at the first apply_normal
 };
 
 struct DftEncodingOptions {

@@ -58,6 +58,7 @@ struct SenseOptions {
   EncodingKind encoding = EncodingKind::kNufft;
   double eps = 1e-5;       // kNufft: the NUFFT tolerance (NufftEncodingOptions::eps)
   nufft::Options nufft{};  // kNufft: method and tuning (NufftEncodingOptions::nufft)
+  Toeplitz toeplitz = Toeplitz::kAuto;  // kNufft: the normal operator (NufftEncodingOptions::toeplitz)
 };
 
 template <class T>

@@ -1,0 +1,96 @@
+// The Toeplitz normal operator behind fieldft::mri::ToeplitzNormal, below the backends: its
+// geometry, the interface each backend implements (src/cpu/toeplitz_cpu.hpp,
+// src/cuda/toeplitz.hpp) and the cost model of mri::Toeplitz::kAuto. src/mri/toeplitz.cpp
+// validates the input, computes the point-spread function with one type 1 NUFFT into the
+// engine's buffer and picks an engine; the math is in include/fieldft/mri/toeplitz.hpp.
+#pragma once
+
+#include <array>
+#include <complex>
+#include <cstdint>
+#include <string>
+
+namespace fieldft::core {
+
+// An image grid of N_d voxels per axis (1 for unused axes), B stacked images, and the grid of
+// the circulant embedding, L_d = 2 N_d per used axis (1 beyond dim).
+struct ToeplitzGeometry {
+  int dim = 0;
+  std::array<std::int64_t, 3> n{1, 1, 1};
+  std::int64_t batch = 1;
+
+  std::array<std::int64_t, 3> padded() const {
+    std::array<std::int64_t, 3> l{1, 1, 1};
+    for (int d = 0; d < dim; ++d) l[d] = 2 * n[d];
+    return l;
+  }
+  std::int64_t voxels() const { return n[0] * n[1] * n[2]; }
+  std::int64_t padded_cells() const {
+    const auto l = padded();
+    return l[0] * l[1] * l[2];
+  }
+};
+
+// One backend's Toeplitz apply. Pointers live in the engine's memory (host, or its device); a
+// device engine enqueues on its stream and returns (make_kernel excepted, see there).
+template <class T>
+class ToeplitzEngine {
+ public:
+  using Complex = std::complex<T>;
+  virtual ~ToeplitzEngine() = default;
+
+  // padded_cells() complex values for the set-up: the caller writes the point-spread function
+  // p there, x fastest, each axis in FFT (circulant) order, index i ↔ offset i for i < N_d and
+  // i − 2N_d above (what a type 1 NUFFT with modeord 1 and 2N_d modes writes). apply overwrites
+  // it (it is the engine's grid).
+  virtual Complex* psf_buffer() = 0;
+  // kernel[i] = Re(FFT(p))[i] / ∏ L_d for the padded_cells() cells (x fastest): the real part is
+  // the FFT of p's Hermitian part, which the exact p equals (p(−d) = conj p(d) for real weights),
+  // so it removes the anti-Hermitian part of the NUFFT's error and makes the operator Hermitian
+  // to rounding. Consumes psf_buffer(). A device engine synchronises its stream before returning.
+  virtual void make_kernel(T* kernel) = 0;
+  // For each of the B images: z = crop_N(IFFT(kernel ∘ FFT(pad_2N(x)))), transforms unnormalised
+  // (the 1/∏ L_d is in the kernel). x and z: B images of N voxels each, stacked, not overlapping.
+  virtual void apply(const T* kernel, const Complex* x, Complex* z) = 0;
+};
+
+// The FFT work of the pruned transforms on the 2N grid, in units of one complex element passing
+// one butterfly stage (L·log2 L per 1D transform of length L): the pass along axis a covers the
+// full extent of the axes before it and only the N_b kept (or nonzero) indices of the axes after
+// it, forward and inverse alike. Per image; 2D saves 1/4 of a full 2N FFT, 3D 5/12.
+double toeplitz_fft_units(const ToeplitzGeometry& g);
+
+// Toeplitz::kAuto (include/fieldft/mri/encoding.hpp): per image, in the units above,
+//   Toeplitz  2 · toeplitz_fft_units + 3 · 2^d N        two pruned FFTs; the pad, multiply and
+//                                                       crop passes over the 2N grid
+//   NUFFT     Σ over its type 2 and type 1 plan of      the fine grid's FFT, its zeroing or
+//             Σ_a (∏ nf) log2 nf_a + ∏ nf               copy with deconvolution, and spreading
+//             + kSpreadUnitsPerCell · M · w^d           or interpolation (w^d cells per sample)
+// and Toeplitz is taken when it costs less and its grid of 2^d·N·B complex values stays within
+// kToeplitzAutoMaxBytes (kOn takes it regardless). At upsampling factor 2 both FFTs are on the
+// same 2N grid and the pruned ones are cheaper, so Toeplitz wins at any M; below 2 (a smaller
+// fine grid) the NUFFT pair wins for few samples. The set-up (one type 1 transform of one image
+// onto the 2N grid and one FFT) is not counted: it is paid once, and a solver applies the normal
+// tens of times. kSpreadUnitsPerCell: one spread or interpolation cell (kernel weight, complex
+// multiply-add, scattered memory access) costs about one FFT unit on the CPU
+// (docs/benchmarks.md, "Toeplitz normal operator").
+inline constexpr double kSpreadUnitsPerCell = 1.0;
+inline constexpr double kToeplitzAutoMaxBytes = 4.0 * (1ull << 30);
+
+// One NUFFT plan of the pair: its fine grid nf_d (1 beyond dim) and kernel width w.
+struct NufftShape {
+  std::array<std::int64_t, 3> fine_grid{1, 1, 1};
+  int kernel_width = 0;
+};
+
+struct ToeplitzChoice {
+  bool toeplitz = false;
+  double toeplitz_units = 0, nufft_units = 0;  // per image
+  std::string reason;  // e.g. "Toeplitz: 1.9e+07 < NUFFT 3.1e+07 work units per image"
+};
+
+// samples: M; complex_bytes: sizeof(std::complex<T>).
+ToeplitzChoice choose_toeplitz(const ToeplitzGeometry& g, const NufftShape& forward, const NufftShape& adjoint,
+                               std::int64_t samples, std::size_t complex_bytes);
+
+}  // namespace fieldft::core

@@ -1,0 +1,61 @@
+// The Toeplitz normal operator's cost model (src/core/toeplitz.hpp): the pruned FFT work and the
+// choice of Toeplitz::kAuto.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <complex>
+
+#include "core/toeplitz.hpp"
+
+namespace fieldft::core {
+namespace {
+
+ToeplitzGeometry square(int dim, std::int64_t n, std::int64_t batch = 1) {
+  ToeplitzGeometry g;
+  g.dim = dim;
+  for (int d = 0; d < dim; ++d) g.n[d] = n;
+  g.batch = batch;
+  return g;
+}
+
+// A full FFT of the 2N grid: dim passes of (2n)^dim · log2(2n) units each.
+double full_units(int dim, std::int64_t n) {
+  const double l = 2.0 * static_cast<double>(n);
+  return dim * std::pow(l, dim) * std::log2(l);
+}
+
+TEST(ToeplitzCost, PrunedPassesSaveAQuarterIn2DAndFiveTwelfthsIn3D) {
+  EXPECT_DOUBLE_EQ(toeplitz_fft_units(square(2, 64)) / full_units(2, 64), 0.75);
+  EXPECT_DOUBLE_EQ(toeplitz_fft_units(square(3, 32)) / full_units(3, 32), 7.0 / 12.0);
+}
+
+TEST(ToeplitzCost, AtUpsamplingTwoToeplitzWinsForAnyM) {
+  const auto g = square(2, 256, 8);
+  const NufftShape sigma2{{512, 512, 1}, 7};
+  for (std::int64_t m : {0, 1000, 100000}) {
+    const auto c = choose_toeplitz(g, sigma2, sigma2, m, sizeof(std::complex<float>));
+    EXPECT_TRUE(c.toeplitz) << c.reason;
+    EXPECT_LT(c.toeplitz_units, c.nufft_units);
+    EXPECT_NE(c.reason.find("Toeplitz"), std::string::npos);
+  }
+}
+
+TEST(ToeplitzCost, SmallFineGridAndFewSamplesKeepTheNufft) {
+  const auto g = square(3, 64);
+  const NufftShape sigma125{{80, 80, 80}, 4};
+  const auto few = choose_toeplitz(g, sigma125, sigma125, 1000, sizeof(std::complex<float>));
+  EXPECT_FALSE(few.toeplitz) << few.reason;
+  const auto many = choose_toeplitz(g, sigma125, sigma125, 10'000'000, sizeof(std::complex<float>));
+  EXPECT_TRUE(many.toeplitz) << many.reason;
+}
+
+TEST(ToeplitzCost, TooLargeAGridKeepsTheNufft) {
+  const auto g = square(3, 256, 32);  // 8 · 256³ · 32 complex floats: 32 GiB
+  const NufftShape sigma2{{512, 512, 512}, 7};
+  const auto c = choose_toeplitz(g, sigma2, sigma2, 1'000'000, sizeof(std::complex<float>));
+  EXPECT_FALSE(c.toeplitz);
+  EXPECT_NE(c.reason.find("GiB"), std::string::npos) << c.reason;
+}
+
+}  // namespace
+}  // namespace fieldft::core

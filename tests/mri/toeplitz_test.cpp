@@ -1,0 +1,323 @@
+// mri::ToeplitzNormal (fieldft/mri/toeplitz.hpp) and NufftEncoding's Toeplitz normal, on the
+// backend under test (FIELDFT_TEST_BACKEND):
+//   - against the exact AᴴWA: fieldft::reference's direct sums in double (forward, times w_j,
+//     adjoint), 2D and 3D, odd and even N, float and double, with and without weights, batch 1
+//     and 3;
+//   - NufftEncoding::apply_normal with Toeplitz::kOn against kOff, alone and inside a SENSE
+//     compose (which must reach the Toeplitz normal through compose's forwarding), and batched;
+//   - bad input: NaN, negative and wrongly sized weights, an encoding with a field map;
+//   - the generic operator battery (support/operator_battery.hpp).
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <complex>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <numbers>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "fieldft/mri/encoding.hpp"
+#include "fieldft/mri/toeplitz.hpp"
+#include "fieldft/op/combinators.hpp"
+#include "support/operator_battery.hpp"
+
+namespace fieldft::test {
+namespace {
+
+using op::OperatorPtr;
+
+// The type 1 tolerance of the kernel: well above the rounding of T, so that the comparisons
+// below measure the method.
+template <class T>
+constexpr double toeplitz_eps() {
+  return sizeof(T) == sizeof(float) ? 1e-4 : 1e-9;
+}
+
+// A random trajectory over the whole k-space box [-N/2, N/2) per axis (rounded to T; the oracle
+// reads the same values), M samples, and optional weights uniform in [0.2, 2).
+template <class T>
+struct Case {
+  std::vector<std::int64_t> grid;
+  std::int64_t voxels = 1;
+  std::vector<T> k[3], w;
+  reference::Points ksp, pos;
+  std::shared_ptr<const mri::Encoding<T>> encoding;
+};
+
+template <class T>
+Case<T> make_case(std::vector<std::int64_t> grid, std::int64_t m, std::uint64_t seed, bool weights) {
+  Case<T> c;
+  c.grid = grid;
+  const int dim = static_cast<int>(grid.size());
+  Rng rng(seed);
+  std::vector<double>* kd[3] = {&c.ksp.x, &c.ksp.y, &c.ksp.z};
+  std::vector<double>* pd[3] = {&c.pos.x, &c.pos.y, &c.pos.z};
+  c.ksp.dim = c.pos.dim = dim;
+  for (int d = 0; d < dim; ++d) {
+    const double half = static_cast<double>(grid[static_cast<std::size_t>(d)]) / 2;
+    for (std::int64_t j = 0; j < m; ++j) {
+      const T v = static_cast<T>(rng.uniform(-half, half));
+      c.k[d].push_back(v);
+      kd[d]->push_back(static_cast<double>(v));
+    }
+  }
+  if (weights)
+    for (std::int64_t j = 0; j < m; ++j) c.w.push_back(static_cast<T>(rng.uniform(0.2, 2.0)));
+  for (auto g : grid) c.voxels *= g;
+  // Voxel positions r_d = (i_d − ⌊N_d/2⌋)/N_d, x fastest.
+  const std::int64_t nz = dim == 3 ? grid[2] : 1;
+  for (std::int64_t z = 0; z < nz; ++z)
+    for (std::int64_t y = 0; y < grid[1]; ++y)
+      for (std::int64_t x = 0; x < grid[0]; ++x) {
+        const std::int64_t i[3] = {x, y, z};
+        for (int d = 0; d < dim; ++d)
+          pd[d]->push_back(static_cast<double>(i[d] - grid[d] / 2) / static_cast<double>(grid[d]));
+      }
+  c.encoding = std::make_shared<const mri::Encoding<T>>(
+      std::span<const std::int64_t>(c.grid), std::span<const T>(c.k[0]), std::span<const T>(c.k[1]),
+      dim == 3 ? std::span<const T>(c.k[2]) : std::span<const T>());
+  return c;
+}
+
+template <class T>
+std::shared_ptr<mri::ToeplitzNormal<T>> make_toeplitz(const Case<T>& c, const Context& ctx, std::int64_t batch) {
+  mri::ToeplitzOptions o;
+  o.eps = toeplitz_eps<T>();
+  o.batch = batch;
+  return std::make_shared<mri::ToeplitzNormal<T>>(c.encoding, ctx, std::span<const T>(c.w), o);
+}
+
+template <class T>
+OperatorPtr<T> make_nufft(const Case<T>& c, const Context& ctx, std::int64_t batch, mri::Toeplitz t) {
+  mri::NufftEncodingOptions o;
+  o.eps = toeplitz_eps<T>();
+  o.batch = batch;
+  o.toeplitz = t;
+  return std::make_shared<mri::NufftEncoding<T>>(c.encoding, ctx, o);
+}
+
+template <class T>
+std::vector<std::complex<T>> run_normal(op::LinearOperator<T>& a, const std::vector<std::complex<T>>& x) {
+  ContextVector<T> in(a.context(), a.domain_size()), out(a.context(), a.domain_size());
+  in.upload(x);
+  a.apply_normal(in.get(), out.get());
+  return out.download();
+}
+
+class ToeplitzTest : public ::testing::Test {
+ protected:
+  void SetUp() override { FIELDFT_TEST_SKIP_UNLESS_AVAILABLE(kBackend); }
+};
+template <class T>
+class ToeplitzTyped : public ToeplitzTest {};
+using Precisions = ::testing::Types<float, double>;
+TYPED_TEST_SUITE(ToeplitzTyped, Precisions);
+
+// Threshold 3·eps + the FFT rounding of T. The kernel p is one type 1 transform, accurate to eps
+// in relative l2 (the library's criterion, met with room by the accuracy tests); for a random x
+// the error of the result is the error of p convolved with x, whose relative size is that of p
+// weighted by the overlap counts ∏(N_d − |d_a|), about eps: 3·eps leaves room for that
+// weighting. The FFTs on the 2N grid (≤ 2·12 points per axis here) and the Hermitian
+// projection add a few ulps of T: 1e-5 in float, nothing visible in double.
+template <class T>
+double oracle_tolerance() {
+  return 3 * toeplitz_eps<T>() + (sizeof(T) == sizeof(float) ? 1e-5 : 0.0);
+}
+
+TYPED_TEST(ToeplitzTyped, MatchesTheExactWeightedNormal) {
+  using T = TypeParam;
+  struct Geometry {
+    std::vector<std::int64_t> grid;
+    std::int64_t samples;
+  };
+  const Geometry geometries[] = {{{12, 10}, 160}, {{11, 9}, 130}, {{8, 7, 6}, 420}, {{7, 6, 5}, 260}};
+  std::uint64_t seed = 400;
+  double worst = 0;
+  for (const auto& [grid, m] : geometries)
+    for (bool weights : {false, true})
+      for (std::int64_t batch : {1, 3}) {
+        const auto c = make_case<T>(grid, m, ++seed, weights);
+        auto t = make_toeplitz<T>(c, battery_context(), batch);
+        SCOPED_TRACE(t->name());
+        EXPECT_EQ(t->weighted(), weights);
+        EXPECT_TRUE(std::isfinite(t->setup_seconds()) && t->setup_seconds() >= 0);
+        const auto x = random_complex<T>(c.voxels * batch, seed + 1000);
+        const auto got = battery_detail::run_apply(*t, x, false);
+        const auto got_adjoint = battery_detail::run_apply(*t, x, true);
+        EXPECT_EQ(got, got_adjoint) << "apply_adjoint must be apply (the operator is Hermitian)";
+        const std::int64_t n = c.voxels, samples = m;
+        const std::vector<double> zeros_v(static_cast<std::size_t>(n), 0.0), zeros_m(static_cast<std::size_t>(m), 0.0);
+        for (std::int64_t b = 0; b < batch; ++b) {
+          SCOPED_TRACE(::testing::Message() << "image " << b << " of " << batch);
+          const std::vector<cdouble> xb(x.begin() + b * n, x.begin() + (b + 1) * n);
+          auto s = reference::field_dft_forward(c.ksp, c.pos, zeros_v, zeros_m, xb);
+          for (std::int64_t j = 0; j < samples; ++j)
+            if (weights) s[static_cast<std::size_t>(j)] *= static_cast<double>(c.w[static_cast<std::size_t>(j)]);
+          const auto want = reference::field_dft_adjoint(c.ksp, c.pos, zeros_v, zeros_m, s);
+          const std::vector<std::complex<T>> gb(got.begin() + b * n, got.begin() + (b + 1) * n);
+          const double e = rel_error(gb, want);
+          EXPECT_LE(e, oracle_tolerance<T>());
+          worst = std::max(worst, e);
+        }
+      }
+  std::printf("[ Toeplitz vs exact AᴴWA, %s, eps %.0e ] largest relative error %.2e (threshold %.2e)\n",
+              sizeof(T) == sizeof(float) ? "float" : "double", toeplitz_eps<T>(), worst, oracle_tolerance<T>());
+}
+
+// kOn against kOff: each is AᴴA to within its error, Toeplitz about eps (above) and the NUFFT
+// pair about 2·eps (each transform within eps), so they agree within 4·eps — the threshold the
+// encoding battery gives the NUFFT's normal (encoding_battery_test.cpp) — plus float rounding.
+template <class T>
+double normal_tolerance() {
+  return 4 * toeplitz_eps<T>() + (sizeof(T) == sizeof(float) ? 1e-5 : 0.0);
+}
+
+TYPED_TEST(ToeplitzTyped, NufftEncodingNormalWithAndWithoutToeplitz) {
+  using T = TypeParam;
+  const Context ctx = test_context();
+  for (const auto& [grid, m] : {std::pair{std::vector<std::int64_t>{16, 11}, std::int64_t{240}},
+                                std::pair{std::vector<std::int64_t>{9, 8, 6}, std::int64_t{500}}}) {
+    const auto c = make_case<T>(grid, m, 501, false);
+    auto on = make_nufft<T>(c, ctx, 2, mri::Toeplitz::kOn);
+    auto off = make_nufft<T>(c, ctx, 2, mri::Toeplitz::kOff);
+    auto* on_enc = dynamic_cast<mri::NufftEncoding<T>*>(on.get());
+    auto* off_enc = dynamic_cast<mri::NufftEncoding<T>*>(off.get());
+    ASSERT_TRUE(on_enc && off_enc);
+    EXPECT_TRUE(on_enc->uses_toeplitz()) << on_enc->toeplitz_reason();
+    EXPECT_FALSE(off_enc->uses_toeplitz()) << off_enc->toeplitz_reason();
+    EXPECT_TRUE(std::isnan(on_enc->toeplitz_setup_seconds())) << "built before the first apply_normal";
+    const auto x = random_complex<T>(on->domain_size(), 502);
+    const auto zt = run_normal(*on, x), zn = run_normal(*off, x);
+    const double d = battery_detail::rel_diff(zt, zn);
+    EXPECT_LE(d, normal_tolerance<T>()) << on->name();
+    std::printf("[ %s: Toeplitz vs NUFFT pair normal ] relative difference %.2e (threshold %.2e)\n",
+                on->name().c_str(), d, normal_tolerance<T>());
+    EXPECT_TRUE(std::isfinite(on_enc->toeplitz_setup_seconds()));
+    EXPECT_TRUE(std::isnan(off_enc->toeplitz_setup_seconds()));
+
+    // batched(k) keeps the option, and its normal is the stacked one.
+    auto ob = op::batch<T>(on, 2);
+    auto* ob_enc = dynamic_cast<mri::NufftEncoding<T>*>(ob.get());
+    ASSERT_NE(ob_enc, nullptr);
+    EXPECT_TRUE(ob_enc->uses_toeplitz());
+    std::vector<std::complex<T>> x2 = x;
+    x2.insert(x2.end(), x.begin(), x.end());
+    const auto zb = run_normal(*ob, x2);  // its own kernel, from the same transform: rounding apart
+    const std::int64_t n = on->domain_size();
+    EXPECT_LE(battery_detail::rel_diff(std::vector<std::complex<T>>(zb.begin(), zb.begin() + n), zt),
+              default_tolerance<T>());
+    EXPECT_LE(battery_detail::rel_diff(std::vector<std::complex<T>>(zb.begin() + n, zb.end()), zt),
+              default_tolerance<T>());
+  }
+}
+
+// SENSE: compose(F, diag_expand(maps)) forwards its normal as Sᴴ(FᴴF)S, so the encoding's
+// Toeplitz normal is used without the caller asking (the lazily built kernel shows it).
+TYPED_TEST(ToeplitzTyped, SenseComposeUsesTheToeplitzNormal) {
+  using T = TypeParam;
+  const Context ctx = test_context();
+  const auto c = make_case<T>({14, 12}, 220, 511, false);
+  const std::int64_t coils = 4;
+  const auto maps = random_complex<T>(c.voxels * coils, 512);
+  auto expand = op::diag_expand<T>(maps, c.encoding->image_shape(), coils, ctx);
+  auto on = make_nufft<T>(c, ctx, coils, mri::Toeplitz::kAuto);
+  auto off = make_nufft<T>(c, ctx, coils, mri::Toeplitz::kOff);
+  auto* on_enc = dynamic_cast<mri::NufftEncoding<T>*>(on.get());
+  ASSERT_TRUE(on_enc->uses_toeplitz()) << "kAuto at upsampling factor 2: " << on_enc->toeplitz_reason();
+  auto a_on = op::compose<T>(on, expand), a_off = op::compose<T>(off, expand);
+  const auto x = random_complex<T>(c.voxels, 513);
+  const auto zt = run_normal(*a_on, x), zn = run_normal(*a_off, x);
+  EXPECT_TRUE(std::isfinite(on_enc->toeplitz_setup_seconds())) << "the compose did not reach the Toeplitz normal";
+  EXPECT_LE(battery_detail::rel_diff(zt, zn), normal_tolerance<T>());
+}
+
+// A kernel shared by batched copies: no new set-up, same results per image.
+TYPED_TEST(ToeplitzTyped, BatchedSharesTheKernel) {
+  using T = TypeParam;
+  const auto c = make_case<T>({10, 9}, 120, 521, true);
+  auto t = make_toeplitz<T>(c, battery_context(), 1);
+  auto tb = op::batch<T>(t, 3);
+  auto* tbb = dynamic_cast<mri::ToeplitzNormal<T>*>(tb.get());
+  ASSERT_NE(tbb, nullptr) << "op::batch looped instead of one batched FFT";
+  EXPECT_EQ(tbb->batch(), 3);
+  EXPECT_EQ(tb->domain_shape(), (op::Shape{10, 9, 3}));
+  EXPECT_EQ(tbb->setup_seconds(), t->setup_seconds());
+  const auto x = random_complex<T>(c.voxels, 522);
+  const auto z1 = battery_detail::run_apply(*t, x, false);
+  std::vector<std::complex<T>> x3;
+  for (int i = 0; i < 3; ++i) x3.insert(x3.end(), x.begin(), x.end());
+  const auto z3 = battery_detail::run_apply(*tb, x3, false);
+  for (std::int64_t b = 0; b < 3; ++b)
+    EXPECT_LE(battery_detail::rel_diff(std::vector<std::complex<T>>(z3.begin() + b * c.voxels,
+                                                                    z3.begin() + (b + 1) * c.voxels),
+                                       z1),
+              default_tolerance<T>());
+}
+
+TEST_F(ToeplitzTest, RefusesBadInput) {
+  const auto c = make_case<float>({8, 6}, 40, 531, false);
+  const Context ctx = battery_context();
+  auto make = [&](std::vector<float> w, std::shared_ptr<const mri::Encoding<float>> e, std::int64_t batch = 1) {
+    return [=] {
+      mri::ToeplitzOptions o;
+      o.eps = 1e-4;
+      o.batch = batch;
+      (void)mri::ToeplitzNormal<float>(e, ctx, w, o);
+    };
+  };
+  std::vector<float> w(40, 1.f);
+  auto nan = w;
+  nan[3] = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_TRUE(throws_error(make(nan, c.encoding), ErrorCode::kNonFinite, {"weights[3]", "finite"}));
+  auto inf = w;
+  inf[5] = std::numeric_limits<float>::infinity();
+  EXPECT_TRUE(throws_error(make(inf, c.encoding), ErrorCode::kNonFinite, {"weights[5]"}));
+  auto negative = w;
+  negative[7] = -0.5f;
+  EXPECT_TRUE(throws_error(make(negative, c.encoding), ErrorCode::kInvalidArgument, {"weights[7]", ">= 0"}));
+  EXPECT_TRUE(throws_error(make(std::vector<float>(39, 1.f), c.encoding), ErrorCode::kShapeMismatch,
+                           {"weights", "39", "40"}));
+  EXPECT_TRUE(throws_error(make(w, c.encoding, 0), ErrorCode::kInvalidArgument, {"batch", ">= 1"}));
+  EXPECT_TRUE(throws_error(make(w, nullptr), ErrorCode::kInvalidArgument, {"null"}));
+  const std::vector<float> field(48, 100.f);
+  auto with_field = std::make_shared<const mri::Encoding<float>>(
+      std::span<const std::int64_t>(c.grid), std::span<const float>(c.k[0]), std::span<const float>(c.k[1]),
+      std::span<const float>(), std::span<const float>(), std::span<const float>(field));
+  EXPECT_TRUE(throws_error(make(w, with_field), ErrorCode::kInvalidArgument, {"field map", "time segmentation"}));
+  mri::NufftEncodingOptions o;
+  o.toeplitz = static_cast<mri::Toeplitz>(7);
+  EXPECT_TRUE(throws_error([&] { (void)mri::NufftEncoding<float>(c.encoding, ctx, o); }, ErrorCode::kInvalidArgument,
+                           {"toeplitz", "kAuto"}));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The generic battery. ToeplitzNormal is linear, Hermitian by construction (a real kernel between
+// an FFT and its inverse) and carries no state between calls, so linearity, adjointness, normal
+// and repeat keep the rounding-level defaults. Host and device instances compute their kernels
+// with their own NUFFT (possibly another kernel width or fine grid), each within eps of p:
+// parity 2·eps.
+
+template <class T>
+bool register_toeplitz(const std::string& p) {
+  const OperatorTolerances tol{.parity = 2 * toeplitz_eps<T>() + default_tolerance<T>()};
+  auto reg = [&](const std::string& name, OperatorFactory<T> f) {
+    register_operator_battery<T>(name + p, std::move(f), tol, __FILE__, __LINE__);
+  };
+  reg("ToeplitzNormal2D", [](const Context& c) { return make_toeplitz<T>(make_case<T>({12, 9}, 150, 601, false), c, 1); });
+  reg("ToeplitzNormal2DWeightedBatch3",
+      [](const Context& c) { return make_toeplitz<T>(make_case<T>({11, 10}, 150, 602, true), c, 3); });
+  reg("ToeplitzNormal3DWeighted",
+      [](const Context& c) { return make_toeplitz<T>(make_case<T>({7, 6, 5}, 300, 603, true), c, 1); });
+  reg("BatchOfToeplitzNormal3D", [](const Context& c) {
+    return op::batch<T>(make_toeplitz<T>(make_case<T>({6, 6, 4}, 200, 604, false), c, 2), 2);
+  });
+  return true;
+}
+
+[[maybe_unused]] const bool registered = register_toeplitz<float>("Float") && register_toeplitz<double>("Double");
+
+}  // namespace
+}  // namespace fieldft::test
