@@ -164,6 +164,13 @@ def _check_encoding(encoding):
 
 
 _NUFFT_OPTIONS = ("upsampfac", "method", "max_batch", "bin_size", "fft_planning", "spread_boxes")
+_TOEPLITZ = {"off": 0, "on": 1, "auto": 2}
+
+
+def _toeplitz_code(toeplitz) -> int:
+    if toeplitz not in _TOEPLITZ:
+        raise _core.InvalidArgumentError(f"toeplitz must be 'auto', 'on' or 'off', got {toeplitz!r}")
+    return _TOEPLITZ[toeplitz]
 
 
 class NufftEncoding(Operator):
@@ -171,15 +178,19 @@ class NufftEncoding(Operator):
     accurate to `eps` (relative l2). No field map (use DftEncoding).
 
     NufftEncoding(encoding, eps=1e-5, batch=1, *, dtype="complex64", device="cpu", stream=None,
-                  nthreads=0, **opts)
+                  nthreads=0, toeplitz="auto", **opts)
 
     batch B > 1: B stacked images per call through one batched transform, ishape
     (B, *shape), oshape (B, M); else ishape `shape`, oshape (M,). opts: the Plan options
     upsampfac, method, max_batch, bin_size (array order), fft_planning, spread_boxes.
+    toeplitz: the normal operator N(x) = AᴴA x — "on": the Toeplitz form (a point-spread kernel on
+    the 2N grid, pad → FFT → kernel → inverse FFT → crop; include/fieldft/mri/toeplitz.hpp),
+    "off": the two transforms, "auto" (default): Toeplitz where its cost model says it is faster.
+    The kernel is built at the first N() (or prepare_normal()); `toeplitz_info` reports it.
     """
 
     def __init__(self, encoding, eps=1e-5, batch=1, *, dtype="complex64", device="cpu", stream=None, nthreads=0,
-                 **opts):
+                 toeplitz="auto", **opts):
         _check_encoding(encoding)
         unknown = sorted(set(opts) - set(_NUFFT_OPTIONS))
         if unknown:
@@ -192,11 +203,23 @@ class NufftEncoding(Operator):
         enc = encoding._core(_arrays.real_dtype_of(dtype))
         cls = _core.OperatorF if dtype == np.complex64 else _core.OperatorD
         with caller_terms(_message(encoding.ndim)):
-            core = cls.nufft_encoding(enc, float(eps), count64(batch, "batch"), options, *place.args())
+            core = cls.nufft_encoding(enc, float(eps), count64(batch, "batch"), options, _toeplitz_code(toeplitz),
+                                      *place.args())
         super().__init__(core)
         self.encoding = encoding
         self.eps = float(eps)
         self.batch = int(batch)
+
+    @property
+    def toeplitz_info(self) -> dict:
+        """{'used': bool, 'reason': the cost model's numbers, 'setup_seconds': the kernel's set-up
+        (NaN until built)}."""
+        return type(self._core).toeplitz_info(self._core, False)
+
+    def prepare_normal(self) -> float:
+        """Builds the Toeplitz kernel now (if used and not built); returns its set-up seconds."""
+        with caller_terms(_message(self.encoding.ndim)):
+            return type(self._core).toeplitz_info(self._core, True)["setup_seconds"]
 
 
 class DftEncoding(Operator):
@@ -311,14 +334,14 @@ def _check_maps(maps, image_shape):
 
 
 def sense(encoding, maps, *, kind="nufft", eps=1e-5, dtype="complex64", device="cpu", stream=None, nthreads=0,
-          **opts) -> Operator:
+          toeplitz="auto", **opts) -> Operator:
     """The SENSE model y_c = E(S_c ∘ x) as ONE operator, the coils a batch axis of one transform.
 
     sense(encoding, maps, *, kind="nufft", eps=1e-5, dtype="complex64", device="cpu", stream=None,
           nthreads=0, **opts)
         encoding: a fieldft.mri.Encoding; kind "nufft" (NufftEncoding, accurate to eps; no field
-        map; opts as for NufftEncoding) or "dft" (the exact field-corrected DFT, with the field
-        map and readout times).
+        map; toeplitz and opts as for NufftEncoding) or "dft" (the exact field-corrected DFT, with
+        the field map and readout times).
     sense(batched_encoding, maps)
         batched_encoding: a ready encoding operator over the C coils (ishape (C, *shape), e.g.
         NufftEncoding(enc, batch=C)); the result runs where it does, with its dtype.
@@ -358,7 +381,8 @@ def sense(encoding, maps, *, kind="nufft", eps=1e-5, dtype="complex64", device="
     cls = _core.OperatorF if dtype == np.complex64 else _core.OperatorD
     with caller_terms(_message(encoding.ndim)):
         core = cls.sense(enc, values.__array_interface__["data"][0], values.size, list(reversed(values.shape)),
-                         0 if kind == "nufft" else 1, float(eps), options, *place.args())
+                         0 if kind == "nufft" else 1, float(eps), options, _toeplitz_code(toeplitz),
+                         *place.args())
     op = Operator(core)
     op.encoding = encoding
     return op

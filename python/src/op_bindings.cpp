@@ -273,18 +273,36 @@ void bind_operator(nb::module_& m, const char* name) {
   // The MRI encodings (mri/encoding.hpp) on a PyEncoding.
   using E = PyEncoding<T>;
   cls.def_static("nufft_encoding",
-                 [](const E& e, double eps, std::int64_t batch, const nufft::Options& nufft_options, int device,
-                    std::uintptr_t stream, int nthreads, nb::object owner) {
+                 [](const E& e, double eps, std::int64_t batch, const nufft::Options& nufft_options, int toeplitz,
+                    int device, std::uintptr_t stream, int nthreads, nb::object owner) {
                    return make<T>(owner_list(owner), [&]() -> op::OperatorPtr<T> {
                      mri::NufftEncodingOptions o;
                      o.eps = eps;
                      o.batch = batch;
                      o.nufft = nufft_options;
+                     o.toeplitz = static_cast<mri::Toeplitz>(toeplitz);
                      return std::make_shared<mri::NufftEncoding<T>>(e.e, make_context(device, stream, nthreads), o);
                    });
                  },
-                 "encoding"_a, "eps"_a, "batch"_a, "options"_a, "device"_a, "stream"_a, "nthreads"_a,
+                 "encoding"_a, "eps"_a, "batch"_a, "options"_a, "toeplitz"_a, "device"_a, "stream"_a, "nthreads"_a,
                  "owner"_a.none())
+      // The Toeplitz normal of a NufftEncoding (None for any other operator): whether it is used,
+      // why, and its kernel's set-up time (NaN until built; prepare=True builds it now).
+      .def_static("toeplitz_info",
+                  [](const O& a, bool prepare) -> nb::object {
+                    auto* f = dynamic_cast<mri::NufftEncoding<T>*>(a.ptr().get());
+                    if (f == nullptr) return nb::none();
+                    if (prepare) without_gil([&] {
+                      std::lock_guard lock(call_mutex());
+                      f->prepare_normal();
+                    });
+                    nb::dict d;
+                    d["used"] = f->uses_toeplitz();
+                    d["reason"] = f->toeplitz_reason();
+                    d["setup_seconds"] = f->toeplitz_setup_seconds();
+                    return d;
+                  },
+                  "op"_a, "prepare"_a)
       .def_static("dft_encoding",
                   [](const E& e, std::int64_t batch, bool r2, int device, std::uintptr_t stream, int nthreads,
                      nb::object owner) {
@@ -301,19 +319,20 @@ void bind_operator(nb::module_& m, const char* name) {
       // kind 0 = NUFFT (eps, options), 1 = the exact DFT.
       .def_static("sense",
                   [](const E& e, std::uintptr_t maps, std::int64_t n, const std::vector<std::int64_t>& maps_shape,
-                     int kind, double eps, const nufft::Options& nufft_options, int device, std::uintptr_t stream,
-                     int nthreads, nb::object owner) {
+                     int kind, double eps, const nufft::Options& nufft_options, int toeplitz, int device,
+                     std::uintptr_t stream, int nthreads, nb::object owner) {
                     return make<T>(owner_list(owner), [&] {
                       mri::SenseOptions o;
                       o.encoding = static_cast<mri::EncodingKind>(kind);
                       o.eps = eps;
                       o.nufft = nufft_options;
+                      o.toeplitz = static_cast<mri::Toeplitz>(toeplitz);
                       return mri::sense<T>(e.e, host_values<T>(maps, n), to_shape(maps_shape),
                                            make_context(device, stream, nthreads), o);
                     });
                   },
-                  "encoding"_a, "maps"_a, "n"_a, "maps_shape"_a, "kind"_a, "eps"_a, "options"_a, "device"_a,
-                  "stream"_a, "nthreads"_a, "owner"_a.none())
+                  "encoding"_a, "maps"_a, "n"_a, "maps_shape"_a, "kind"_a, "eps"_a, "options"_a, "toeplitz"_a,
+                  "device"_a, "stream"_a, "nthreads"_a, "owner"_a.none())
       // SENSE on a ready batched encoding operator (its place; its owners kept).
       .def_static("sense_on",
                   [](const O& a, std::uintptr_t maps, std::int64_t n, const std::vector<std::int64_t>& maps_shape) {
