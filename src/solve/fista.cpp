@@ -73,7 +73,10 @@ Result fista(op::LinearOperator<T>& a, const std::complex<T>* y, std::complex<T>
   if (lip == 0)
     lip = o.lipschitz_margin *
           detail::power_iteration<T>(v, n, normal, o.power_iterations, g, reinterpret_cast<T*>(s + kPower));
-  require(std::isfinite(lip) && lip > 0, ErrorCode::kInvalidArgument,
+  require(!std::isnan(lip) && !std::isinf(lip), ErrorCode::kNonFinite,
+          detail::prefix(kWho) + "the Lipschitz constant L of AᴴWA came out non-finite; expected "
+                                 "finite, real weights >= 0 and a finite operator");
+  require(lip > 0, ErrorCode::kInvalidArgument,
           detail::prefix(kWho) + "the Lipschitz constant L = " + std::to_string(lip) +
               " of AᴴWA is not positive; expected an operator A with A ≠ 0 on the weighted data");
   const T step = static_cast<T>(1 / lip), tau = static_cast<T>(o.lambda / lip);
