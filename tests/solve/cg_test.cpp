@@ -6,15 +6,12 @@
 // cg() call without residuals only enqueues (stream order).
 #include "fieldft/solve/cg.hpp"
 
-#include <atomic>
-#include <chrono>
 #include <cstdio>
 #include <cmath>
 #include <limits>
 #include <memory>
 #include <numbers>
 #include <string>
-#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -24,6 +21,7 @@
 #include "support/battery.hpp"
 #include "support/context_vector.hpp"
 #include "support/dense_operator.hpp"
+#include "support/stream_order.hpp"
 
 #if FIELDFT_TEST_BACKEND == 2
 #include <cuda_runtime.h>
@@ -394,28 +392,10 @@ TYPED_TEST(Cg, DeviceCallReturnsBeforeTheWork) {
   // Stage x = 0 before holding the stream (upload synchronises).
   x.upload(std::vector<C>(static_cast<std::size_t>(n)));
 
-  std::atomic<bool> release{false};
-  auto wait = [](void* flag) {
-    while (!static_cast<std::atomic<bool>*>(flag)->load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  };
-  ASSERT_EQ(cudaLaunchHostFunc(static_cast<cudaStream_t>(c.stream()), wait, &release), cudaSuccess);
-  std::thread watchdog([&release] {
-    for (int i = 0; i < 20000 && !release.load(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    release = true;
-  });
-  bool returned_first = false;
-  try {
+  const bool returned_first = returns_before_the_work(c, [&] {
     solve::cg<T>(*a, y.get(), x.get(), nullptr, o);
     solve::cg<T>(*a, y.get(), x.get(), w.get(), o);
-    returned_first = !release.load();
-  } catch (...) {
-    release = true;
-    watchdog.join();
-    throw;
-  }
-  release = true;
-  watchdog.join();
-  c.synchronize();
+  });
   EXPECT_TRUE(returned_first) << "cg() waited for the stream";
   const auto xs = x.download();
   std::vector<cdouble> want(static_cast<std::size_t>(n));

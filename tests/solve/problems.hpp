@@ -7,6 +7,7 @@
 #include <cmath>
 #include <complex>
 #include <cstdint>
+#include <limits>
 #include <type_traits>
 #include <vector>
 
@@ -85,6 +86,32 @@ std::vector<std::complex<T>> complex_weights(const std::vector<double>& w) {
   std::vector<std::complex<T>> r(w.size());
   for (std::size_t i = 0; i < w.size(); ++i) r[i] = std::complex<T>(static_cast<T>(w[i]));
   return r;
+}
+
+// The sparse problem in the test context: A as a Dense operator, y uploaded, x zeroed.
+template <class T>
+struct SparseSetup {
+  SparseProblem p;
+  Context c = test_context();
+  Dense<T> a{p.a, c};
+  ContextVector<T> y{c, SparseProblem::kRows}, x{c, SparseProblem::kCols};
+  SparseSetup() {
+    y.upload(narrow<T>(p.y));
+    zero_x();
+  }
+  void zero_x() { x.upload(std::vector<std::complex<T>>(SparseProblem::kCols)); }
+};
+
+// A NaN weight (w[at], w in context c) makes call(w) throw: kInvalidArgument on the host, where
+// weights are checked up front; kNonFinite on a device, where they surface as a non-finite
+// reported objective (call must ask for reports: a tolerance or a callback).
+template <class T, class Call>
+::testing::AssertionResult rejects_nan_weight(ContextVector<T>& w, std::int64_t at, Call&& call) {
+  std::vector<std::complex<T>> bad(static_cast<std::size_t>(w.size()), std::complex<T>(1));
+  bad[static_cast<std::size_t>(at)] = std::complex<T>(std::numeric_limits<T>::quiet_NaN());
+  w.upload(bad);
+  return throws_error([&] { call(w.get()); },
+                      w.context().is_host() ? ErrorCode::kInvalidArgument : ErrorCode::kNonFinite, {"finite"});
 }
 
 // The relative error of plain CG from x0 = 0 on underdetermined data y (in a's context): the
