@@ -24,6 +24,7 @@
 #include "cuda/device_utils.cuh"
 #include "cuda/vector_ops.hpp"
 #include "fieldft/detail/complex.hpp"
+#include "fieldft/detail/prox.hpp"
 #include "fieldft/error.hpp"
 
 namespace fieldft::cuda::vec {
@@ -277,6 +278,75 @@ __global__ void abs2_kernel(std::int64_t n, const T* x, T* out) {
   }
 }
 
+template <class T, bool kAligned>
+__global__ void mul_real_kernel(std::int64_t n, const T* w, const T* x, T* out) {
+  for (std::int64_t i = first_index(); i < n; i += grid_stride()) {
+    const V<T> v = load<T, kAligned>(x, i);
+    const T wi = w[i];
+    store<T, kAligned>(out, i, V<T>{wi * v.x, wi * v.y});
+  }
+}
+
+template <class T, bool kAligned>
+__global__ void fill_random_kernel(std::int64_t n, std::uint64_t seed, T* x) {
+  for (std::int64_t i = first_index(); i < n; i += grid_stride()) {
+    const auto k = static_cast<std::uint64_t>(i);
+    store<T, kAligned>(x, i, V<T>{static_cast<T>(detail::uniform_pm1(seed, 2 * k)),
+                                  static_cast<T>(detail::uniform_pm1(seed, 2 * k + 1))});
+  }
+}
+
+// One thread per group i: its magnitude over the k stacked components, then the shrunk values.
+template <class T, bool kAligned>
+__global__ void soft_threshold_kernel(std::int64_t n, std::int64_t k, T tau, const T* x, T* out) {
+  for (std::int64_t i = first_index(); i < n; i += grid_stride()) {
+    T g2 = 0;
+    for (std::int64_t j = 0; j < k; ++j) {
+      const V<T> v = load<T, kAligned>(x, i + n * j);
+      g2 += v.x * v.x + v.y * v.y;
+    }
+    const T f = detail::shrink(detail::hd_sqrt(g2), tau);
+    for (std::int64_t j = 0; j < k; ++j) {
+      const V<T> v = load<T, kAligned>(x, i + n * j);
+      store<T, kAligned>(out, i + n * j, V<T>{f * v.x, f * v.y});
+    }
+  }
+}
+
+template <class T, bool kAligned>
+__global__ void hyperbolic_weights_kernel(std::int64_t n, T kappa, const T* x, T* w) {
+  for (std::int64_t i = first_index(); i < n; i += grid_stride()) {
+    const V<T> v = load<T, kAligned>(x, i);
+    w[i] = detail::hyperbolic_weight(v.x * v.x + v.y * v.y, kappa);
+  }
+}
+
+// x = x / √s with s = ‖x‖² (device memory, written by the reduction before); the first thread
+// also writes ‖x‖. Launched with at least one block.
+template <class T, bool kAligned>
+__global__ void normalize_kernel(std::int64_t n, const T* s, T* x, T* norm) {
+  const T nrm = detail::hd_sqrt(s[0]);
+  if (first_index() == 0) norm[0] = nrm;
+  if (!(nrm > T(0))) return;
+  const T inv = T(1) / nrm;
+  for (std::int64_t i = first_index(); i < n; i += grid_stride()) {
+    const V<T> v = load<T, kAligned>(x, i);
+    store<T, kAligned>(x, i, V<T>{v.x * inv, v.y * inv});
+  }
+}
+
+template <class T>
+__global__ void newton_step_kernel(const T* data, const T* penalty, T beta, T* alpha) {
+  alpha[0] = detail::newton_update(alpha[0], data[0], data[2], penalty[0], penalty[1], beta);
+  alpha[1] = T(0);
+}
+
+template <class T>
+__global__ void polak_ribiere_kernel(const T* now, const T* cross, const T* before, T* gamma) {
+  gamma[0] = detail::polak_ribiere_plus(now[0], cross[0], before[0]);
+  gamma[1] = T(0);
+}
+
 // ---- reductions -------------------------------------------------------------------------------
 
 // Pass 1 of dot (kNorm false: Σ conj(x) y) or norm2 (kNorm true: Σ |x|², y unused): one
@@ -336,6 +406,82 @@ void reduce_to(Place place, Workspace& ws, std::int64_t n, const std::complex<T>
   finish_kernel<T, kNorm><<<1, kReduceThreads, 0, s>>>(static_cast<int>(blocks), partials, result);
   FIELDFT_CUDA_CHECK_LAUNCH();
 }
+
+// Pass 1 of a reduction of the terms f(i) = (re, im), i < n: one partial per block, summed as
+// in partials_kernel. Pass 2 is finish_kernel.
+template <class F>
+__global__ void __launch_bounds__(kReduceThreads)
+    map_partials_kernel(std::int64_t n, F f, double2* partials) {
+  double re = 0.0, im = 0.0;
+  for (std::int64_t i = first_index(); i < n; i += grid_stride()) {
+    const double2 t = f(i);
+    re += t.x;
+    im += t.y;
+  }
+  block_sum2(re, im);
+  if (threadIdx.x == 0) partials[blockIdx.x] = make_double2(re, im);
+}
+
+// Σ_i f(i) into result: one T (kReal) or one complex. make(aligned) builds the functor for the
+// alignment of the operands.
+template <class T, bool kReal, class Make>
+void map_reduce_to(Place place, Workspace& ws, std::int64_t n, bool aligned, Make&& make,
+                   T* result) {
+  auto* partials = static_cast<double2*>(ws.device_memory());
+  const cudaStream_t s = stream_of(place);
+  const unsigned blocks = n > 0 ? reduce_grid_for(n) : 0u;
+  if (blocks > 0) {
+    with_alignment(aligned, [&](auto a) {
+      map_partials_kernel<<<blocks, kReduceThreads, 0, s>>>(n, make(a), partials);
+    });
+    FIELDFT_CUDA_CHECK_LAUNCH();
+  }
+  finish_kernel<T, kReal><<<1, kReduceThreads, 0, s>>>(static_cast<int>(blocks), partials, result);
+  FIELDFT_CUDA_CHECK_LAUNCH();
+}
+
+// The terms of norm1_to: the magnitude of group i.
+template <class T, bool kAligned>
+struct GroupNormTerm {
+  std::int64_t n, k;
+  const T* x;
+  __device__ double2 operator()(std::int64_t i) const {
+    double g2 = 0.0;
+    for (std::int64_t j = 0; j < k; ++j) {
+      const V<T> v = load<T, kAligned>(x, i + n * j);
+      g2 += static_cast<double>(v.x) * v.x + static_cast<double>(v.y) * v.y;
+    }
+    return make_double2(::sqrt(g2), 0.0);
+  }
+};
+
+// The terms of hyperbolic_sum_to: ψ(|x_i|).
+template <class T, bool kAligned>
+struct HyperbolicTerm {
+  double kappa;
+  const T* x;
+  __device__ double2 operator()(std::int64_t i) const {
+    const V<T> v = load<T, kAligned>(x, i);
+    const double re = v.x, im = v.y;
+    return make_double2(detail::hyperbolic_value(re * re + im * im, kappa), 0.0);
+  }
+};
+
+// The terms of hyperbolic_line_to at t = u + α v: (w Re(conj(v) t), w |v|²).
+template <class T, bool kAligned>
+struct HyperbolicLineTerm {
+  double kappa;
+  const T* u;
+  const T* v;
+  const T* alpha;
+  __device__ double2 operator()(std::int64_t i) const {
+    const double a = alpha[0];
+    const V<T> uu = load<T, kAligned>(u, i), vv = load<T, kAligned>(v, i);
+    const double vr = vv.x, vi = vv.y, tr = uu.x + a * vr, ti = uu.y + a * vi;
+    const double w = detail::hyperbolic_weight(tr * tr + ti * ti, kappa);
+    return make_double2(w * (vr * tr + vi * ti), w * (vr * vr + vi * vi));
+  }
+};
 
 template <class T>
 T* device_scalar(Workspace& ws) {
@@ -564,6 +710,129 @@ void abs2(Place place, std::int64_t n, const std::complex<T>* x, T* out) {
 }
 
 template <class T>
+void mul_real(Place place, std::int64_t n, const T* w, const std::complex<T>* x,
+              std::complex<T>* out) {
+  DeviceGuard guard(place.device);
+  const T* xs = reinterpret_cast<const T*>(x);
+  T* os = reinterpret_cast<T*>(out);
+  with_alignment(all_aligned<T>({x, out}), [&](auto aligned) {
+    mul_real_kernel<T, decltype(aligned)::value><<<grid_for(n), kThreads, 0, stream_of(place)>>>(
+        n, w, xs, os);
+  });
+  FIELDFT_CUDA_CHECK_LAUNCH();
+}
+
+template <class T>
+void fill_random(Place place, std::int64_t n, std::uint64_t seed, std::complex<T>* x) {
+  DeviceGuard guard(place.device);
+  T* xs = reinterpret_cast<T*>(x);
+  with_alignment(all_aligned<T>({x}), [&](auto aligned) {
+    fill_random_kernel<T, decltype(aligned)::value>
+        <<<grid_for(n), kThreads, 0, stream_of(place)>>>(n, seed, xs);
+  });
+  FIELDFT_CUDA_CHECK_LAUNCH();
+}
+
+template <class T>
+void to_host(Place place, std::int64_t n, const std::complex<T>* x, std::complex<T>* host) {
+  DeviceGuard guard(place.device);
+  FIELDFT_CUDA_CHECK(cudaMemcpyAsync(host, x, static_cast<std::size_t>(n) * sizeof(std::complex<T>),
+                                     cudaMemcpyDeviceToHost, stream_of(place)));
+  FIELDFT_CUDA_CHECK(cudaStreamSynchronize(stream_of(place)));
+}
+
+template <class T>
+void soft_threshold_stacked(Place place, std::int64_t n, std::int64_t k, T tau,
+                            const std::complex<T>* x, std::complex<T>* out) {
+  DeviceGuard guard(place.device);
+  const T* xs = reinterpret_cast<const T*>(x);
+  T* os = reinterpret_cast<T*>(out);
+  with_alignment(all_aligned<T>({x, out}), [&](auto aligned) {
+    soft_threshold_kernel<T, decltype(aligned)::value>
+        <<<grid_for(n), kThreads, 0, stream_of(place)>>>(n, k, tau, xs, os);
+  });
+  FIELDFT_CUDA_CHECK_LAUNCH();
+}
+
+template <class T>
+void hyperbolic_weights(Place place, std::int64_t n, T kappa, const std::complex<T>* x, T* w) {
+  DeviceGuard guard(place.device);
+  const T* xs = reinterpret_cast<const T*>(x);
+  with_alignment(all_aligned<T>({x}), [&](auto aligned) {
+    hyperbolic_weights_kernel<T, decltype(aligned)::value>
+        <<<grid_for(n), kThreads, 0, stream_of(place)>>>(n, kappa, xs, w);
+  });
+  FIELDFT_CUDA_CHECK_LAUNCH();
+}
+
+template <class T>
+void newton_step(Place place, const std::complex<T>* data, const std::complex<T>* penalty, T beta,
+                 std::complex<T>* alpha) {
+  DeviceGuard guard(place.device);
+  newton_step_kernel<T><<<1, 1, 0, stream_of(place)>>>(reinterpret_cast<const T*>(data),
+                                                        reinterpret_cast<const T*>(penalty), beta,
+                                                        reinterpret_cast<T*>(alpha));
+  FIELDFT_CUDA_CHECK_LAUNCH();
+}
+
+template <class T>
+void polak_ribiere(Place place, const std::complex<T>* now, const std::complex<T>* cross,
+                   const std::complex<T>* before, std::complex<T>* gamma) {
+  DeviceGuard guard(place.device);
+  polak_ribiere_kernel<T><<<1, 1, 0, stream_of(place)>>>(
+      reinterpret_cast<const T*>(now), reinterpret_cast<const T*>(cross),
+      reinterpret_cast<const T*>(before), reinterpret_cast<T*>(gamma));
+  FIELDFT_CUDA_CHECK_LAUNCH();
+}
+
+template <class T>
+void normalize(Place place, Workspace& ws, std::int64_t n, std::complex<T>* x, T* norm) {
+  DeviceGuard guard(place.device);
+  T* s = device_scalar<T>(ws);
+  reduce_to<T, true>(place, ws, n, x, x, s);
+  T* xs = reinterpret_cast<T*>(x);
+  const unsigned blocks = n > 0 ? grid_for(n) : 1u;
+  with_alignment(all_aligned<T>({x}), [&](auto aligned) {
+    normalize_kernel<T, decltype(aligned)::value>
+        <<<blocks, kThreads, 0, stream_of(place)>>>(n, s, xs, norm);
+  });
+  FIELDFT_CUDA_CHECK_LAUNCH();
+}
+
+template <class T>
+void norm1_to(Place place, Workspace& ws, std::int64_t n, std::int64_t k, const std::complex<T>* x,
+              T* result) {
+  DeviceGuard guard(place.device);
+  const T* xs = reinterpret_cast<const T*>(x);
+  map_reduce_to<T, true>(place, ws, n, all_aligned<T>({x}), [&](auto a) {
+    return GroupNormTerm<T, decltype(a)::value>{n, k, xs};
+  }, result);
+}
+
+template <class T>
+void hyperbolic_sum_to(Place place, Workspace& ws, std::int64_t n, double kappa,
+                       const std::complex<T>* x, T* result) {
+  DeviceGuard guard(place.device);
+  const T* xs = reinterpret_cast<const T*>(x);
+  map_reduce_to<T, true>(place, ws, n, all_aligned<T>({x}), [&](auto a) {
+    return HyperbolicTerm<T, decltype(a)::value>{kappa, xs};
+  }, result);
+}
+
+template <class T>
+void hyperbolic_line_to(Place place, Workspace& ws, std::int64_t n, double kappa,
+                        const std::complex<T>* u, const std::complex<T>* v,
+                        const std::complex<T>* alpha, std::complex<T>* result) {
+  DeviceGuard guard(place.device);
+  const T* us = reinterpret_cast<const T*>(u);
+  const T* vs = reinterpret_cast<const T*>(v);
+  const T* as = reinterpret_cast<const T*>(alpha);
+  map_reduce_to<T, false>(place, ws, n, all_aligned<T>({u, v}), [&](auto a) {
+    return HyperbolicLineTerm<T, decltype(a)::value>{kappa, us, vs, as};
+  }, reinterpret_cast<T*>(result));
+}
+
+template <class T>
 void dot_to(Place place, Workspace& ws, std::int64_t n, const std::complex<T>* x,
             const std::complex<T>* y, std::complex<T>* result) {
   DeviceGuard guard(place.device);
@@ -631,7 +900,26 @@ T norm2(Place place, Workspace& ws, std::int64_t n, const std::complex<T>* x) {
   template void norm2_to<T>(Place, Workspace&, std::int64_t, const std::complex<T>*, T*);       \
   template std::complex<T> dot<T>(Place, Workspace&, std::int64_t, const std::complex<T>*,      \
                                   const std::complex<T>*);                                      \
-  template T norm2<T>(Place, Workspace&, std::int64_t, const std::complex<T>*);
+  template T norm2<T>(Place, Workspace&, std::int64_t, const std::complex<T>*);                   \
+  template void mul_real<T>(Place, std::int64_t, const T*, const std::complex<T>*,              \
+                            std::complex<T>*);                                                  \
+  template void fill_random<T>(Place, std::int64_t, std::uint64_t, std::complex<T>*);          \
+  template void to_host<T>(Place, std::int64_t, const std::complex<T>*, std::complex<T>*);      \
+  template void soft_threshold_stacked<T>(Place, std::int64_t, std::int64_t, T,                 \
+                                          const std::complex<T>*, std::complex<T>*);            \
+  template void hyperbolic_weights<T>(Place, std::int64_t, T, const std::complex<T>*, T*);      \
+  template void newton_step<T>(Place, const std::complex<T>*, const std::complex<T>*, T,        \
+                               std::complex<T>*);                                               \
+  template void polak_ribiere<T>(Place, const std::complex<T>*, const std::complex<T>*,         \
+                                 const std::complex<T>*, std::complex<T>*);                     \
+  template void normalize<T>(Place, Workspace&, std::int64_t, std::complex<T>*, T*);            \
+  template void norm1_to<T>(Place, Workspace&, std::int64_t, std::int64_t,                      \
+                            const std::complex<T>*, T*);                                        \
+  template void hyperbolic_sum_to<T>(Place, Workspace&, std::int64_t, double,                   \
+                                     const std::complex<T>*, T*);                               \
+  template void hyperbolic_line_to<T>(Place, Workspace&, std::int64_t, double,                  \
+                                      const std::complex<T>*, const std::complex<T>*,           \
+                                      const std::complex<T>*, std::complex<T>*);
 
 FIELDFT_VECTOR_OPS_INSTANTIATE(float)
 FIELDFT_VECTOR_OPS_INSTANTIATE(double)

@@ -79,7 +79,42 @@ void conj_mul_sum(Place place, std::int64_t n, std::int64_t k, const std::comple
 template <class T>
 void abs2(Place place, std::int64_t n, const std::complex<T>* x, T* out);
 
+template <class T>
+void mul_real(Place place, std::int64_t n, const T* w, const std::complex<T>* x,
+              std::complex<T>* out);
+template <class T>
+void fill_random(Place place, std::int64_t n, std::uint64_t seed, std::complex<T>* x);
+// Waits for the stream: host receives n values (pageable or pinned host memory).
+template <class T>
+void to_host(Place place, std::int64_t n, const std::complex<T>* x, std::complex<T>* host);
+template <class T>
+void soft_threshold_stacked(Place place, std::int64_t n, std::int64_t k, T tau,
+                            const std::complex<T>* x, std::complex<T>* out);
+// kappa = 1/δ² (0 for the quadratic).
+template <class T>
+void hyperbolic_weights(Place place, std::int64_t n, T kappa, const std::complex<T>* x, T* w);
+// One thread each; scalars in device memory.
+template <class T>
+void newton_step(Place place, const std::complex<T>* data, const std::complex<T>* penalty, T beta,
+                 std::complex<T>* alpha);
+template <class T>
+void polak_ribiere(Place place, const std::complex<T>* now, const std::complex<T>* cross,
+                   const std::complex<T>* before, std::complex<T>* gamma);
+
 // Reductions; n == 0 is allowed (the result is 0). *_to write one value to device memory.
+// normalize writes ‖x‖ to norm and scales x (n == 0 allowed).
+template <class T>
+void normalize(Place place, Workspace& ws, std::int64_t n, std::complex<T>* x, T* norm);
+template <class T>
+void norm1_to(Place place, Workspace& ws, std::int64_t n, std::int64_t k, const std::complex<T>* x,
+              T* result);
+template <class T>
+void hyperbolic_sum_to(Place place, Workspace& ws, std::int64_t n, double kappa,
+                       const std::complex<T>* x, T* result);
+template <class T>
+void hyperbolic_line_to(Place place, Workspace& ws, std::int64_t n, double kappa,
+                        const std::complex<T>* u, const std::complex<T>* v,
+                        const std::complex<T>* alpha, std::complex<T>* result);
 template <class T>
 void dot_to(Place place, Workspace& ws, std::int64_t n, const std::complex<T>* x,
             const std::complex<T>* y, std::complex<T>* result);

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -19,6 +20,7 @@
 
 #include "fieldft/config.hpp"
 #include "fieldft/detail/complex.hpp"
+#include "fieldft/detail/prox.hpp"
 #include "fieldft/error.hpp"
 #include "op/host_loops.hpp"
 
@@ -53,6 +55,18 @@ void check_result(const char* op, const void* p) {
   require(p != nullptr, ErrorCode::kInvalidArgument,
           where(op) + "pointer result is null; expected room for one value in the context's "
                       "memory (written even when n = 0)");
+}
+
+// A real parameter of a proximal or penalty operation: finite and >= 0 (τ, β), or > 0 and possibly
+// +∞ (δ).
+void check_nonnegative(const char* op, const char* name, double v) {
+  require(std::isfinite(v) && v >= 0, ErrorCode::kInvalidArgument,
+          where(op) + name + " = " + std::to_string(v) + "; expected a finite value >= 0");
+}
+void check_delta(const char* op, double delta) {
+  require(delta > 0, ErrorCode::kInvalidArgument,
+          where(op) + "delta = " + std::to_string(delta) +
+              "; expected the hyperbolic potential's scale δ > 0 (+infinity for the quadratic)");
 }
 
 // n·k elements of a stacked operand; kTooLarge when that overflows 64-bit indexing.
@@ -513,6 +527,196 @@ void VectorOps<T>::norm2_to(std::int64_t n, const Complex* x, T* result) {
     return norm2_chunk(x, b, e);
   });
   *result = static_cast<T>(s.re);
+}
+
+template <class T>
+void VectorOps<T>::mul_real(std::int64_t n, const T* w, const Complex* x, Complex* out) {
+  check_alive(impl_, "mul_real");
+  check_count("mul_real", "n", n);
+  check_pointer("mul_real", "w", w, n);
+  check_pointer("mul_real", "x", x, n);
+  check_pointer("mul_real", "out", out, n);
+  if (n == 0) return;
+  FIELDFT_ON_DEVICE(mul_real<T>(place_of(context_), n, w, x, out))
+  for_each_index(context_, n, n, [=](std::int64_t i) { out[i] = {w[i] * x[i].real(), w[i] * x[i].imag()}; });
+}
+
+template <class T>
+void VectorOps<T>::fill_random(std::int64_t n, std::uint64_t seed, Complex* x) {
+  check_alive(impl_, "fill_random");
+  check_count("fill_random", "n", n);
+  check_pointer("fill_random", "x", x, n);
+  if (n == 0) return;
+  FIELDFT_ON_DEVICE(fill_random<T>(place_of(context_), n, seed, x))
+  for_each_index(context_, n, n, [=](std::int64_t i) {
+    const auto k = static_cast<std::uint64_t>(i);
+    x[i] = {static_cast<T>(detail::uniform_pm1(seed, 2 * k)),
+            static_cast<T>(detail::uniform_pm1(seed, 2 * k + 1))};
+  });
+}
+
+template <class T>
+void VectorOps<T>::normalize(std::int64_t n, Complex* x, T* norm) {
+  check_alive(impl_, "normalize");
+  check_count("normalize", "n", n);
+  check_pointer("normalize", "x", x, n);
+  check_result("normalize", norm);
+  FIELDFT_ON_DEVICE(normalize<T>(place_of(context_), impl_->workspace, n, x, norm))
+  const Sum2 s = chunked_sum(context_, n, [=](std::int64_t b, std::int64_t e) {
+    return norm2_chunk(x, b, e);
+  });
+  const double nrm = std::sqrt(s.re);
+  *norm = static_cast<T>(nrm);
+  if (nrm > 0) {
+    const T inv = static_cast<T>(1 / nrm);
+    for_each_index(context_, n, n, [=](std::int64_t i) { x[i] *= inv; });
+  }
+}
+
+template <class T>
+void VectorOps<T>::to_host(std::int64_t n, const Complex* x, Complex* host) {
+  check_alive(impl_, "to_host");
+  check_count("to_host", "n", n);
+  check_pointer("to_host", "x", x, n);
+  check_pointer("to_host", "host", host, n);
+  if (n == 0) return;
+  FIELDFT_ON_DEVICE(to_host<T>(place_of(context_), n, x, host))
+  std::memcpy(host, x, static_cast<std::size_t>(n) * sizeof(Complex));
+}
+
+template <class T>
+void VectorOps<T>::soft_threshold(std::int64_t n, T tau, const Complex* x, Complex* out) {
+  check_alive(impl_, "soft_threshold");
+  check_nonnegative("soft_threshold", "tau", tau);
+  soft_threshold_stacked(n, 1, tau, x, out);
+}
+
+template <class T>
+void VectorOps<T>::soft_threshold_stacked(std::int64_t n, std::int64_t k, T tau, const Complex* x,
+                                          Complex* out) {
+  check_alive(impl_, "soft_threshold_stacked");
+  const std::int64_t total = stacked_size("soft_threshold_stacked", n, k);
+  check_nonnegative("soft_threshold_stacked", "tau", tau);
+  check_pointer("soft_threshold_stacked", "x", x, total);
+  check_pointer("soft_threshold_stacked", "out", out, total);
+  if (total == 0) return;
+  FIELDFT_ON_DEVICE(soft_threshold_stacked<T>(place_of(context_), n, k, tau, x, out))
+  for_each_index(context_, n, total, [=](std::int64_t i) {
+    T g2 = 0;
+    for (std::int64_t j = 0; j < k; ++j) g2 += std::norm(x[i + n * j]);
+    const T f = detail::shrink(std::sqrt(g2), tau);
+    for (std::int64_t j = 0; j < k; ++j) out[i + n * j] = x[i + n * j] * f;
+  });
+}
+
+template <class T>
+void VectorOps<T>::norm1_to(std::int64_t n, std::int64_t k, const Complex* x, T* result) {
+  check_alive(impl_, "norm1_to");
+  const std::int64_t total = stacked_size("norm1_to", n, k);
+  check_pointer("norm1_to", "x", x, total);
+  check_result("norm1_to", result);
+  FIELDFT_ON_DEVICE(norm1_to<T>(place_of(context_), impl_->workspace, n, k, x, result))
+  const Sum2 s = chunked_sum(context_, n, [=](std::int64_t b, std::int64_t e) {
+    double acc = 0;
+    for (std::int64_t i = b; i < e; ++i) {
+      double g2 = 0;
+      for (std::int64_t j = 0; j < k; ++j) {
+        const double re = x[i + n * j].real(), im = x[i + n * j].imag();
+        g2 += re * re + im * im;
+      }
+      acc += std::sqrt(g2);
+    }
+    return Sum2{acc, 0.0};
+  });
+  *result = static_cast<T>(s.re);
+}
+
+template <class T>
+void VectorOps<T>::hyperbolic_weights(std::int64_t n, T delta, const Complex* x, T* w) {
+  check_alive(impl_, "hyperbolic_weights");
+  check_count("hyperbolic_weights", "n", n);
+  check_delta("hyperbolic_weights", delta);
+  check_pointer("hyperbolic_weights", "x", x, n);
+  check_pointer("hyperbolic_weights", "w", w, n);
+  if (n == 0) return;
+  const T kappa = T(1) / (delta * delta);  // 0 for δ = ∞
+  FIELDFT_ON_DEVICE(hyperbolic_weights<T>(place_of(context_), n, kappa, x, w))
+  for_each_index(context_, n, n,
+                 [=](std::int64_t i) { w[i] = detail::hyperbolic_weight(std::norm(x[i]), kappa); });
+}
+
+template <class T>
+void VectorOps<T>::hyperbolic_sum_to(std::int64_t n, T delta, const Complex* x, T* result) {
+  check_alive(impl_, "hyperbolic_sum_to");
+  check_count("hyperbolic_sum_to", "n", n);
+  check_delta("hyperbolic_sum_to", delta);
+  check_pointer("hyperbolic_sum_to", "x", x, n);
+  check_result("hyperbolic_sum_to", result);
+  const double kappa = 1.0 / (static_cast<double>(delta) * delta);
+  FIELDFT_ON_DEVICE(hyperbolic_sum_to<T>(place_of(context_), impl_->workspace, n, kappa, x, result))
+  const Sum2 s = chunked_sum(context_, n, [=](std::int64_t b, std::int64_t e) {
+    double acc = 0;
+    for (std::int64_t i = b; i < e; ++i) {
+      const double re = x[i].real(), im = x[i].imag();
+      acc += detail::hyperbolic_value(re * re + im * im, kappa);
+    }
+    return Sum2{acc, 0.0};
+  });
+  *result = static_cast<T>(s.re);
+}
+
+template <class T>
+void VectorOps<T>::hyperbolic_line_to(std::int64_t n, T delta, const Complex* u, const Complex* v,
+                                      const Complex* alpha, Complex* result) {
+  check_alive(impl_, "hyperbolic_line_to");
+  check_count("hyperbolic_line_to", "n", n);
+  check_delta("hyperbolic_line_to", delta);
+  check_pointer("hyperbolic_line_to", "u", u, n);
+  check_pointer("hyperbolic_line_to", "v", v, n);
+  check_result("hyperbolic_line_to", alpha);
+  check_result("hyperbolic_line_to", result);
+  const double kappa = 1.0 / (static_cast<double>(delta) * delta);
+  FIELDFT_ON_DEVICE(
+      hyperbolic_line_to<T>(place_of(context_), impl_->workspace, n, kappa, u, v, alpha, result))
+  const double a = alpha->real();
+  const Sum2 s = chunked_sum(context_, n, [=](std::int64_t b, std::int64_t e) {
+    Sum2 acc;
+    for (std::int64_t i = b; i < e; ++i) {
+      const double vr = v[i].real(), vi = v[i].imag();
+      const double tr = u[i].real() + a * vr, ti = u[i].imag() + a * vi;
+      const double w = detail::hyperbolic_weight(tr * tr + ti * ti, kappa);
+      acc.re += w * (vr * tr + vi * ti);
+      acc.im += w * (vr * vr + vi * vi);
+    }
+    return acc;
+  });
+  *result = {static_cast<T>(s.re), static_cast<T>(s.im)};
+}
+
+template <class T>
+void VectorOps<T>::newton_step(const Complex* data, const Complex* penalty, T beta,
+                               Complex* alpha) {
+  check_alive(impl_, "newton_step");
+  check_result("newton_step", data);
+  check_result("newton_step", penalty);
+  check_result("newton_step", alpha);
+  check_nonnegative("newton_step", "beta", beta);
+  FIELDFT_ON_DEVICE(newton_step<T>(place_of(context_), data, penalty, beta, alpha))
+  *alpha = {detail::newton_update(alpha->real(), data[0].real(), data[1].real(), penalty->real(),
+                                  penalty->imag(), beta),
+            T(0)};
+}
+
+template <class T>
+void VectorOps<T>::polak_ribiere(const Complex* now, const Complex* cross, const Complex* before,
+                                 Complex* gamma) {
+  check_alive(impl_, "polak_ribiere");
+  check_result("polak_ribiere", now);
+  check_result("polak_ribiere", cross);
+  check_result("polak_ribiere", before);
+  check_result("polak_ribiere", gamma);
+  FIELDFT_ON_DEVICE(polak_ribiere<T>(place_of(context_), now, cross, before, gamma))
+  *gamma = {detail::polak_ribiere_plus(now->real(), cross->real(), before->real()), T(0)};
 }
 
 #undef FIELDFT_ON_DEVICE

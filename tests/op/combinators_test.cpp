@@ -17,6 +17,7 @@
 #include "fieldft/context.hpp"
 #include "support/battery.hpp"
 #include "support/context_vector.hpp"
+#include "support/dense_matrix.hpp"
 
 #if FIELDFT_TEST_BACKEND == 2
 #include <cuda_runtime.h>
@@ -29,31 +30,7 @@ using op::OperatorPtr;
 using op::Shape;
 
 // ---------------------------------------------------------------------------------------------
-// Dense matrices in double, column-major.
-
-struct Mat {
-  std::int64_t rows = 0, cols = 0;
-  std::vector<cdouble> a;
-  Mat() = default;
-  Mat(std::int64_t r, std::int64_t c) : rows(r), cols(c), a(static_cast<std::size_t>(r * c)) {}
-  cdouble& operator()(std::int64_t i, std::int64_t j) { return a[static_cast<std::size_t>(i + rows * j)]; }
-  cdouble operator()(std::int64_t i, std::int64_t j) const { return a[static_cast<std::size_t>(i + rows * j)]; }
-};
-
-Mat random_mat(std::int64_t r, std::int64_t c, std::uint64_t seed) {
-  Mat m(r, c);
-  auto v = random_complex<double>(r * c, seed);
-  m.a.assign(v.begin(), v.end());
-  return m;
-}
-
-Mat operator*(const Mat& x, const Mat& y) {
-  Mat m(x.rows, y.cols);
-  for (std::int64_t j = 0; j < y.cols; ++j)
-    for (std::int64_t l = 0; l < x.cols; ++l)
-      for (std::int64_t i = 0; i < x.rows; ++i) m(i, j) += x(i, l) * y(l, j);
-  return m;
-}
+// More dense-matrix helpers (Mat, random_mat, products, herm: support/dense_matrix.hpp).
 
 Mat operator+(const Mat& x, const Mat& y) {
   Mat m = x;
@@ -64,13 +41,6 @@ Mat operator+(const Mat& x, const Mat& y) {
 Mat operator*(cdouble s, const Mat& x) {
   Mat m = x;
   for (auto& v : m.a) v *= s;
-  return m;
-}
-
-Mat herm(const Mat& x) {
-  Mat m(x.cols, x.rows);
-  for (std::int64_t j = 0; j < x.cols; ++j)
-    for (std::int64_t i = 0; i < x.rows; ++i) m(j, i) = std::conj(x(i, j));
   return m;
 }
 

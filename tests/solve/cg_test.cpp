@@ -6,15 +6,12 @@
 // cg() call without residuals only enqueues (stream order).
 #include "fieldft/solve/cg.hpp"
 
-#include <atomic>
-#include <chrono>
 #include <cstdio>
 #include <cmath>
 #include <limits>
 #include <memory>
 #include <numbers>
 #include <string>
-#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -23,6 +20,8 @@
 #include "fieldft/op/combinators.hpp"
 #include "support/battery.hpp"
 #include "support/context_vector.hpp"
+#include "support/dense_operator.hpp"
+#include "support/stream_order.hpp"
 
 #if FIELDFT_TEST_BACKEND == 2
 #include <cuda_runtime.h>
@@ -32,151 +31,6 @@ namespace fieldft::test {
 namespace {
 
 using op::Shape;
-
-// ---------------------------------------------------------------------------------------------
-// Dense matrices in double, column-major, and a direct solver.
-
-struct Mat {
-  std::int64_t rows = 0, cols = 0;
-  std::vector<cdouble> a;
-  Mat() = default;
-  Mat(std::int64_t r, std::int64_t c) : rows(r), cols(c), a(static_cast<std::size_t>(r * c)) {}
-  cdouble& operator()(std::int64_t i, std::int64_t j) { return a[static_cast<std::size_t>(i + rows * j)]; }
-  cdouble operator()(std::int64_t i, std::int64_t j) const { return a[static_cast<std::size_t>(i + rows * j)]; }
-};
-
-Mat random_mat(std::int64_t r, std::int64_t c, std::uint64_t seed) {
-  Mat m(r, c);
-  auto v = random_complex<double>(r * c, seed);
-  m.a.assign(v.begin(), v.end());
-  return m;
-}
-
-Mat herm(const Mat& x) {
-  Mat m(x.cols, x.rows);
-  for (std::int64_t j = 0; j < x.cols; ++j)
-    for (std::int64_t i = 0; i < x.rows; ++i) m(j, i) = std::conj(x(i, j));
-  return m;
-}
-
-Mat operator*(const Mat& x, const Mat& y) {
-  Mat m(x.rows, y.cols);
-  for (std::int64_t j = 0; j < y.cols; ++j)
-    for (std::int64_t l = 0; l < x.cols; ++l)
-      for (std::int64_t i = 0; i < x.rows; ++i) m(i, j) += x(i, l) * y(l, j);
-  return m;
-}
-
-std::vector<cdouble> mul(const Mat& m, const std::vector<cdouble>& x) {
-  std::vector<cdouble> y(static_cast<std::size_t>(m.rows));
-  for (std::int64_t j = 0; j < m.cols; ++j)
-    for (std::int64_t i = 0; i < m.rows; ++i) y[static_cast<std::size_t>(i)] += m(i, j) * x[static_cast<std::size_t>(j)];
-  return y;
-}
-
-// diag(w) m (row scaling) and m + λI.
-Mat scale_rows(const std::vector<double>& w, Mat m) {
-  for (std::int64_t j = 0; j < m.cols; ++j)
-    for (std::int64_t i = 0; i < m.rows; ++i) m(i, j) *= w[static_cast<std::size_t>(i)];
-  return m;
-}
-Mat add_identity(Mat m, double lambda) {
-  for (std::int64_t i = 0; i < m.rows; ++i) m(i, i) += lambda;
-  return m;
-}
-
-// Gaussian elimination with partial pivoting: m x = b.
-std::vector<cdouble> direct_solve(Mat m, std::vector<cdouble> b) {
-  const std::int64_t n = m.rows;
-  for (std::int64_t k = 0; k < n; ++k) {
-    std::int64_t piv = k;
-    for (std::int64_t i = k + 1; i < n; ++i)
-      if (std::abs(m(i, k)) > std::abs(m(piv, k))) piv = i;
-    for (std::int64_t j = 0; j < n; ++j) std::swap(m(k, j), m(piv, j));
-    std::swap(b[static_cast<std::size_t>(k)], b[static_cast<std::size_t>(piv)]);
-    for (std::int64_t i = k + 1; i < n; ++i) {
-      const cdouble f = m(i, k) / m(k, k);
-      for (std::int64_t j = k; j < n; ++j) m(i, j) -= f * m(k, j);
-      b[static_cast<std::size_t>(i)] -= f * b[static_cast<std::size_t>(k)];
-    }
-  }
-  std::vector<cdouble> x(static_cast<std::size_t>(n));
-  for (std::int64_t i = n - 1; i >= 0; --i) {
-    cdouble s = b[static_cast<std::size_t>(i)];
-    for (std::int64_t j = i + 1; j < n; ++j) s -= m(i, j) * x[static_cast<std::size_t>(j)];
-    x[static_cast<std::size_t>(i)] = s / m(i, i);
-  }
-  return x;
-}
-
-double vnorm(const std::vector<cdouble>& v) {
-  double s = 0;
-  for (auto z : v) s += std::norm(z);
-  return std::sqrt(s);
-}
-
-// Condition number of a Hermitian positive definite matrix: power iterations on m and on m⁻¹.
-double condition(const Mat& m) {
-  const auto largest = [&](auto&& apply) {
-    std::vector<cdouble> v = random_complex<double>(m.rows, 7);
-    double lam = 0;
-    for (int it = 0; it < 500; ++it) {
-      auto w = apply(v);
-      lam = vnorm(w) / vnorm(v);
-      const double s = 1 / vnorm(w);
-      for (auto& z : w) z *= s;
-      v = w;
-    }
-    return lam;
-  };
-  const double hi = largest([&](const std::vector<cdouble>& v) { return mul(m, v); });
-  const double inv = largest([&](const std::vector<cdouble>& v) { return direct_solve(m, v); });
-  return hi * inv;
-}
-
-// ‖got − want‖ / ‖want‖ in double.
-template <class T>
-double rel_diff(const std::vector<std::complex<T>>& got, const std::vector<cdouble>& want) {
-  double num = 0, den = 0;
-  for (std::size_t i = 0; i < want.size(); ++i) {
-    num += std::norm(cdouble(got[i]) - want[i]);
-    den += std::norm(want[i]);
-  }
-  return std::sqrt(num / den);
-}
-
-template <class T>
-constexpr double unit_roundoff() {
-  return std::is_same_v<T, float> ? 0x1p-24 : 0x1p-53;
-}
-
-template <class T>
-std::vector<std::complex<T>> narrow(const std::vector<cdouble>& v) {
-  std::vector<std::complex<T>> r(v.size());
-  for (std::size_t i = 0; i < v.size(); ++i) r[i] = std::complex<T>(v[i]);
-  return r;
-}
-
-// A dense test operator y = M x computed on the host in double (device vectors are staged through
-// the host, which synchronises: fine for a correctness test, never for the stream-order test).
-template <class T>
-class Dense final : public op::LinearOperator<T> {
- public:
-  using Complex = std::complex<T>;
-  Dense(Mat m, Context c)
-      : op::LinearOperator<T>({m.cols}, {m.rows}, std::move(c)), m_(std::move(m)), mh_(herm(m_)) {}
-  std::string name() const override { return "Dense(" + std::to_string(m_.rows) + "x" + std::to_string(m_.cols) + ")"; }
-  void apply(const Complex* x, Complex* y) override { run(m_, x, y); }
-  void apply_adjoint(const Complex* y, Complex* x) override { run(mh_, y, x); }
-
- private:
-  void run(const Mat& m, const Complex* in, Complex* out) {
-    const auto x = ContextVector<T>::read_from(this->context(), in, m.cols);
-    std::vector<cdouble> xd(x.begin(), x.end());
-    ContextVector<T>::write_to(this->context(), narrow<T>(mul(m, xd)), out);
-  }
-  Mat m_, mh_;
-};
 
 // The small least-squares problem of tests 1-4: A 20x8 (full column rank), y inconsistent.
 struct Problem {
@@ -538,28 +392,10 @@ TYPED_TEST(Cg, DeviceCallReturnsBeforeTheWork) {
   // Stage x = 0 before holding the stream (upload synchronises).
   x.upload(std::vector<C>(static_cast<std::size_t>(n)));
 
-  std::atomic<bool> release{false};
-  auto wait = [](void* flag) {
-    while (!static_cast<std::atomic<bool>*>(flag)->load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  };
-  ASSERT_EQ(cudaLaunchHostFunc(static_cast<cudaStream_t>(c.stream()), wait, &release), cudaSuccess);
-  std::thread watchdog([&release] {
-    for (int i = 0; i < 20000 && !release.load(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    release = true;
-  });
-  bool returned_first = false;
-  try {
+  const bool returned_first = returns_before_the_work(c, [&] {
     solve::cg<T>(*a, y.get(), x.get(), nullptr, o);
     solve::cg<T>(*a, y.get(), x.get(), w.get(), o);
-    returned_first = !release.load();
-  } catch (...) {
-    release = true;
-    watchdog.join();
-    throw;
-  }
-  release = true;
-  watchdog.join();
-  c.synchronize();
+  });
   EXPECT_TRUE(returned_first) << "cg() waited for the stream";
   const auto xs = x.download();
   std::vector<cdouble> want(static_cast<std::size_t>(n));

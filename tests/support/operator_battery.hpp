@@ -47,8 +47,6 @@
 #pragma once
 
 #include <algorithm>
-#include <atomic>
-#include <chrono>
 #include <cmath>
 #include <exception>
 #include <complex>
@@ -68,6 +66,7 @@
 #include "fieldft/op/linear_operator.hpp"
 #include "support/battery.hpp"
 #include "support/context_vector.hpp"
+#include "support/stream_order.hpp"
 
 #if FIELDFT_TEST_BACKEND == 2
 #include <cuda_runtime.h>
@@ -388,27 +387,7 @@ void check_stream_order(const OperatorFactory<T>& factory, const OperatorToleran
   Workbench<T> w(*a, x, y);
   c.synchronize();
 
-  std::atomic<bool> release{false};
-  auto wait = [](void* flag) {
-    while (!static_cast<std::atomic<bool>*>(flag)->load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  };
-  ASSERT_EQ(cudaLaunchHostFunc(static_cast<cudaStream_t>(c.stream()), wait, &release), cudaSuccess);
-  std::thread watchdog([&release] {
-    for (int i = 0; i < 20000 && !release.load(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    release = true;
-  });
-  bool returned_first = false;
-  try {
-    w.enqueue(*a);
-    returned_first = !release.load();
-  } catch (...) {
-    release = true;
-    watchdog.join();
-    throw;
-  }
-  release = true;
-  watchdog.join();
-  c.synchronize();
+  const bool returned_first = returns_before_the_work(c, [&] { w.enqueue(*a); });
   EXPECT_TRUE(returned_first) << "apply, apply_adjoint or apply_normal waited for the stream";
   expect_outputs_close(w.read(), want, pick(tol.repeat, default_tolerance<T>()), "held stream");
   EXPECT_EQ(cudaGetLastError(), cudaSuccess);

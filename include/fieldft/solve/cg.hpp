@@ -45,18 +45,15 @@
 #pragma once
 
 #include <complex>
-#include <functional>
 
 #include "fieldft/op/linear_operator.hpp"
+#include "fieldft/solve/report.hpp"
 
 namespace fieldft::solve {
 
-// One report per iteration, after its update of x.
-struct CgReport {
-  int iteration = 0;     // 1, 2, … (the number of updates of x so far)
-  double residual = 0;   // ‖r‖ / ‖r0‖, r = b − (N + λI) x of the normal equations
-  double seconds = 0;    // wall time since cg() was called (host clock; includes the sync)
-};
+// One report per iteration, after its update of x (fieldft/solve/report.hpp); residual =
+// ‖r‖/‖r0‖ of the normal equations, objective NaN (cg does not evaluate f).
+using CgReport = Report;
 
 struct CgOptions {
   int max_iterations = 30;  // >= 1
@@ -65,16 +62,12 @@ struct CgOptions {
   double lambda = 0;        // Tikhonov weight λ >= 0
   // Called after every iteration (forces one residual norm per iteration onto the host); return
   // false to stop.
-  std::function<bool(const CgReport&)> callback;
+  Callback callback;
 };
 
-struct CgResult {
-  int iterations = 0;     // updates of x done (0 when r0 = 0)
-  double residual = 0;    // final ‖r‖/‖r0‖; NaN when not computed (tolerance 0, no callback)
-  bool converged = false; // residual <= tolerance (or r0 = 0); false when not computed
-  bool stopped = false;   // the callback returned false
-  double seconds = 0;     // host wall time of the call (on a device without residuals: enqueueing)
-};
+// iterations: updates of x done (0 when r0 = 0); residual: final ‖r‖/‖r0‖, NaN when not computed
+// (tolerance 0, no callback); converged: residual <= tolerance (or r0 = 0).
+using CgResult = Result;
 
 // Minimises ‖W^{1/2}(A x − y)‖² + λ‖x‖² (see above). x: the initial guess in, the solution out
 // (A.domain_size() values); y and weights (or nullptr): A.codomain_size() values.
