@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <numbers>
 #include <span>
 #include <sstream>
 #include <string>
@@ -16,6 +15,7 @@
 #include "core/kernel_design.hpp"
 #include "fieldft/op/linear_operator.hpp"  // op::Workspace
 #include "fieldft/op/vector_ops.hpp"
+#include "mri/encoding_points.hpp"
 #if FIELDFT_HAVE_CUDA
 #include "cuda/density.hpp"
 #endif
@@ -80,16 +80,10 @@ void density_compensation_to(const Encoding<T>& encoding, const Context& context
   nufft::Plan<T> plan(1, std::span<const std::int64_t>(cells.data(), static_cast<std::size_t>(dim)), 1, 1,
                       options.eps, context, o);
 
-  // Points x_d = 2π k_d / N_d (NufftEncoding's), computed in double.
-  std::vector<T> x[3];
+  // Points x_d = 2π k_d / N_d (NufftEncoding's): one period of x is one period of k-space.
+  const auto x = detail::nufft_points(encoding);
   const T* p[3] = {nullptr, nullptr, nullptr};
-  for (int d = 0; d < dim; ++d) {
-    const auto k = encoding.k(d);
-    const double scale = 2 * std::numbers::pi / static_cast<double>(encoding.grid()[d]);
-    x[d].resize(static_cast<std::size_t>(m));
-    for (std::int64_t j = 0; j < m; ++j) x[d][j] = static_cast<T>(scale * static_cast<double>(k[j]));
-    p[d] = x[d].data();
-  }
+  for (int d = 0; d < dim; ++d) p[d] = x[d].data();
   plan.set_points(m, p[0], p[1], p[2]);
 
   // The scale of the converged weights (density.hpp): ∫G = Π_d ψ̂_d(0)² / σ_d, over the voxels.
