@@ -12,9 +12,10 @@ import fieldft
 from support import rel_err
 
 
-def radial(n, spokes):
-    """(spokes * 2n, 2) radial samples, columns (ky, kx), radii (i - n)/2 in [-n/2, n/2)."""
-    a = np.pi * np.arange(spokes) / spokes
+def radial(n, spokes, offset=0.0):
+    """(spokes * 2n, 2) radial samples at angles pi (s + offset) / spokes, columns (ky, kx), radii
+    (i - n)/2 in [-n/2, n/2)."""
+    a = np.pi * (np.arange(spokes) + offset) / spokes
     r = 0.5 * (np.arange(2 * n) - n)
     ky = np.sin(a)[:, None] * r[None, :]
     kx = np.cos(a)[:, None] * r[None, :]
@@ -95,7 +96,7 @@ def test_spread_interp_only_plan():
 
 @pytest.mark.gpu
 def test_gpu_matches_cpu():
-    enc = fieldft.mri.Encoding((64, 64), radial(64, 101))
+    enc = fieldft.mri.Encoding((64, 64), radial(64, 101, 0.3))
     cpu = fieldft.mri.density_compensation(enc, dtype=np.float64)
     gpu = fieldft.mri.density_compensation(enc, dtype=np.float64, device="cuda:0")
     assert isinstance(gpu, np.ndarray)

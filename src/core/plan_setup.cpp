@@ -77,11 +77,13 @@ PlanSetup spread_interp_setup(PlanSetup s, std::span<const std::int64_t> modes) 
   nufft::PlanInfo& info = s.info;
   const int w = s.kernel.width;
   for (int d = 0; d < info.dim; ++d) {
-    require(modes[d] >= 2 * w, ErrorCode::kInvalidArgument,
-            "spread_interp_only: the grid has " + std::to_string(modes[d]) + " cells in dimension " +
-                std::to_string(d + 1) + ", fewer than twice the kernel width (2w = " + std::to_string(2 * w) +
-                " cells for eps " + std::to_string(info.eps) + "); use at least " + std::to_string(2 * w) +
-                " cells or a larger eps");
+    if (modes[d] < 2 * w) {
+      std::ostringstream os;
+      os << "spread_interp_only: the grid has " << modes[d] << " cells in dimension " << d + 1
+         << ", fewer than twice the kernel width (2w = " << 2 * w << " cells for eps " << info.eps << " at upsampfac "
+         << info.upsampfac << "); use at least " << 2 * w << " cells or a larger eps";
+      throw Error(ErrorCode::kInvalidArgument, os.str());
+    }
     info.fine_grid[d] = modes[d];
   }
   check_host_memory(16.0 * (info.modes[0] + info.modes[1] + info.modes[2]), "the mode tables");
