@@ -91,8 +91,10 @@ std::vector<T> density_compensation(const Encoding<T>& encoding, const Context& 
 // The same weights written to `weights` in context memory (a host pointer, or device memory of
 // the context's device) as M complex values with zero imaginary part, ready for
 // op::VectorOps::mul or a diagonal operator. On a device the iterations are enqueued on the
-// context's stream and the call returns once they are (set-up, the plan's set_points, waits);
-// context.synchronize() before reading the weights on the host.
+// context's stream with no host round trip between them; the call itself is not free of host
+// waits (the plan it makes sorts the points at set_points, and releasing it frees device
+// memory), so treat it as set-up, not as a step inside a solver loop. As for any stream-ordered
+// call, context.synchronize() before reading the weights on the host.
 template <class T>
 void density_compensation_to(const Encoding<T>& encoding, const Context& context, std::complex<T>* weights,
                              const DensityOptions& options = {});
