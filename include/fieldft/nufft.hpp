@@ -46,6 +46,28 @@
 // Sign: isign is +1 or -1; any other value is kInvalidArgument. (FINUFFT maps any isign >= 0 to
 // +1 and < 0 to -1; fieldft's finufft/cufinufft compatibility layers in Python keep that.)
 //
+// Spread/interpolate-only plans (Options::spread_interp_only; FINUFFT's spreadinterponly): the
+// plan keeps only the kernel stage of types 1 and 2 — no FFT, no deconvolution, no upsampling —
+// for gridding, density compensation (mri/density.hpp) and the like. The "modes" are then a
+// periodic grid of exactly N_d cells per dimension: a point x (radians, folded as above) sits at
+// grid coordinate u = N_d·x/(2π) mod N_d, and cell l at x = 2πl/N_d. With ψ(t) = φ(2t/w) the
+// plan's kernel in cells (detail/kernel.hpp: the ES kernel φ of width w = PlanInfo::kernel_width
+// and shape β = PlanInfo::kernel_beta, evaluated through its piecewise polynomial, within eps/10
+// of φ), the periodic distance d_N(l, u) = l − u reduced into [−N/2, N/2), and
+// Ψ_j(l) = Π_d ψ(d_{N_d}(l_d, u_{j,d})):
+//   type 1 (spread):       f[l] = Σ_j c[j] Ψ_j(l)
+//   type 2 (interpolate):  c[j] = Σ_l f[l] Ψ_j(l)
+// The kernel is real, so each is the other's adjoint (execute_adjoint) and isign, still +1 or
+// -1, has no effect. modeord places cell l in the array as it would place mode k = l (mod N):
+// modeord 0 stores cell (p − ⌊N/2⌋) mod N at index p (the cell at x = 0 in the middle, cells at
+// x = 2π(p − ⌊N/2⌋)/N increasing from about −π), modeord 1 stores cell p at index p. eps and
+// upsampfac choose the kernel exactly as for a transform at that upsampling factor (upsampfac 0
+// means 2 on every backend: no choice from the points), but the grid is not upsampled, and eps
+// promises no accuracy (there is no transform to approximate). Refused with kInvalidArgument:
+// type 3 (its spreading grid follows from the points), and N_d < 2w cells in any dimension (a
+// footprint would wrap onto itself). PlanInfo::spread_interp_only reports the mode, and
+// PlanInfo::fine_grid equals modes.
+//
 // Lifecycle: make_plan / Plan(...) -> set_points (sorts and precomputes, reused by every
 // execute) -> execute / execute_adjoint any number of times -> destructor.
 // A plan is not safe to use from two threads at once; different plans are independent.
@@ -116,6 +138,9 @@ struct Options {
   // (see the top of this file); 0: always the grid; 1: always the direct sums (kEpsTooSmall where
   // the phases s_k·x_j are too large for double to resolve to eps).
   int type3_direct = -1;
+  // Types 1 and 2: spread or interpolate only, on a grid of N_d cells (see the top of this
+  // file); type 3 refuses it.
+  bool spread_interp_only = false;
 };
 
 // Smallest accepted eps for precision T.
@@ -160,6 +185,9 @@ struct PlanInfo {
   bool spread_tensor_cores = false;
   // Type 3: set_points chose the direct sums (Options::type3_direct); fine_grid is then {1, 1, 1}
   bool type3_direct = false;
+  // Options::spread_interp_only: the plan only spreads (type 1) or interpolates (type 2) on a
+  // grid of `modes` cells (fine_grid == modes; no FFT, no deconvolution)
+  bool spread_interp_only = false;
   // CPU backend: the OpenMP threads the plan uses (Options::nthreads resolved and capped, see
   // cpu_threads_for); 0 on the CUDA backend
   int nthreads = 0;

@@ -25,7 +25,7 @@ from ._engine import (COMPLEX_DTYPES, Engine, c_int, c_int_capped, check_isign, 
                       expected_shape_text, lead_shape)
 
 OPTION_NAMES = ("modeord", "upsampfac", "max_batch", "bin_size", "nthreads", "fft_planning", "method", "device",
-                "stream", "spread_boxes", "type3_direct")
+                "stream", "spread_boxes", "type3_direct", "spread_interp_only")
 
 
 def complex_dtype(dtype) -> np.dtype:
@@ -69,6 +69,8 @@ def make_options(backend: str, opts: dict) -> "_core.Options":
             setattr(o, name, c_int_capped(opts[name], name))
     if "upsampfac" in opts:
         o.upsampfac = float(opts["upsampfac"])
+    if "spread_interp_only" in opts:
+        o.spread_interp_only = bool(opts["spread_interp_only"])
     if "method" in opts:
         o.method = str(opts["method"])
     if "fft_planning" in opts:
@@ -112,7 +114,8 @@ class Plan:
     CUDA), spread_boxes (CUDA, 3D output-driven at kernel width <= 7: -1 automatic, 0 off,
     1 on), type3_direct (type 3: -1
     automatic: direct sums where they cost less than the grid, 0 the grid, 1 the direct sums),
-    device (CUDA ordinal), stream (CUDA stream: int handle, cupy or torch stream; default: the
+    spread_interp_only (types 1 and 2: only spread onto / interpolate from a grid of n_modes
+    cells with the plan's kernel, no FFT; see include/fieldft/nufft.hpp), device (CUDA ordinal), stream (CUDA stream: int handle, cupy or torch stream; default: the
     current stream of cupy or torch, whichever is in use, else the default stream).
 
     Arrays: numpy on the host; cupy arrays, torch tensors (CPU or CUDA) or any object with
@@ -155,6 +158,8 @@ class Plan:
                             doc="CUDA: setpts chose register boxes for 3D output-driven spreading")
     spread_tensor_cores = property(lambda self: self._engine.core.spread_tensor_cores,
                                    doc="CUDA: setpts chose tensor-core tiles (float 3D type 1, sparse points)")
+    spread_interp_only = property(lambda self: self._engine.core.spread_interp_only,
+                                  doc="the plan only spreads (type 1) or interpolates (type 2) on n_modes cells")
     type3_direct = property(lambda self: self._engine.core.type3_direct,
                             doc="type 3: setpts chose the direct sums rather than the grid (False before setpts)")
     nthreads = property(lambda self: self._engine.core.nthreads,

@@ -5,6 +5,7 @@
     E = fieldft.mri.DftEncoding(enc)                                # exact, with the field map
     S = fieldft.mri.sense(enc, maps, eps=1e-5)                      # SENSE, maps (C, Ny, Nx):
                                                                     # F @ fieldft.op.diag_expand(maps)
+    w = fieldft.mri.density_compensation(enc)                       # (M,) gridding weights
 
 Model (include/fieldft/mri/encoding.hpp):  s_j = Σ_v m_v exp(-i (2π k_j·r_v + Δω_v t_j)),
 adjoint the conjugate phase; k in cycles per field of view, within [-N/2, N/2] per axis; voxel
@@ -27,12 +28,13 @@ import re
 import numpy as np
 
 from . import _arrays, _core
-from ._engine import caller_terms, count64
+from ._engine import c_int, caller_terms, count64
 from ._plan import OPTION_NAMES, make_options
 from .op import Operator, _complex_dtype, _fixed_values, _Place, _python_shapes
 
 __all__ = ["Encoding", "NufftEncoding", "DftEncoding", "DftR2Encoding", "sense", "estimate_coil_maps",
-           "shepp_logan", "spiral", "radial", "readout_times", "coil_maps", "field_map", "add_noise"]
+           "density_compensation", "shepp_logan", "spiral", "radial", "readout_times", "coil_maps", "field_map",
+           "add_noise"]
 
 
 def _host(v, name, dtype):
@@ -475,4 +477,46 @@ def add_noise(data, sigma, seed) -> np.ndarray:
     out = np.array(a, dtype=dtype, order="C", copy=True)
     fn = _core.sim_add_noise_f if dtype == np.complex64 else _core.sim_add_noise_d
     fn(out.__array_interface__["data"][0] if out.size else 0, out.size, float(sigma), operator.index(seed))
+
+
+_DENSITY_OPTIONS = ("method", "max_batch", "bin_size", "spread_boxes")
+
+
+def density_compensation(encoding, iterations=30, oversampling=1.5, eps=1e-2, *, dtype="float32", device="cpu",
+                         stream=None, nthreads=0, **opts):
+    """Sampling density compensation weights of the encoding's trajectory by the iterative method
+    of Pipe & Menon (1999): from w = 1, `iterations` steps w_j <- w_j / |(G w)_j|, G = C C^H the
+    kernel's spreading onto a grid of about `oversampling` cells per cycle/FOV and interpolation
+    back (include/fieldft/mri/density.hpp has the math and the reasons for the defaults).
+
+    density_compensation(encoding, iterations=30, oversampling=1.5, eps=1e-2, *, dtype="float32",
+                         device="cpu", stream=None, nthreads=0, **opts) -> numpy array (M,)
+
+    Scale: w_j ~ (k-space area of sample j, in (cycles/FOV)^ndim) / number of voxels, so that the
+    gridding reconstruction A^H (w * y) of a NufftEncoding A reproduces images the samples cover
+    with unit gain (w_j = 1/N for full Cartesian sampling). Only `k` matters: times, field map and
+    shots are ignored. dtype: float32 or float64 (complex64 / complex128 name the same precision).
+    device: where the iterations run ("cpu" or "cuda:d"); the weights come back as a numpy array
+    either way. eps chooses the kernel (width 4 at the defaults). opts: the Plan options method,
+    max_batch, bin_size (array order), spread_boxes of the spreading plan.
+    """
+    _check_encoding(encoding)
+    unknown = sorted(set(opts) - set(_DENSITY_OPTIONS))
+    if unknown:
+        raise TypeError(f"unknown option(s) {', '.join(unknown)}; valid options: {', '.join(_DENSITY_OPTIONS)}")
+    try:
+        d = np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"dtype must be float32 or float64, got {dtype!r}") from None
+    real = {np.dtype(np.float32): np.float32, np.dtype(np.complex64): np.float32,
+            np.dtype(np.float64): np.float64, np.dtype(np.complex128): np.float64}.get(d)
+    if real is None:
+        raise TypeError(f"dtype must be float32 or float64, got {d}")
+    place = _Place(device, stream, nthreads)
+    options = make_options("cpu" if place.device < 0 else "cuda", dict(opts, stream=0))
+    out = np.empty(encoding.num_samples, dtype=real)
+    enc = encoding._core(real)
+    with caller_terms(_message(encoding.ndim)):
+        enc.density_compensation(out.ctypes.data, c_int(iterations, "iterations"), float(oversampling), float(eps),
+                                 options, place.device, place.stream, place.nthreads)
     return out

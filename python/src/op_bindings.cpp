@@ -23,6 +23,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <complex>
 #include <cstdint>
 #include <exception>
@@ -36,6 +37,7 @@
 #include "fieldft/context.hpp"
 #include "fieldft/error.hpp"
 #include "fieldft/mri/coil_maps.hpp"
+#include "fieldft/mri/density.hpp"
 #include "fieldft/mri/encoding.hpp"
 #include "fieldft/mri/sense.hpp"
 #include "fieldft/nufft.hpp"
@@ -174,6 +176,22 @@ void bind_encoding(nb::module_& mod, const char* name) {
            "data"_a, "coils"_a, "maps"_a, "method"_a, "radius"_a, "window"_a, "density"_a, "ndensity"_a,
            "threshold"_a, "reference_coil"_a, "kernel_size"_a, "kernel_threshold"_a, "eigen_threshold"_a, "eps"_a,
            "device"_a, "stream"_a, "nthreads"_a);
+      // mri::density_compensation (mri/density.hpp): the M weights, computed at the place
+      // (device, stream, nthreads) as make_context reads it, into a host array of M values at `out`.
+      .def("density_compensation",
+           [](const E& e, std::uintptr_t out, int iterations, double oversampling, double eps,
+              const nufft::Options& nufft_options, int device, std::uintptr_t stream, int nthreads) {
+             without_gil([&] {
+               mri::DensityOptions o;
+               o.iterations = iterations;
+               o.oversampling = oversampling;
+               o.eps = eps;
+               o.nufft = nufft_options;
+               const std::vector<T> w = mri::density_compensation<T>(*e.e, make_context(device, stream, nthreads), o);
+               std::copy(w.begin(), w.end(), reinterpret_cast<T*>(out));
+             });
+           },
+           "out"_a, "iterations"_a, "oversampling"_a, "eps"_a, "options"_a, "device"_a, "stream"_a, "nthreads"_a);
 }
 
 template <class T>

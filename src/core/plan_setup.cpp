@@ -67,6 +67,42 @@ void check_rounding_floor(double eps, double unit_roundoff, double gain, double 
   throw Error(ErrorCode::kEpsTooSmall, os.str());
 }
 
+namespace {
+
+// The grid of a spread/interpolate-only plan (nufft.hpp): the modes themselves, each mode index
+// mapped to its cell as a mode k to fine-grid index k mod nf, and no deconvolution (factors 1),
+// so that the backends' mode copies place the cells in the mode order and the FFT is all they
+// skip.
+PlanSetup spread_interp_setup(PlanSetup s, std::span<const std::int64_t> modes) {
+  nufft::PlanInfo& info = s.info;
+  const int w = s.kernel.width;
+  for (int d = 0; d < info.dim; ++d) {
+    if (modes[d] < 2 * w) {
+      std::ostringstream os;
+      os << "spread_interp_only: the grid has " << modes[d] << " cells in dimension " << d + 1
+         << ", fewer than twice the kernel width (2w = " << 2 * w << " cells for eps " << info.eps << " at upsampfac "
+         << info.upsampfac << "); use at least " << 2 * w << " cells or a larger eps";
+      throw Error(ErrorCode::kInvalidArgument, os.str());
+    }
+    info.fine_grid[d] = modes[d];
+  }
+  check_host_memory(16.0 * (info.modes[0] + info.modes[1] + info.modes[2]), "the mode tables");
+  check_host_memory(8.0 * static_cast<double>(info.num_modes()), "one grid");
+  for (int d = 0; d < 3; ++d) {
+    const std::int64_t n = info.modes[d];
+    s.fine_index[d].resize(n);
+    s.deconv[d].assign(n, 1.0);
+    for (std::int64_t p = 0; p < n; ++p) {
+      const std::int64_t k = info.modeord == 0 ? p - n / 2 : p;
+      s.fine_index[d][p] = k >= 0 ? k : k + n;
+    }
+  }
+  info.spread_interp_only = true;
+  return s;
+}
+
+}  // namespace
+
 PlanSetup make_plan_setup(int type, std::span<const std::int64_t> modes, int isign,
                           std::int64_t ntransf, double eps, const nufft::Options& options,
                           double min_eps, double unit_roundoff) {
@@ -76,6 +112,9 @@ PlanSetup make_plan_setup(int type, std::span<const std::int64_t> modes, int isi
   require(type >= 1 && type <= 3, ErrorCode::kInvalidArgument,
           "NUFFT type must be 1, 2 or 3, got " + std::to_string(type));
   info.type = type;
+  require(!(options.spread_interp_only && type == 3), ErrorCode::kInvalidArgument,
+          "spread_interp_only is for type 1 (spread) and type 2 (interpolate) plans; a type 3 plan's grid follows "
+          "from its points, so it has no spread-only form");
   require(!modes.empty() && modes.size() <= 3, ErrorCode::kInvalidArgument,
           "dimension (number of mode counts) must be 1, 2 or 3, got " + std::to_string(modes.size()));
   info.dim = static_cast<int>(modes.size());
@@ -139,6 +178,7 @@ PlanSetup make_plan_setup(int type, std::span<const std::int64_t> modes, int isi
   info.kernel_beta = s.kernel.beta;
   info.horner_degree = s.kernel.degree;
   info.method = options.method;
+  if (options.spread_interp_only) return spread_interp_setup(std::move(s), modes);
   if (type == 3) {
     // The grid depends on the points (core/type3.hpp, at set_points), which also checks the
     // rounding floor of both of type 3's deconvolutions. Trivial mode tables keep the backends'

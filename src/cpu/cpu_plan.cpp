@@ -4,7 +4,8 @@
 // Type 3 (core/type3.hpp): prephase -> spread onto the type 3 grid -> inner type 2 plan (a
 // CpuPlan of its own) -> postfactor; its adjoint runs the same chain backwards with the
 // conjugate factors and the inner plan's adjoint. Where set_points chose the direct sums
-// (PlanInfo::type3_direct), one OpenMP loop over the outputs sums the terms.
+// (PlanInfo::type3_direct), one OpenMP loop over the outputs sums the terms. Spread/interpolate-
+// only plans (PlanInfo::spread_interp_only) run types 1 and 2 without the FFT.
 #include "cpu/cpu_plan.hpp"
 
 #include <algorithm>
@@ -187,19 +188,21 @@ class CpuPlan final : public PlanImpl<T> {
     for (std::int64_t b0 = 0; b0 < ntransf; b0 += info.max_batch) {
       const std::int64_t nb = std::min<std::int64_t>(info.max_batch, ntransf - b0);
       args.nbatch = nb;
-      const FftwPlan<T>& fft = fft_plan(sign, nb);
+      // Spread/interpolate-only plans have no FFT: their mode copies with unit factors only
+      // place the grid's cells in the mode order (core::spread_interp_setup).
+      const FftwPlan<T>* fft = info.spread_interp_only ? nullptr : &fft_plan(sign, nb);
       if (type == 1) {
         const Complex* c = in + b0 * m;
 #pragma omp parallel for collapse(2) num_threads(nthreads_) schedule(static)
         for (std::int64_t t = 0; t < nb; ++t)
           for (std::int64_t j = 0; j < m; ++j) sorted_[t * m + j] = c[t * m + perm[j]];
         dispatch_dim([&]<int D>() { spread<T, D>(args, sorted_.data(), fine_.get()); });
-        fft.execute();
+        if (fft) fft->execute();
         copy_modes(nb, out + b0 * n, /*to_modes=*/true);
       } else {
         std::fill(fine_.get(), fine_.get() + nb * nft, Complex(0));
         copy_modes(nb, const_cast<Complex*>(in + b0 * n), /*to_modes=*/false);
-        fft.execute();
+        if (fft) fft->execute();
         dispatch_dim([&]<int D>() { interp<T, D>(args, fine_.get(), sorted_.data()); });
         Complex* c = out + b0 * m;
 #pragma omp parallel for collapse(2) num_threads(nthreads_) schedule(static)

@@ -340,7 +340,8 @@ class CudaPlan final : public PlanImpl<T> {
     FIELDFT_CUDA_CHECK(cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, device_));
     bulk_rows_ = cc_major >= 9 ? bulk_rows_knob() : 0;
     tc_ = cc_major >= 8 ? tc_knob() : 0;
-    choose_upsampfac_ = opt.upsampfac == 0.0 && info.type != 3;
+    // Spread/interpolate-only plans keep the kernel of upsampfac 2 (nufft.hpp): no choice from the points.
+    choose_upsampfac_ = opt.upsampfac == 0.0 && info.type != 3 && !info.spread_interp_only;
     configure();
   }
 
@@ -368,6 +369,7 @@ class CudaPlan final : public PlanImpl<T> {
   void prepare_ffts() {
     const auto& info = this->setup_.info;
     if (pts_.m == 0 || info.ntransf == 0) return;  // run() then only zeroes or returns
+    if (info.spread_interp_only) return;           // no FFT
     const int full = info.max_batch;
     const int rest = static_cast<int>(info.ntransf % info.max_batch);
     for (const int nb : {full, rest}) {
@@ -687,7 +689,10 @@ class CudaPlan final : public PlanImpl<T> {
       FIELDFT_CUDA_CHECK(cudaMemsetAsync(fine_.get(), 0, nb * dg_.size * sizeof(Complex), stream_));
       if (type == 1) {
         spread(din + b0 * m, nb);
-        if (const ModeFft<T>* mf = mode_fft()) {
+        if (info.spread_interp_only) {
+          // No FFT: the unit-factor mode copy only places the cells in the mode order.
+          launch_copy_modes<T>(stream_, modes_, deconv, dg_, fine_.get(), dout + b0 * n, nb, true);
+        } else if (const ModeFft<T>* mf = mode_fft()) {
           mf->exec(stream_, fine_.get(), dg_.size, dout + b0 * n, n, nb, sign, modes_, deconv);
         } else {
           cufft(nb).exec(fine_.get(), sign, 1, nb);
@@ -695,7 +700,7 @@ class CudaPlan final : public PlanImpl<T> {
         }
       } else {
         launch_copy_modes<T>(stream_, modes_, deconv, dg_, fine_.get(), const_cast<Cplx<T>*>(din) + b0 * n, nb, false);
-        cufft(nb).exec(fine_.get(), sign, 2, nb);
+        if (!info.spread_interp_only) cufft(nb).exec(fine_.get(), sign, 2, nb);
         interp(fine_.get(), dout + b0 * m, nb);
       }
     }

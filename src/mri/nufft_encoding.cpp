@@ -16,6 +16,7 @@
 #include "fieldft/error.hpp"
 #include "fieldft/mri/encoding.hpp"
 #include "fieldft/mri/toeplitz.hpp"
+#include "mri/encoding_points.hpp"
 #include "mri/encoding_shapes.hpp"
 
 namespace fieldft::mri {
@@ -58,18 +59,12 @@ NufftEncoding<T>::NufftEncoding(std::shared_ptr<const Encoding<T>> encoding, Con
   forward_ = std::make_unique<nufft::Plan<T>>(2, modes, -1, options_.batch, options_.eps, this->context(), o);
   adjoint_ = std::make_unique<nufft::Plan<T>>(1, modes, +1, options_.batch, options_.eps, this->context(), o);
 
-  // Points x_d = 2π k_d / N_d in radians, in [−π, π] for k in range; computed in double.
+  // Points x_d = 2π k_d / N_d in radians (encoding_points.hpp). Host pointers: each plan copies
+  // (on a device: uploads) and sorts them once, here.
   const std::int64_t m = e.num_samples();
-  std::vector<T> x[3];
+  const auto x = detail::nufft_points(e);
   const T* p[3] = {nullptr, nullptr, nullptr};
-  for (int d = 0; d < dim; ++d) {
-    const auto k = e.k(d);
-    const double scale = 2 * std::numbers::pi / static_cast<double>(e.grid()[d]);
-    x[d].resize(static_cast<std::size_t>(m));
-    for (std::int64_t j = 0; j < m; ++j) x[d][j] = static_cast<T>(scale * static_cast<double>(k[j]));
-    p[d] = x[d].data();
-  }
-  // Host pointers: each plan copies (on a device: uploads) and sorts them once, here.
+  for (int d = 0; d < dim; ++d) p[d] = x[d].data();
   forward_->set_points(m, p[0], p[1], p[2]);
   adjoint_->set_points(m, p[0], p[1], p[2]);
 

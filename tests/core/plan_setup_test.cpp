@@ -55,6 +55,31 @@ TEST(PlanSetup, FineGridAndModeOrder) {
   EXPECT_GT(s.deconv[0][5], s.deconv[0][0]);
 }
 
+// Spread/interpolate-only plans (nufft.hpp): the grid is the modes, each index maps to its cell
+// as a mode k to k mod N (modeord 0: the cell at x = 0 in the middle), no deconvolution, and the
+// rounding floor of a deconvolution does not apply (float at upsampfac 1.25, eps 1e-6 is refused
+// as a transform just below).
+TEST(PlanSetup, SpreadInterpOnlyGridIsTheModes) {
+  const std::int64_t modes[2] = {64, 33};
+  nufft::Options o;
+  o.spread_interp_only = true;
+  o.upsampfac = 1.25;
+  for (int modeord : {0, 1}) {
+    o.modeord = modeord;
+    const auto s = core::make_plan_setup(2, modes, -1, 1, 1e-6, o, 1e-7, 0x1.0p-24);
+    EXPECT_TRUE(s.info.spread_interp_only);
+    EXPECT_EQ(s.info.fine_grid, (std::array<std::int64_t, 3>{64, 33, 1}));
+    EXPECT_EQ(s.info.upsampfac, 1.25);
+    for (int d = 0; d < 2; ++d) {
+      const std::int64_t n = modes[d];
+      for (std::int64_t p = 0; p < n; ++p) {
+        EXPECT_EQ(s.fine_index[d][p], modeord == 0 ? (p - n / 2 + n) % n : p) << "dim " << d << ", index " << p;
+        EXPECT_EQ(s.deconv[d][p], 1.0);
+      }
+    }
+  }
+}
+
 TEST(PlanSetup, RefusesEpsBelowTheRoundingFloor) {
   // Float at upsampfac 1.25 and eps 1e-6 in 2D measured 3.2e-5 (the deconvolution amplifies
   // rounding); it must be refused, while upsampfac 2 reaches it and double reaches it at 1.25.
