@@ -20,7 +20,7 @@ from . import _arrays, _core, mri, op, solve
 
 __all__ = ["recon"]
 
-_METHODS = ("cg",)
+_METHODS = ("cg", "pwls", "l1-wavelet", "tv")
 _ENCODINGS = ("nufft", "dft")
 
 
@@ -64,7 +64,8 @@ def _device_of(info) -> str:
 
 def recon(kspace, coords, shape, maps=None, *, method: str = "cg", weights=None, lam: float = 0.0,
           iterations: int = 30, tol: float = 0.0, encoding: str = "nufft", eps: float = 1e-4, times=None,
-          field=None, device=None, nthreads: int = 0, progress: bool = True,
+          field=None, device=None, nthreads: int = 0, progress: bool = True, delta: float = 0.01,
+          levels: int = 4, rho: float = 1.0, cg_iterations: int = 5,
           callback: Optional[Callable[[solve.Report], Optional[bool]]] = None, info: bool = False):
     """Reconstructs an image from multi-coil non-Cartesian k-space.
 
@@ -76,7 +77,12 @@ def recon(kspace, coords, shape, maps=None, *, method: str = "cg", weights=None,
     shape: the image shape, (Ny, Nx) or (Nz, Ny, Nx).
     maps: (C, *shape) coil sensitivities; "rss" or "espirit" estimates them from the data
       (fieldft.mri.estimate_coil_maps, default options); None: "rss" for C > 1, S = 1 for one coil.
-    method: "cg" (conjugate gradients on the normal equations, with λ‖x‖² when lam > 0).
+    method and lam (the regularisation weight, >= 0; its scale is the data term's, ½‖Ex − y‖²):
+      "cg"          conjugate gradients on the normal equations, λ‖x‖² (Tikhonov);
+      "pwls"        PWLS-PCG with the edge-preserving hyperbolic penalty λ Σ ψ_δ(|Dx|) on first
+                    differences D (PowerGrid's choice; `delta` is δ in image units);
+      "l1-wavelet"  FISTA with λ‖Ψx‖₁, Ψ an orthonormal Daubechies-4 wavelet (`levels`);
+      "tv"          ADMM with isotropic total variation λ Σ |Dx| (`rho`, `cg_iterations`).
     weights: real k-space weights W >= 0, (M,) (the same for every coil) or (C, M).
     encoding: "nufft" (the fast transform; no field map) or "dft" (the exact field-corrected DFT:
       times (M,) in seconds and field (*shape) in rad/s give the off-resonance phase).
@@ -139,8 +145,21 @@ def recon(kspace, coords, shape, maps=None, *, method: str = "cg", weights=None,
             if bar is not None:
                 bar.update(report)
             return None if callback is None else callback(report)
+    place = dict(dtype=dtype, device=device, nthreads=nthreads)
+    common = dict(weights=w, max_iter=iterations, tol=tol, callback=cb, info=True)
     try:
-        x, result = solve.cg(a, y, weights=w, lam=lam, max_iter=iterations, tol=tol, callback=cb, info=True)
+        if method == "cg":
+            x, result = solve.cg(a, y, lam=lam, **common)
+        elif method == "pwls":
+            d = op.finite_difference(shape, **place)
+            x, result = solve.pwls_pcg(a, y, d, beta=lam, potential="hyperbolic", delta=delta, **common)
+        elif method == "l1-wavelet":
+            psi = op.wavelet(shape, min(levels, op.wavelet_max_levels(shape)), kind="daubechies4", **place)
+            x, result = solve.fista(a, y, psi=psi, lam=lam, **common)
+        else:
+            d = op.finite_difference(shape, **place)
+            x, result = solve.admm(a, y, d, lam=lam, rho=rho, cg_iterations=cg_iterations, isotropic=True,
+                                   **common)
     finally:
         if bar is not None:
             bar.close()

@@ -477,6 +477,7 @@ def add_noise(data, sigma, seed) -> np.ndarray:
     out = np.array(a, dtype=dtype, order="C", copy=True)
     fn = _core.sim_add_noise_f if dtype == np.complex64 else _core.sim_add_noise_d
     fn(out.__array_interface__["data"][0] if out.size else 0, out.size, float(sigma), operator.index(seed))
+    return out
 
 
 _DENSITY_OPTIONS = ("method", "max_batch", "bin_size", "spread_boxes")

@@ -2,6 +2,10 @@
 
     E = fieldft.mri.NufftEncoding(enc, batch=C, device="cuda") @ fieldft.op.diag_expand(maps)
     x = fieldft.solve.cg(E, y, max_iter=30)                  # y: (C, M) cupy/torch, x: (Ny, Nx)
+    D = fieldft.op.finite_difference(E.ishape, device="cuda")
+    x = fieldft.solve.pwls_pcg(E, y, D, beta=1e3, potential="hyperbolic", delta=0.01)
+    x = fieldft.solve.fista(E, y, psi=fieldft.op.wavelet(E.ishape, 4, device="cuda"), lam=1e2)
+    x = fieldft.solve.admm(E, y, D, lam=1e2, isotropic=True)                  # total variation
 
 cg minimises ‖W^{1/2}(A x − y)‖² + λ‖x‖² by conjugate gradients on its normal equations
 (Aᴴ W A + λ I) x = Aᴴ W y (include/fieldft/solve/cg.hpp). With W = I the operator's normal form is
@@ -25,15 +29,16 @@ from . import _arrays, _core
 from ._engine import _check_no_overlap
 from .op import DtypeError, Operator, _terms
 
-__all__ = ["cg", "Report", "Result"]
+__all__ = ["cg", "pwls_pcg", "fista", "admm", "max_eigenvalue", "Report", "Result"]
 
 
 @dataclass(frozen=True)
 class Report:
     """One solver iteration, as passed to a callback."""
     iteration: int    # 1, 2, …: updates of x so far
-    residual: float   # ‖r‖/‖r0‖ of the normal equations
+    residual: float   # cg: ‖r‖/‖r0‖ of the normal equations; the others: ‖x_k − x_{k−1}‖/‖x_k‖
     seconds: float    # wall time since the solve started
+    objective: float = math.nan  # the solver's cost at x_k (NaN where it is not evaluated)
 
 
 @dataclass(frozen=True)
@@ -44,6 +49,7 @@ class Result:
     converged: bool
     stopped: bool      # the callback returned False
     seconds: float
+    objective: float = math.nan
 
 
 def _vector(a: Operator, obj, shape, name):
@@ -60,16 +66,24 @@ def _vector(a: Operator, obj, shape, name):
     return d
 
 
-def _weights(a: Operator, w, like):
-    """Real k-space weights as a complex vector of A's dtype at A's place, in the framework of
-    `like` (the data). A copy is made (a conversion to complex), never a host/device transfer."""
-    d = _arrays.inspect(w, "weights")
-    a._check_place(d, "weights")
-    if tuple(d.shape) != tuple(a.oshape) and not (len(d.shape) == 1 and d.shape[0] == math.prod(a.oshape)):
-        raise _core.ShapeMismatchError(f"`weights` has shape {d.shape}; expected {tuple(a.oshape)} "
-                                       f"(one real weight per sample of the operator's output)")
+def _weights(a: Operator, w):
+    """Real k-space weights W >= 0 of A.oshape (or flat), checked, as a complex vector of A's dtype
+    at A's place (a conversion in the weights' framework, never a host/device transfer)."""
+    d = _weights_like(a, w, a.oshape, "weights")
+    _check_weight_values(_arrays.inspect(w, "weights"))
+    return d
+
+
+def _weights_like(a: Operator, w, shape, name):
+    """A real array of `shape` (or flat) at A's place as a complex vector of A's dtype (values are
+    not checked here: the C++ solvers check host values)."""
+    d = _arrays.inspect(w, name)
+    a._check_place(d, name)
+    if tuple(d.shape) != tuple(shape) and not (len(d.shape) == 1 and d.shape[0] == math.prod(shape)):
+        raise _core.ShapeMismatchError(f"`{name}` has shape {d.shape}; expected {tuple(shape)} "
+                                       f"(or a flat vector of {math.prod(shape)} values)")
     if d.dtype.kind == "c":
-        raise DtypeError("`weights` must be real (W is a diagonal of real weights >= 0)")
+        raise DtypeError(f"`{name}` must be real")
     if d.framework == "numpy":
         c = np.ascontiguousarray(d.obj, dtype=a.dtype)
     elif d.framework == "torch":
@@ -79,8 +93,7 @@ def _weights(a: Operator, w, like):
         import cupy
         with cupy.cuda.Device(d.device):
             c = cupy.ascontiguousarray(cupy.asarray(d.obj), dtype=a.dtype)
-    _check_weight_values(d)
-    return _arrays.inspect(c, "weights")
+    return _arrays.inspect(c, name)
 
 
 def _check_weight_values(d):
@@ -113,6 +126,57 @@ def _copy_into(dst, src_obj):
     dst.obj[...] = src_obj.reshape(dst.obj.shape)
 
 
+def _check_iterations(max_iter):
+    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)):
+        raise TypeError(f"max_iter must be an int, got {type(max_iter).__name__}")
+
+
+def _operator(a, name):
+    if not isinstance(a, Operator):
+        raise TypeError(f"`{name}` must be a fieldft.op.Operator, got {type(a).__name__}")
+
+
+def _run(name, a: Operator, y, x0, weights, callback, info, call):
+    """The common part of every solve: checks and prepares y, x (x0 copied in, or 0) and the
+    weights at A's place, wraps the callback, runs call(fn, y_ptr, x_ptr, w_ptr, cb) on the
+    compiled solver `name` under stream order, and returns x (and a Result with info=True)."""
+    _operator(a, "a")
+    yd = _vector(a, y, a.oshape, "y")
+    x = _zeros_like(yd, a.ishape, a.dtype)
+    if x0 is not None:
+        x0d = _vector(a, x0, a.ishape, "x0")
+        _copy_into(x, x0d.obj)
+    w = _weights(a, weights) if weights is not None else None
+    _check_no_overlap(yd, x)
+    cb = None
+    if callback is not None:
+        if not callable(callback):
+            raise TypeError("callback must be callable (it receives a fieldft.solve.Report)")
+
+        def cb(iteration, residual, seconds, objective):
+            return callback(Report(iteration, residual, seconds, objective))
+
+    fn = getattr(_core, name + ("_f" if a.dtype == np.complex64 else "_d"))
+    wp = w.ptr if w is not None else 0
+    with _terms():
+        if yd.on_device:
+            with _arrays.StreamOrder(a._core.device, a._core.stream, yd):
+                r = call(fn, yd.ptr, x.ptr, wp, cb)
+        else:
+            r = call(fn, yd.ptr, x.ptr, wp, cb)
+    if info:
+        return x.obj, Result(**r)
+    return x.obj
+
+
+def _same_place(a: Operator, r: Operator, name):
+    _operator(r, name)
+    if r.dtype != a.dtype:
+        raise DtypeError(f"`{name}` has dtype {r.dtype.name}; the data operator has {a.dtype.name}")
+    if tuple(r.ishape) != tuple(a.ishape):
+        raise _core.ShapeMismatchError(f"`{name}` takes {tuple(r.ishape)}; expected the image shape {tuple(a.ishape)}")
+
+
 def cg(a: Operator, y, x0=None, *, weights=None, lam: float = 0.0, max_iter: int = 30, tol: float = 0.0,
        callback: Optional[Callable[[Report], Optional[bool]]] = None, info: bool = False):
     """Conjugate gradients on (Aᴴ W A + λ I) x = Aᴴ W y; returns x (A.ishape), or (x, Result) with
@@ -124,33 +188,73 @@ def cg(a: Operator, y, x0=None, *, weights=None, lam: float = 0.0, max_iter: int
     callback(Report) after every iteration, returning False to stop (it costs one residual per
     iteration brought to the host, and must not call fieldft operators).
     """
-    if not isinstance(a, Operator):
-        raise TypeError(f"`a` must be a fieldft.op.Operator, got {type(a).__name__}")
-    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)):
-        raise TypeError(f"max_iter must be an int, got {type(max_iter).__name__}")
-    yd = _vector(a, y, a.oshape, "y")
-    x = _zeros_like(yd, a.ishape, a.dtype)
-    if x0 is not None:
-        x0d = _vector(a, x0, a.ishape, "x0")
-        _copy_into(x, x0d.obj)
-    w = _weights(a, weights, yd) if weights is not None else None
-    _check_no_overlap(yd, x)
-    cb = None
-    if callback is not None:
-        if not callable(callback):
-            raise TypeError("callback must be callable (it receives a fieldft.solve.Report)")
+    _check_iterations(max_iter)
+    return _run("cg", a, y, x0, weights, callback, info,
+                lambda fn, yp, xp, wp, cb: fn(a._core, yp, xp, wp, int(max_iter), float(tol), float(lam), cb))
 
-        def cb(iteration, residual, seconds):
-            return callback(Report(iteration, residual, seconds))
 
-    fn = _core.cg_f if a.dtype == np.complex64 else _core.cg_d
+_POTENTIALS = {"quadratic": 0, "hyperbolic": 1}
+
+
+def pwls_pcg(a: Operator, y, r: Operator, x0=None, *, beta: float, potential: str = "quadratic",
+             delta: float = 1.0, weights=None, preconditioner=None, max_iter: int = 30, tol: float = 0.0,
+             line_search_iterations: int = 3, callback=None, info: bool = False):
+    """Penalised weighted least squares (include/fieldft/solve/pwls_pcg.hpp; Fessler's PWLS-PCG as
+    PowerGrid uses it): minimises ½‖W^{1/2}(Ax − y)‖² + β Σ_k ψ(|[Rx]_k|), ψ quadratic (½t²) or
+    hyperbolic (δ²(√(1+(t/δ)²) − 1), edge-preserving), by Polak–Ribière conjugate gradients with a
+    majorize-minimize line search (the objective never increases).
+
+    r: the penalty's operator on images (e.g. fieldft.op.finite_difference(shape)); beta >= 0;
+    delta > 0 (hyperbolic); preconditioner: real > 0 diagonal of A.ishape (default I). The rest as
+    for cg; a Report's residual is the relative change of x and its objective the cost.
+    """
+    _check_iterations(max_iter)
+    _same_place(a, r, "r")
+    if potential not in _POTENTIALS:
+        raise _core.InvalidArgumentError(f"potential must be 'quadratic' or 'hyperbolic', got {potential!r}")
+    pre = _weights_like(a, preconditioner, a.ishape, "preconditioner") if preconditioner is not None else None
+    return _run("pwls_pcg", a, y, x0, weights, callback, info,
+                lambda fn, yp, xp, wp, cb: fn(a._core, yp, xp, wp, r._core, pre.ptr if pre is not None else 0,
+                                              int(max_iter), float(tol), float(beta), _POTENTIALS[potential],
+                                              float(delta), int(line_search_iterations), cb))
+
+
+def fista(a: Operator, y, x0=None, *, lam: float, psi: Optional[Operator] = None, weights=None,
+          max_iter: int = 50, tol: float = 0.0, lipschitz: float = 0.0, power_iterations: int = 30,
+          monotone: bool = False, callback=None, info: bool = False):
+    """FISTA (Beck & Teboulle 2009; include/fieldft/solve/fista.hpp): minimises
+    ½‖W^{1/2}(Ax − y)‖² + λ‖Ψx‖₁ for a UNITARY Ψ (e.g. fieldft.op.wavelet; None: Ψ = I), step 1/L
+    with L from a power iteration on AᴴWA (`power_iterations`, one synchronisation) unless
+    `lipschitz` is given; monotone=True is MFISTA (one synchronisation per iteration).
+    """
+    _check_iterations(max_iter)
+    if psi is not None:
+        _same_place(a, psi, "psi")
+    return _run("fista", a, y, x0, weights, callback, info,
+                lambda fn, yp, xp, wp, cb: fn(a._core, yp, xp, wp, psi._core if psi is not None else None,
+                                              int(max_iter), float(tol), float(lam), float(lipschitz),
+                                              int(power_iterations), bool(monotone), cb))
+
+
+def admm(a: Operator, y, r: Operator, x0=None, *, lam: float, rho: float = 1.0, cg_iterations: int = 5,
+         isotropic: bool = False, weights=None, max_iter: int = 30, tol: float = 0.0, callback=None,
+         info: bool = False):
+    """ADMM (Boyd et al. 2011, scaled form; include/fieldft/solve/admm.hpp): minimises
+    ½‖W^{1/2}(Ax − y)‖² + λ‖Rx‖₁ for a general R — total variation with
+    R = fieldft.op.finite_difference(shape) and isotropic=True (the ℓ2 norm over the difference
+    axis). The x-update is `cg_iterations` warm-started CG steps on AᴴWA + ρRᴴR.
+    """
+    _check_iterations(max_iter)
+    _same_place(a, r, "r")
+    return _run("admm", a, y, x0, weights, callback, info,
+                lambda fn, yp, xp, wp, cb: fn(a._core, yp, xp, wp, r._core, int(max_iter), float(tol), float(lam),
+                                              float(rho), int(cg_iterations), bool(isotropic), cb))
+
+
+def max_eigenvalue(n: Operator, iterations: int = 30) -> float:
+    """The largest eigenvalue of a Hermitian positive semi-definite square operator N (e.g.
+    A.N through fieldft.op: pass the normal operator as an Operator), by the power method."""
+    _operator(n, "n")
+    fn = _core.max_eigenvalue_f if n.dtype == np.complex64 else _core.max_eigenvalue_d
     with _terms():
-        if yd.on_device:
-            with _arrays.StreamOrder(a._core.device, a._core.stream, yd):
-                r = fn(a._core, yd.ptr, x.ptr, w.ptr if w is not None else 0, int(max_iter), float(tol),
-                       float(lam), cb)
-        else:
-            r = fn(a._core, yd.ptr, x.ptr, w.ptr if w is not None else 0, int(max_iter), float(tol), float(lam), cb)
-    if info:
-        return x.obj, Result(**r)
-    return x.obj
+        return float(fn(n._core, int(iterations)))

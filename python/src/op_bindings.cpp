@@ -175,7 +175,7 @@ void bind_encoding(nb::module_& mod, const char* name) {
            },
            "data"_a, "coils"_a, "maps"_a, "method"_a, "radius"_a, "window"_a, "density"_a, "ndensity"_a,
            "threshold"_a, "reference_coil"_a, "kernel_size"_a, "kernel_threshold"_a, "eigen_threshold"_a, "eps"_a,
-           "device"_a, "stream"_a, "nthreads"_a);
+           "device"_a, "stream"_a, "nthreads"_a)
       // mri::density_compensation (mri/density.hpp): the M weights, computed at the place
       // (device, stream, nthreads) as make_context reads it, into a host array of M values at `out`.
       .def("density_compensation",

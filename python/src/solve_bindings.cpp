@@ -3,8 +3,8 @@
 // passes raw pointers at the operator's place; a solve runs without the GIL under the
 // process-wide operator lock (py_operator.hpp).
 //
-// Callbacks: a Python callable called once per iteration with (iteration, residual, seconds),
-// with the GIL held; it returns False to stop (None or True go on). It must not call fieldft
+// Callbacks: a Python callable called once per iteration with (iteration, residual, seconds,
+// objective), with the GIL held; it returns False to stop (None or True go on). It must not call fieldft
 // operators (the operator lock is held). An exception it raises stops the solver and is raised
 // from the solve call.
 #include <nanobind/nanobind.h>
@@ -13,7 +13,11 @@
 #include <complex>
 #include <cstdint>
 
+#include "fieldft/solve/admm.hpp"
 #include "fieldft/solve/cg.hpp"
+#include "fieldft/solve/fista.hpp"
+#include "fieldft/solve/max_eigenvalue.hpp"
+#include "fieldft/solve/pwls_pcg.hpp"
 #include "py_operator.hpp"
 
 namespace nb = nanobind;
@@ -30,10 +34,10 @@ class PyCallback {
   explicit PyCallback(nb::object callback) : callback_(std::move(callback)) {}
   bool active() const { return callback_.is_valid() && !callback_.is_none(); }
 
-  bool operator()(int iteration, double residual, double seconds) {
+  bool operator()(const solve::Report& rep) {
     nb::gil_scoped_acquire gil;
     try {
-      nb::object r = callback_(iteration, residual, seconds);
+      nb::object r = callback_(rep.iteration, rep.residual, rep.seconds, rep.objective);
       return r.is_none() || nb::cast<bool>(r);
     } catch (nb::python_error& e) {
       e.restore();
@@ -48,46 +52,144 @@ class PyCallback {
   void raise_pending() const {
     if (failed_) throw nb::python_error();
   }
+  // The C++ callback for a solver's options (empty without a Python callback).
+  solve::Callback callback() {
+    if (!active()) return {};
+    return [this](const solve::Report& r) { return (*this)(r); };
+  }
 
  private:
   nb::object callback_;
   bool failed_ = false;
 };
 
-template <class T>
-nb::dict cg(PyOperator<T>& a, std::uintptr_t y, std::uintptr_t x, std::uintptr_t weights, int max_iterations,
-            double tolerance, double lambda, nb::object callback) {
-  using C = std::complex<T>;
-  solve::CgOptions o;
-  o.max_iterations = max_iterations;
-  o.tolerance = tolerance;
-  o.lambda = lambda;
-  PyCallback cb(std::move(callback));
-  if (cb.active())
-    o.callback = [&cb](const solve::CgReport& r) { return cb(r.iteration, r.residual, r.seconds); };
-  solve::CgResult result;
-  a.run([&] {
-    result = solve::cg<T>(*a.ptr(), reinterpret_cast<const C*>(y), reinterpret_cast<C*>(x),
-                          reinterpret_cast<const C*>(weights), o);
-  });
-  cb.raise_pending();
+nb::dict result_dict(const solve::Result& result) {
   nb::dict d;
   d["iterations"] = result.iterations;
   d["residual"] = result.residual;
   d["converged"] = result.converged;
   d["stopped"] = result.stopped;
   d["seconds"] = result.seconds;
+  d["objective"] = result.objective;
   return d;
+}
+
+template <class T>
+const std::complex<T>* cptr(std::uintptr_t p) {
+  return reinterpret_cast<const std::complex<T>*>(p);
+}
+
+// Runs `solve` (a call on the operator a) under the operator lock without the GIL, then raises
+// a pending callback exception.
+template <class T, class F>
+nb::dict run_solver(PyOperator<T>& a, PyCallback& cb, F&& solve) {
+  solve::Result result;
+  a.run([&] { result = solve(); });
+  cb.raise_pending();
+  return result_dict(result);
+}
+
+template <class T>
+nb::dict cg(PyOperator<T>& a, std::uintptr_t y, std::uintptr_t x, std::uintptr_t weights, int max_iterations,
+            double tolerance, double lambda, nb::object callback) {
+  PyCallback cb(std::move(callback));
+  solve::CgOptions o;
+  o.max_iterations = max_iterations;
+  o.tolerance = tolerance;
+  o.lambda = lambda;
+  o.callback = cb.callback();
+  return run_solver(a, cb, [&] {
+    return solve::cg<T>(*a.ptr(), cptr<T>(y), reinterpret_cast<std::complex<T>*>(x), cptr<T>(weights), o);
+  });
+}
+
+// r, preconditioner: the penalty's operator and a diagonal preconditioner (0: none).
+template <class T>
+nb::dict pwls_pcg(PyOperator<T>& a, std::uintptr_t y, std::uintptr_t x, std::uintptr_t weights, PyOperator<T>& r,
+                  std::uintptr_t preconditioner, int max_iterations, double tolerance, double beta, int potential,
+                  double delta, int line_search_iterations, nb::object callback) {
+  PyCallback cb(std::move(callback));
+  solve::PwlsOptions o;
+  o.max_iterations = max_iterations;
+  o.tolerance = tolerance;
+  o.beta = beta;
+  o.potential = static_cast<solve::Potential>(potential);
+  o.delta = delta;
+  o.line_search_iterations = line_search_iterations;
+  o.callback = cb.callback();
+  return run_solver(a, cb, [&] {
+    return solve::pwls_pcg<T>(*a.ptr(), cptr<T>(y), reinterpret_cast<std::complex<T>*>(x), cptr<T>(weights),
+                              *r.ptr(), cptr<T>(preconditioner), o);
+  });
+}
+
+// psi: a unitary sparsifying operator, or None for the identity.
+template <class T>
+nb::dict fista(PyOperator<T>& a, std::uintptr_t y, std::uintptr_t x, std::uintptr_t weights, PyOperator<T>* psi,
+               int max_iterations, double tolerance, double lambda, double lipschitz, int power_iterations,
+               bool monotone, nb::object callback) {
+  PyCallback cb(std::move(callback));
+  solve::FistaOptions o;
+  o.max_iterations = max_iterations;
+  o.tolerance = tolerance;
+  o.lambda = lambda;
+  o.lipschitz = lipschitz;
+  o.power_iterations = power_iterations;
+  o.monotone = monotone;
+  o.callback = cb.callback();
+  return run_solver(a, cb, [&] {
+    return solve::fista<T>(*a.ptr(), cptr<T>(y), reinterpret_cast<std::complex<T>*>(x), cptr<T>(weights),
+                           psi ? psi->ptr().get() : nullptr, o);
+  });
+}
+
+template <class T>
+nb::dict admm(PyOperator<T>& a, std::uintptr_t y, std::uintptr_t x, std::uintptr_t weights, PyOperator<T>& r,
+              int max_iterations, double tolerance, double lambda, double rho, int cg_iterations, bool isotropic,
+              nb::object callback) {
+  PyCallback cb(std::move(callback));
+  solve::AdmmOptions o;
+  o.max_iterations = max_iterations;
+  o.tolerance = tolerance;
+  o.lambda = lambda;
+  o.rho = rho;
+  o.cg_iterations = cg_iterations;
+  o.isotropic = isotropic;
+  o.callback = cb.callback();
+  return run_solver(a, cb, [&] {
+    return solve::admm<T>(*a.ptr(), cptr<T>(y), reinterpret_cast<std::complex<T>*>(x), cptr<T>(weights), *r.ptr(),
+                          o);
+  });
+}
+
+template <class T>
+double max_eigenvalue(PyOperator<T>& n, int iterations) {
+  double v = 0;
+  n.run([&] { v = solve::max_eigenvalue<T>(*n.ptr(), iterations); });
+  return v;
+}
+
+template <class T>
+void bind_precision(nb::module_& m, const char* suffix) {
+  const std::string s(suffix);
+  // y, x, weights: pointers at the operator's place (weights 0: W = I).
+  m.def(("cg" + s).c_str(), &cg<T>, "a"_a, "y"_a, "x"_a, "weights"_a, "max_iterations"_a, "tolerance"_a, "lam"_a,
+        "callback"_a.none());
+  m.def(("pwls_pcg" + s).c_str(), &pwls_pcg<T>, "a"_a, "y"_a, "x"_a, "weights"_a, "r"_a, "preconditioner"_a,
+        "max_iterations"_a, "tolerance"_a, "beta"_a, "potential"_a, "delta"_a, "line_search_iterations"_a,
+        "callback"_a.none());
+  m.def(("fista" + s).c_str(), &fista<T>, "a"_a, "y"_a, "x"_a, "weights"_a, "psi"_a.none(), "max_iterations"_a,
+        "tolerance"_a, "lam"_a, "lipschitz"_a, "power_iterations"_a, "monotone"_a, "callback"_a.none());
+  m.def(("admm" + s).c_str(), &admm<T>, "a"_a, "y"_a, "x"_a, "weights"_a, "r"_a, "max_iterations"_a, "tolerance"_a,
+        "lam"_a, "rho"_a, "cg_iterations"_a, "isotropic"_a, "callback"_a.none());
+  m.def(("max_eigenvalue" + s).c_str(), &max_eigenvalue<T>, "n"_a, "iterations"_a);
 }
 
 }  // namespace
 
 void bind_solvers(nb::module_& m) {
-  // y, x, weights: pointers at the operator's place (weights 0: W = I).
-  m.def("cg_f", &cg<float>, "a"_a, "y"_a, "x"_a, "weights"_a, "max_iterations"_a, "tolerance"_a, "lam"_a,
-        "callback"_a.none());
-  m.def("cg_d", &cg<double>, "a"_a, "y"_a, "x"_a, "weights"_a, "max_iterations"_a, "tolerance"_a, "lam"_a,
-        "callback"_a.none());
+  bind_precision<float>(m, "_f");
+  bind_precision<double>(m, "_d");
 }
 
 }  // namespace fieldft::python
