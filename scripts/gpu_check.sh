@@ -42,11 +42,12 @@ if [[ "${FIELDFT_SANITIZE:-1}" == 1 ]]; then
   cs=compute-sanitizer
   command -v $cs >/dev/null || cs=/usr/local/cuda/bin/compute-sanitizer
   for tool in memcheck racecheck; do
-    for exe in build/cuda/tests/op/fieldft_test_op_gpu build/cuda/tests/mri/fieldft_test_mri_gpu; do
+    for exe in build/cuda/tests/op/fieldft_test_op_gpu build/cuda/tests/mri/fieldft_test_mri_gpu \
+               build/cuda/tests/solve/fieldft_test_solve_gpu; do
       [[ -x $exe ]] || continue
       name="$(basename "$exe")"
-      # Small cases only: the battery and the encodings' battery.
-      filt='--gtest_filter=*Battery*:*Combinators*:*VectorOps*:*Context*:*Encoding*'
+      # Small cases only: the batteries, the operators and the solvers.
+      filt='--gtest_filter=*Battery*:*Combinators*:*VectorOps*:*Context*:*Encoding*:*Sparsify*:*Prox*:*Toeplitz*:*Sense*:*CoilMaps*:*Density*:*Cg*:*Pwls*:*Fista*:*Admm*:*StreamOrder*'
       $cs --tool $tool --error-exitcode 3 "$exe" "$filt" >"$out/sanitize_${tool}_${name}.log" 2>&1
       rc=$?
       note "compute-sanitizer --tool $tool $name $filt: exit $rc; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitize_${tool}_${name}.log" | tail -1)"
@@ -54,10 +55,14 @@ if [[ "${FIELDFT_SANITIZE:-1}" == 1 ]]; then
   done
 fi
 
-if [[ "${FIELDFT_GPU_BENCH:-1}" == 1 && -x build/cuda/bench/op/fieldft_bench_sense_normal ]]; then
-  build/cuda/bench/op/fieldft_bench_sense_normal >"$out/bench_sense_normal.txt" 2>&1
-  note "bench_sense_normal: exit $?"
-  cat "$out/bench_sense_normal.txt"
+if [[ "${FIELDFT_GPU_BENCH:-1}" == 1 ]]; then
+  for b in op/fieldft_bench_sense_normal; do  # (bench/mri/toeplitz_bench is host-only)
+    [[ -x build/cuda/bench/$b ]] || continue
+    name="$(basename "$b")"
+    build/cuda/bench/$b >"$out/$name.txt" 2>&1
+    note "$name: exit $?"
+    cat "$out/$name.txt"
+  done
 fi
 
 if [[ "${FIELDFT_RECON_BENCH:-0}" == 1 ]]; then
