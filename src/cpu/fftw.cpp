@@ -11,6 +11,12 @@ std::mutex& fftw_planner_mutex() {
   return m;
 }
 
+// FFTW_MEASURE runs candidate plans and times them: a few hundred ms for a 512² grid on an idle
+// machine, but minutes where many processes share the cores (a GPU test suite running its CPU
+// references in parallel timed out at 200 s). Each measured plan gets at most this long; FFTW
+// then keeps the best plan it has timed (and the plan is still correct, only maybe slower).
+constexpr double kMeasureSeconds = 0.5;
+
 void fftw_init_threads_once() {
   static std::once_flag once;
   std::call_once(once, [] {
@@ -42,6 +48,7 @@ FftwPlan<T>::FftwPlan(int dim, const std::int64_t* nf, std::int64_t howmany, std
   fftw_init_threads_once();
   std::lock_guard<std::mutex> lock(fftw_planner_mutex());
   Fftw<T>::plan_with_nthreads(nthreads);
+  Fftw<T>::set_timelimit(measure ? kMeasureSeconds : FFTW_NO_TIMELIMIT);
   plan_ = Fftw<T>::plan(dim, dims, 1, &batch, data, sign, measure ? FFTW_MEASURE : FFTW_ESTIMATE);
   if (!plan_) throw Error(ErrorCode::kInternal, "FFTW could not create a plan for the fine grid");
 }
@@ -52,6 +59,7 @@ FftwPlan<T>::FftwPlan(int rank, const fftw_iodim64* dims, int howmany_rank, cons
   fftw_init_threads_once();
   std::lock_guard<std::mutex> lock(fftw_planner_mutex());
   Fftw<T>::plan_with_nthreads(nthreads);
+  Fftw<T>::set_timelimit(measure ? kMeasureSeconds : FFTW_NO_TIMELIMIT);
   plan_ = Fftw<T>::plan(rank, dims, howmany_rank, howmany, data, sign, measure ? FFTW_MEASURE : FFTW_ESTIMATE);
   if (!plan_) throw Error(ErrorCode::kInternal, "FFTW could not create a plan for a strided (pruned) transform");
 }

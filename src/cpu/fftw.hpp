@@ -24,6 +24,7 @@ struct Fftw<double> {
   static void* malloc(std::size_t b) { return fftw_malloc(b); }
   static void free(void* p) { fftw_free(p); }
   static void plan_with_nthreads(int n) { fftw_plan_with_nthreads(n); }
+  static void set_timelimit(double seconds) { fftw_set_timelimit(seconds); }
   // In-place transforms over the loops `howmany` (howmany_rank of them), 64-bit sizes (guru64).
   static plan_t plan(int rank, const fftw_iodim64* dims, int howmany_rank, const fftw_iodim64* howmany,
                      std::complex<double>* data, int sign, unsigned flags) {
@@ -46,6 +47,7 @@ struct Fftw<float> {
   static void* malloc(std::size_t b) { return fftwf_malloc(b); }
   static void free(void* p) { fftwf_free(p); }
   static void plan_with_nthreads(int n) { fftwf_plan_with_nthreads(n); }
+  static void set_timelimit(double seconds) { fftwf_set_timelimit(seconds); }
   // In-place transforms over the loops `howmany` (howmany_rank of them), 64-bit sizes (guru64).
   static plan_t plan(int rank, const fftw_iodim64* dims, int howmany_rank, const fftw_iodim64* howmany,
                      std::complex<float>* data, int sign, unsigned flags) {
