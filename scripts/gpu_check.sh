@@ -52,8 +52,9 @@ if [[ "${FIELDFT_SANITIZE:-1}" == 1 ]]; then
                build/cuda/tests/solve/fieldft_test_solve_gpu; do
       [[ -x $exe ]] || continue
       name="$(basename "$exe")"
-      # Small cases only: the batteries, the operators and the solvers.
-      filt='--gtest_filter=*Battery*:*Combinators*:*VectorOps*:*Context*:*Encoding*:*Sparsify*:*Prox*:*Toeplitz*:*Sense*:*CoilMaps*:*Density*:*Cg*:*Pwls*:*Fista*:*Admm*:*StreamOrder*'
+      # Small cases only: the batteries, the operators and the solvers; not the tests that time
+      # a call against a held stream (the sanitizer serialises the device, so they must fail).
+      filt='--gtest_filter=*Battery*:*Combinators*:*VectorOps*:*Context*:*Encoding*:*Sparsify*:*Prox*:*Toeplitz*:*Sense*:*CoilMaps*:*Density*:*Cg*:*Pwls*:*Fista*:*Admm*-*ReturnsBefore*:*StreamOrder*'
       $cs --tool $tool --error-exitcode 3 "$exe" "$filt" >"$out/sanitize_${tool}_${name}.log" 2>&1
       rc=$?
       note "compute-sanitizer --tool $tool $name $filt: exit $rc; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitize_${tool}_${name}.log" | tail -1)"

@@ -35,7 +35,9 @@ using mri::CoilMapOptions;
 using mri::Encoding;
 
 // ---------------------------------------------------------------------------------------------
-// Test-local simulation (the lead will switch to include/fieldft/mri/simulate.hpp later).
+// Test-local simulation. Not include/fieldft/mri/simulate.hpp: this object has soft edges and its
+// own phase, and the coils' profiles and phases are tuned to the 6-point ESPIRiT kernel and the
+// 25-point calibration that the bounds below were derived for.
 
 struct Phantom {
   std::vector<std::int64_t> grid;
