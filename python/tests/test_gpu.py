@@ -8,31 +8,9 @@ import pytest
 
 import fieldft
 import fieldft.compat.cufinufft as cufinufft
-from fieldft import _arrays
 from support import EPS, SLACK, direct_type1, direct_type2, direct_type3, random_complex, random_points, rel_err
 
 pytestmark = pytest.mark.gpu
-
-
-@pytest.fixture
-def cupy():
-    return pytest.importorskip("cupy")
-
-
-@pytest.fixture
-def torch():
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("torch without CUDA")
-    return torch
-
-
-@pytest.fixture
-def no_copies(monkeypatch):
-    """Makes any copy of a caller's array fail the test."""
-    def fail(*args):
-        raise AssertionError("a contiguous array was copied")
-    monkeypatch.setattr(_arrays, "contiguous_copy", fail)
 
 
 TOL32 = SLACK * EPS[np.complex64]

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import fieldft
-from fieldft import _arrays, op
+from fieldft import op
 from support import random_complex, rel_err
 
 DTYPES = [np.complex64, np.complex128]
@@ -612,27 +612,8 @@ def test_dft_still_works():
 
 
 # ---------------------------------------------------------------------------------------------
-# GPU: cupy arrays and torch CUDA tensors stay on their device and agree with the CPU.
-
-@pytest.fixture
-def cupy():
-    return pytest.importorskip("cupy")
-
-
-@pytest.fixture
-def torch():
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("torch without CUDA")
-    return torch
-
-
-@pytest.fixture
-def no_copies(monkeypatch):
-    def fail(*args):
-        raise AssertionError("a contiguous array was copied")
-    monkeypatch.setattr(_arrays, "contiguous_copy", fail)
-
+# GPU: cupy arrays and torch CUDA tensors stay on their device and agree with the CPU
+# (fixtures cupy, torch and no_copies: conftest.py).
 
 def gpu_tol(dtype, tol):
     # two results (host and device), each within the reference tolerance of the model

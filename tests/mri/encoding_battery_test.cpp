@@ -29,6 +29,7 @@
 #include "fieldft/mri/dft.hpp"
 #include "fieldft/mri/encoding.hpp"
 #include "fieldft/op/combinators.hpp"
+#include "dft_test_common.hpp"  // grid_positions
 #include "support/operator_battery.hpp"
 
 namespace fieldft::test {
@@ -59,21 +60,6 @@ struct Problem {
   std::vector<double> times_d, field_d;  // zeros where the encoding has none (the oracle needs them)
   std::shared_ptr<const mri::Encoding<T>> encoding;
 };
-
-// Voxel positions r_d = (i_d − ⌊N_d/2⌋)/N_d, x fastest.
-reference::Points grid_positions(const std::vector<std::int64_t>& grid) {
-  reference::Points p;
-  p.dim = static_cast<int>(grid.size());
-  const std::int64_t nx = grid[0], ny = grid[1], nz = grid.size() == 3 ? grid[2] : 1;
-  for (std::int64_t z = 0; z < nz; ++z)
-    for (std::int64_t y = 0; y < ny; ++y)
-      for (std::int64_t x = 0; x < nx; ++x) {
-        p.x.push_back(static_cast<double>(x - nx / 2) / static_cast<double>(nx));
-        p.y.push_back(static_cast<double>(y - ny / 2) / static_cast<double>(ny));
-        if (p.dim == 3) p.z.push_back(static_cast<double>(z - nz / 2) / static_cast<double>(nz));
-      }
-  return p;
-}
 
 template <class T>
 Problem<T> make_problem(std::vector<std::int64_t> grid, std::int64_t samples, std::uint64_t seed, Extras extras = {}) {
