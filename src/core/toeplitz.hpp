@@ -52,6 +52,14 @@ class ToeplitzEngine {
   // For each of the B images: z = crop_N(IFFT(kernel ∘ FFT(pad_2N(x)))), transforms unnormalised
   // (the 1/∏ L_d is in the kernel). x and z: B images of N voxels each, stacked, not overlapping.
   virtual void apply(const T* kernel, const Complex* x, Complex* z) = 0;
+  // The SENSE normal in one go, when the engine has a fused form for its geometry: with the B
+  // images the B coils of ONE image x (N voxels) and maps their sensitivities (B·N values),
+  //   z = Σ_b conj(maps_b) ∘ crop_N(IFFT(kernel ∘ FFT(pad_2N(maps_b ∘ x)))).
+  // Returns false, having done nothing, where there is no fused form (the caller then expands,
+  // applies and combines); the CUDA engine has one in 2D for 2N_d powers of two in [16, 2048].
+  virtual bool apply_sense(const T* /*kernel*/, const Complex* /*maps*/, const Complex* /*x*/, Complex* /*z*/) {
+    return false;
+  }
 };
 
 // The FFT work of the pruned transforms on the 2N grid, in units of one complex element passing

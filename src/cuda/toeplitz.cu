@@ -1,9 +1,23 @@
-// The CUDA Toeplitz engine (src/cuda/toeplitz.hpp).
+// The CUDA Toeplitz engine (src/cuda/toeplitz.hpp). Two ways to apply it:
 //
-// Layout of the 2N grids of the B images: the batch axis sits just before the LAST used axis,
-// cell (p, b, l) at p + P·(b + B·l), where p indexes the plane of the other axes (P = 2Nx in 2D,
-// 4NxNy in 3D) and l the last axis (2Ny in 2D, 2Nz in 3D). Then the zero padding prunes with
-// ONE batched cuFFT plan per pass, no loop over images:
+// FUSED (2D, 2N_x and 2N_y powers of two in [16, 2048]): three kernels that each read and write
+// memory once, with the FFTs in registers and shared memory (line_fft.cuh), on a buffer of half
+// the 2N grid, B·N_y rows of 2N_x:
+//   rows_forward   row y < N_y of image b: load x (times the coil map S_b in the SENSE form),
+//                  zero-pad to 2N_x, FFT along x, store the row;
+//   columns        column k_x of image b: load its N_y rows, zero-pad to 2N_y, FFT along y,
+//                  multiply by the kernel, inverse FFT, store the first N_y;
+//   rows_inverse   inverse FFT along x, keep the first N_x; store each image, or (SENSE form)
+//                  sum conj(S_b) times it over the B coils in registers and store one image.
+// The zero padding is never stored and the crop never read back. Memory traffic per image, in
+// complex values: N (x) + N (map) + 2·2N (rows) + 2·2N (columns) + 2N + N (map) ≈ 11 N, against
+// about 50 N for the cuFFT path below plus the separate coil expansion and combination (R1,
+// 256², 32 coils on an H100: see docs/benchmarks.md, "R1").
+//
+// CUFFT (every other geometry). Layout of the 2N grids of the B images: the batch axis sits just
+// before the LAST used axis, cell (p, b, l) at p + P·(b + B·l), where p indexes the plane of the
+// other axes (P = 2Nx in 2D, 4NxNy in 3D) and l the last axis (2Ny in 2D, 2Nz in 3D). Then the
+// zero padding prunes with ONE batched cuFFT plan per pass, no loop over images:
 //   plane pass  the (dim−1)-D transform of the planes l < N_last of every image — the first
 //               B·N_last planes, contiguous: forward those are the only nonzero ones, inverse
 //               (run last) the only ones the crop keeps;
@@ -12,14 +26,19 @@
 // also prunes the x pass in 3D). The kernel multiplies cell (p, l) of every image.
 #include <cuda_runtime.h>
 
+#include <cmath>
 #include <complex>
 #include <cstdint>
 #include <memory>
+#include <numbers>
+#include <vector>
 
 #include "cuda/cuda_check.cuh"
 #include "cuda/cufft_plan.cuh"
 #include "cuda/device_buffer.cuh"
 #include "cuda/device_utils.cuh"
+#include "cuda/line_fft.cuh"
+#include "cuda/stream.hpp"
 #include "cuda/toeplitz.hpp"
 
 namespace fieldft::cuda {
@@ -92,18 +111,214 @@ __global__ void real_part_kernel(std::int64_t n, T scale, const Cplx<T>* __restr
     kernel[s] = f[s].re * scale;
 }
 
+// ---------------------------------------------------------------------------------------------
+// The fused path (top of the file).
+
+constexpr int kFusedRowThreads = 256;  // per block of the row kernels: 2048/L lines of L/8 threads
+
+// Geometry of the fused kernels: the image, and B (images, or coils in the SENSE form).
+struct Fused {
+  int nx, ny;
+  std::int64_t voxels;  // nx·ny
+  std::int64_t batch;   // B
+};
+
+template <int L>
+constexpr int row_lines() {
+  return kFusedRowThreads / (L / 8);
+}
+// Columns per block of the column kernel: the most (a power of two up to 8, for coalesced rows
+// of 32 bytes and more) whose buffers fit the 48 KiB of shared memory a kernel gets without an
+// opt-in, at most 1024 threads.
+template <class T, int L>
+constexpr int column_group() {
+  int g = 8;
+  while (g > 1 && (static_cast<std::size_t>(g) * line_fft_padded(L) * sizeof(Cplx<T>) > 48 * 1024 || g * (L / 8) > 1024))
+    g /= 2;
+  return g;
+}
+template <class T, int L>
+constexpr std::size_t row_smem() {
+  return static_cast<std::size_t>(row_lines<L>()) * line_fft_padded(L) * sizeof(Cplx<T>);
+}
+
+// Row y < N_y of image b (line b·N_y + y of the buffer): x (SENSE: times S_b), padded, FFT.
+template <class T, int L, bool SENSE>
+__global__ void __launch_bounds__(kFusedRowThreads)
+    rows_forward(Fused f, const Cplx<T>* __restrict__ x, const Cplx<T>* __restrict__ maps,
+                 const Cplx<T>* __restrict__ tw, Cplx<T>* __restrict__ rows) {
+  constexpr int TG = L / 8, LINES = row_lines<L>();
+  extern __shared__ __align__(16) unsigned char fused_raw[];
+  Cplx<T>* buf = reinterpret_cast<Cplx<T>*>(fused_raw) + (threadIdx.x / TG) * line_fft_padded(L);
+  const int t = threadIdx.x % TG;
+  const std::int64_t lines = f.batch * f.ny;
+  std::int64_t line = static_cast<std::int64_t>(blockIdx.x) * LINES + threadIdx.x / TG;
+  const bool on = line < lines;
+  if (!on) line = lines - 1;  // a copy of the last line, not stored: every thread meets the barriers
+  const std::int64_t b = line / f.ny, row = (line - b * f.ny) * f.nx;
+  Cplx<T> v[8];
+#pragma unroll
+  for (int m = 0; m < 4; ++m) {  // t + m·L/8 < L/2 = N_x: the image; the upper half is the padding
+    const std::int64_t i = row + t + m * TG;
+    if constexpr (SENSE) {
+      v[m] = cmul(x[i], maps[b * f.voxels + i]);
+    } else {
+      v[m] = x[b * f.voxels + i];
+    }
+    v[m + 4] = Cplx<T>{0, 0};
+  }
+  line_fft<T, L, -1>(v, t, buf, 1, tw);
+  if (on)
+#pragma unroll
+    for (int m = 0; m < 8; ++m) rows[line * L + t + m * TG] = v[m];
+}
+
+// Column kx of image b: its N_y rows, padded, FFT, kernel, inverse FFT, the first N_y back.
+// lx = 2N_x, the rows' length; the kernel is kernel[kx + lx·ky].
+template <class T, int L, int G>
+__global__ void __launch_bounds__(G*(L / 8))
+    columns(Fused f, int lx, const T* __restrict__ kernel, const Cplx<T>* __restrict__ tw, Cplx<T>* __restrict__ rows) {
+  constexpr int TG = L / 8;
+  extern __shared__ __align__(16) unsigned char fused_raw[];
+  const int g = threadIdx.x % G, t = threadIdx.x / G;
+  Cplx<T>* buf = reinterpret_cast<Cplx<T>*>(fused_raw) + g;
+  const std::int64_t kx = static_cast<std::int64_t>(blockIdx.x) * G + g;
+  for (std::int64_t b = blockIdx.y; b < f.batch; b += gridDim.y) {
+    Cplx<T>* col = rows + b * f.ny * lx + kx;
+    Cplx<T> v[8];
+#pragma unroll
+    for (int m = 0; m < 4; ++m) {
+      v[m] = col[(t + m * TG) * static_cast<std::int64_t>(lx)];
+      v[m + 4] = Cplx<T>{0, 0};
+    }
+    line_fft<T, L, -1>(v, t, buf, G, tw);
+#pragma unroll
+    for (int m = 0; m < 8; ++m) v[m] = v[m] * kernel[kx + lx * static_cast<std::int64_t>(t + m * TG)];
+    line_fft<T, L, +1>(v, t, buf, G, tw);
+#pragma unroll
+    for (int m = 0; m < 4; ++m) col[(t + m * TG) * static_cast<std::int64_t>(lx)] = v[m];
+  }
+}
+
+// Inverse FFT of each row, the first N_x kept: to image b (plain), or Σ_b conj(S_b) · row over
+// the B coils of row y = blockIdx.x (SENSE: the block's lines take the coils in turn and add
+// their sums at the end).
+template <class T, int L, bool SENSE>
+__global__ void __launch_bounds__(kFusedRowThreads)
+    rows_inverse(Fused f, const Cplx<T>* __restrict__ rows, const Cplx<T>* __restrict__ maps,
+                 const Cplx<T>* __restrict__ tw, Cplx<T>* __restrict__ z) {
+  constexpr int TG = L / 8, LINES = row_lines<L>();
+  extern __shared__ __align__(16) unsigned char fused_raw[];
+  Cplx<T>* shared = reinterpret_cast<Cplx<T>*>(fused_raw);
+  const int t = threadIdx.x % TG, li = threadIdx.x / TG;
+  Cplx<T>* buf = shared + li * line_fft_padded(L);
+  Cplx<T> v[8];
+  if constexpr (!SENSE) {
+    const std::int64_t lines = f.batch * f.ny;
+    std::int64_t line = static_cast<std::int64_t>(blockIdx.x) * LINES + li;
+    const bool on = line < lines;
+    if (!on) line = lines - 1;
+#pragma unroll
+    for (int m = 0; m < 8; ++m) v[m] = rows[line * L + t + m * TG];
+    line_fft<T, L, +1>(v, t, buf, 1, tw);
+    const std::int64_t b = line / f.ny, out = b * f.voxels + (line - b * f.ny) * f.nx;
+    if (on)
+#pragma unroll
+      for (int m = 0; m < 4; ++m) z[out + t + m * TG] = v[m];
+  } else {
+    const std::int64_t y = blockIdx.x, row = y * f.nx;
+    Cplx<T> acc[4];
+#pragma unroll
+    for (int m = 0; m < 4; ++m) acc[m] = Cplx<T>{0, 0};
+    for (std::int64_t b0 = 0; b0 < f.batch; b0 += LINES) {
+      const bool on = b0 + li < f.batch;
+      const std::int64_t b = on ? b0 + li : f.batch - 1;
+#pragma unroll
+      for (int m = 0; m < 8; ++m) v[m] = rows[(b * f.ny + y) * L + t + m * TG];
+      line_fft<T, L, +1>(v, t, buf, 1, tw);
+      if (on)
+#pragma unroll
+        for (int m = 0; m < 4; ++m) {
+          const Cplx<T> s = maps[b * f.voxels + row + t + m * TG];
+          acc[m] = cadd(acc[m], Cplx<T>{s.re * v[m].re + s.im * v[m].im, s.re * v[m].im - s.im * v[m].re});
+        }
+    }
+    // The lines' partial sums through shared memory (LINES·N_x <= 1024 values fit the buffers).
+    __syncthreads();
+#pragma unroll
+    for (int m = 0; m < 4; ++m) shared[li * f.nx + t + m * TG] = acc[m];
+    __syncthreads();
+    if (li == 0) {
+      for (int l = 1; l < LINES; ++l)
+#pragma unroll
+        for (int m = 0; m < 4; ++m) acc[m] = cadd(acc[m], shared[l * f.nx + t + m * TG]);
+#pragma unroll
+      for (int m = 0; m < 4; ++m) z[row + t + m * TG] = acc[m];
+    }
+  }
+}
+
+// f(std::integral_constant<int, L>{}) for the line length L (a power of two in [16, 2048]).
+template <class F>
+void with_line_length(int L, F&& f) {
+  switch (L) {
+    case 16: f(std::integral_constant<int, 16>{}); break;
+    case 32: f(std::integral_constant<int, 32>{}); break;
+    case 64: f(std::integral_constant<int, 64>{}); break;
+    case 128: f(std::integral_constant<int, 128>{}); break;
+    case 256: f(std::integral_constant<int, 256>{}); break;
+    case 512: f(std::integral_constant<int, 512>{}); break;
+    case 1024: f(std::integral_constant<int, 1024>{}); break;
+    default: f(std::integral_constant<int, 2048>{}); break;
+  }
+}
+
+// Whether the fused path takes geometry g.
+bool fused_geometry(const core::ToeplitzGeometry& g) {
+  if (g.dim != 2) return false;
+  for (int d = 0; d < 2; ++d) {
+    const std::int64_t l = 2 * g.n[d];
+    if (!is_power_of_two(l) || l < kLineFftMin || l > kLineFftMax) return false;
+  }
+  return true;
+}
+
+// exp(−2πi·k/L) for k < L, computed in double.
+template <class T>
+std::vector<Cplx<T>> twiddles(std::int64_t L) {
+  std::vector<Cplx<T>> w(static_cast<std::size_t>(L));
+  for (std::int64_t k = 0; k < L; ++k) {
+    const double a = -2 * std::numbers::pi * static_cast<double>(k) / static_cast<double>(L);
+    w[static_cast<std::size_t>(k)] = Cplx<T>{static_cast<T>(std::cos(a)), static_cast<T>(std::sin(a))};
+  }
+  return w;
+}
+
 template <class T>
 class ToeplitzCuda final : public core::ToeplitzEngine<T> {
  public:
   using Complex = std::complex<T>;
 
   ToeplitzCuda(const core::ToeplitzGeometry& g, int device, void* stream)
-      : g_(g), device_(device), stream_(static_cast<cudaStream_t>(stream)) {
+      : g_(g), device_(device), stream_(static_cast<cudaStream_t>(stream)), fused_(fused_geometry(g)) {
     DeviceGuard guard(device_);
     const auto l = g.padded();
     const int last = g.dim - 1;
     layout_ = {g.n[0], g.n[1], g.n[2], l[0], g.dim == 3 ? l[0] * l[1] : l[0], g.batch, g.voxels(),
                g.padded_cells() * g.batch, g.dim == 3};
+    if (fused_) {
+      // The rows of the B images (half the 2N grid), and room for the set-up's one full grid.
+      const std::int64_t rows = g.batch * g.n[1] * l[0];
+      grid_ = DeviceBuffer<Cplx<T>>(static_cast<std::size_t>(rows > g.padded_cells() ? rows : g.padded_cells()),
+                                    "Toeplitz row buffer");
+      fused_layout_ = {static_cast<int>(g.n[0]), static_cast<int>(g.n[1]), g.voxels(), g.batch};
+      for (int d = 0; d < 2; ++d) {
+        const auto w = twiddles<T>(l[d]);
+        twiddle_[d] = DeviceBuffer<Cplx<T>>(w.size(), "Toeplitz twiddles");
+        copy_to_device_async(twiddle_[d].get(), w.data(), w.size() * sizeof(Cplx<T>), device_, stream_);
+      }
+      return;
+    }
     grid_ = DeviceBuffer<Cplx<T>>(static_cast<std::size_t>(layout_.total), "Toeplitz 2N grid");
     long long plane_n[2] = {l[1], l[0]};  // slowest first: 3D (2Ny, 2Nx); 2D uses plane_n + 1
     long long* pn = g.dim == 3 ? plane_n : plane_n + 1;
@@ -141,6 +356,10 @@ class ToeplitzCuda final : public core::ToeplitzEngine<T> {
 
   void apply(const T* kernel, const Complex* x, Complex* z) override {
     DeviceGuard guard(device_);
+    if (fused_) {
+      run_fused<false>(kernel, nullptr, x, z);
+      return;
+    }
     Cplx<T>* grid = grid_.get();
     const unsigned blocks = blocks_for(layout_.total);
     pad_kernel<T><<<blocks, kThreads, 0, stream_>>>(layout_, reinterpret_cast<const Cplx<T>*>(x), grid);
@@ -156,19 +375,62 @@ class ToeplitzCuda final : public core::ToeplitzEngine<T> {
     FIELDFT_CUDA_CHECK_LAUNCH();
   }
 
+  bool apply_sense(const T* kernel, const Complex* maps, const Complex* x, Complex* z) override {
+    if (!fused_) return false;
+    DeviceGuard guard(device_);
+    run_fused<true>(kernel, maps, x, z);
+    return true;
+  }
+
  private:
+  // The three fused kernels (top of the file) on the stream.
+  template <bool SENSE>
+  void run_fused(const T* kernel, const Complex* maps, const Complex* x, Complex* z) {
+    const Fused f = fused_layout_;
+    const auto* xc = reinterpret_cast<const Cplx<T>*>(x);
+    const auto* mc = reinterpret_cast<const Cplx<T>*>(maps);
+    auto* zc = reinterpret_cast<Cplx<T>*>(z);
+    Cplx<T>* rows = grid_.get();
+    const int lx = 2 * f.nx, ly = 2 * f.ny;
+    const std::int64_t lines = f.batch * f.ny;
+    with_line_length(lx, [&](auto lc) {
+      constexpr int L = decltype(lc)::value;
+      const auto blocks = static_cast<unsigned>((lines + row_lines<L>() - 1) / row_lines<L>());
+      rows_forward<T, L, SENSE><<<blocks, kFusedRowThreads, row_smem<T, L>(), stream_>>>(f, xc, mc, twiddle_[0].get(), rows);
+      FIELDFT_CUDA_CHECK_LAUNCH();
+    });
+    with_line_length(ly, [&](auto lc) {
+      constexpr int L = decltype(lc)::value, G = column_group<T, L>();
+      const dim3 grid(static_cast<unsigned>(lx / G), static_cast<unsigned>(f.batch < 65535 ? f.batch : 65535));
+      columns<T, L, G><<<grid, G * (L / 8), G * line_fft_padded(L) * sizeof(Cplx<T>), stream_>>>(
+          f, lx, kernel, twiddle_[1].get(), rows);
+      FIELDFT_CUDA_CHECK_LAUNCH();
+    });
+    with_line_length(lx, [&](auto lc) {
+      constexpr int L = decltype(lc)::value;
+      const auto blocks = static_cast<unsigned>(SENSE ? f.ny : (lines + row_lines<L>() - 1) / row_lines<L>());
+      rows_inverse<T, L, SENSE><<<blocks, kFusedRowThreads, row_smem<T, L>(), stream_>>>(f, rows, mc, twiddle_[0].get(), zc);
+      FIELDFT_CUDA_CHECK_LAUNCH();
+    });
+  }
+
   void release() noexcept {
     plane_.reset();
     last_.reset();
     grid_.reset();
+    twiddle_[0].reset();
+    twiddle_[1].reset();
   }
 
   core::ToeplitzGeometry g_;
   int device_;
   cudaStream_t stream_;
   Layout layout_{};
-  DeviceBuffer<Cplx<T>> grid_;
-  std::unique_ptr<CufftPlan<T>> plane_, last_;
+  bool fused_;
+  Fused fused_layout_{};
+  DeviceBuffer<Cplx<T>> grid_;  // the 2N grids (cuFFT path), or the rows (fused)
+  DeviceBuffer<Cplx<T>> twiddle_[2];  // fused: exp(−2πi·k/2N_d) along x and y
+  std::unique_ptr<CufftPlan<T>> plane_, last_;  // cuFFT path only
 };
 
 }  // namespace

@@ -137,6 +137,13 @@ void NufftEncoding<T>::apply_normal(const Complex* x, Complex* z) {
 }
 
 template <class T>
+bool NufftEncoding<T>::apply_sense_normal(const Complex* maps, const Complex* x, Complex* z) {
+  if (!uses_toeplitz_) return false;
+  prepare_normal();
+  return toeplitz_->apply_sense(maps, x, z);
+}
+
+template <class T>
 double NufftEncoding<T>::toeplitz_setup_seconds() const noexcept {
   return toeplitz_ ? toeplitz_->setup_seconds() : std::numeric_limits<double>::quiet_NaN();
 }

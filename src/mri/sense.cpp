@@ -1,5 +1,5 @@
-// fieldft::mri::sense (fieldft/mri/sense.hpp): validation of the coil maps and the composition
-// E_C ∘ diag_expand(maps) with the coils as the encoding's batch axis.
+// fieldft::mri::sense (fieldft/mri/sense.hpp): validation of the coil maps and the SENSE operator
+// E_C ∘ diag(maps) with the coils as the encoding's batch axis.
 #include "fieldft/mri/sense.hpp"
 
 #include <cmath>
@@ -7,6 +7,8 @@
 #include <string>
 
 #include "fieldft/error.hpp"
+#include "fieldft/op/vector_ops.hpp"
+#include "op/upload.hpp"
 
 namespace fieldft::mri {
 
@@ -53,12 +55,93 @@ void require_finite_maps(std::span<const std::complex<T>> maps, const op::Shape&
   }
 }
 
+// The coil maps in context memory, shared by a SENSE operator and its batched forms.
+template <class T>
+struct Maps {
+  explicit Maps(const Context& c) : memory(c) {}
+  op::Workspace memory;
+  const std::complex<T>* data = nullptr;
+  std::int64_t voxels = 0, coils = 0;
+};
+
+// y = E_C(maps ∘ x) for `images` stacked images (1, or k after batched(k)): E_C's domain is
+// image + {C} (+ {k}), image i's coil c at v + N·(c + C·i). Apply and adjoint expand and combine
+// with VectorOps around E_C (as op::compose(E_C, op::diag_expand(maps)) would); the normal
+// takes E_C's fused SENSE Toeplitz pass (NufftEncoding::apply_sense_normal) where there is one,
+// else Σ_c conj(S_c) ∘ E_CᴴE_C (S_c ∘ x) through E_C's own normal.
+template <class T>
+class SenseOperator final : public op::LinearOperator<T> {
+ public:
+  using Complex = std::complex<T>;
+  // domain: the image shape (+ the batch axes of batched(k)), holding `images` images.
+  SenseOperator(op::OperatorPtr<T> encoding, std::shared_ptr<const Maps<T>> maps, std::int64_t images,
+                op::Shape domain)
+      : op::LinearOperator<T>(std::move(domain), encoding->codomain_shape(), encoding->context()),
+        e_(std::move(encoding)),
+        nufft_(images == 1 ? dynamic_cast<NufftEncoding<T>*>(e_.get()) : nullptr),
+        maps_(std::move(maps)),
+        images_(images),
+        vec_(this->context()) {}
+
+  std::string name() const override {
+    return "sense(" + e_->name() + ", " + std::to_string(maps_->coils) + " coils)";
+  }
+  void apply(const Complex* x, Complex* y) override {
+    Complex* t = this->scratch(1, e_->domain_size());
+    expand(x, t);
+    e_->apply(t, y);
+  }
+  void apply_adjoint(const Complex* y, Complex* x) override {
+    Complex* t = this->scratch(1, e_->domain_size());
+    e_->apply_adjoint(y, t);
+    combine(t, x);
+  }
+  void apply_normal(const Complex* x, Complex* z) override {
+    if (nufft_ && nufft_->apply_sense_normal(maps_->data, x, z)) return;
+    Complex* t1 = this->scratch(1, e_->domain_size());
+    Complex* t2 = this->scratch(2, e_->domain_size());
+    expand(x, t1);
+    e_->apply_normal(t1, t2);
+    combine(t2, z);
+  }
+  typename op::LinearOperator<T>::Ptr batched(std::int64_t k) const override {
+    require(k >= 1, ErrorCode::kInvalidArgument, name() + ".batched(" + std::to_string(k) + "): expected k >= 1");
+    std::int64_t images = 0;
+    require(!__builtin_mul_overflow(images_, k, &images), ErrorCode::kTooLarge,
+            name() + ".batched(" + std::to_string(k) + "): the batch overflows 64 bits");
+    op::OperatorPtr<T> e = e_->batched(k);
+    if (!e) e = op::batch<T>(e_, k);
+    op::Shape domain = this->domain_shape();
+    domain.push_back(k);
+    return std::make_shared<SenseOperator<T>>(std::move(e), maps_, images, std::move(domain));
+  }
+
+ private:
+  void expand(const Complex* x, Complex* t) {
+    const std::int64_t n = maps_->voxels, c = maps_->coils;
+    for (std::int64_t i = 0; i < images_; ++i) vec_.expand_mul(n, c, maps_->data, x + n * i, t + n * c * i);
+  }
+  void combine(const Complex* t, Complex* x) {
+    const std::int64_t n = maps_->voxels, c = maps_->coils;
+    for (std::int64_t i = 0; i < images_; ++i) vec_.conj_mul_sum(n, c, maps_->data, t + n * c * i, x + n * i);
+  }
+
+  op::OperatorPtr<T> e_;
+  NufftEncoding<T>* nufft_;  // e_ when it is a NufftEncoding of one image's coils, else null
+  std::shared_ptr<const Maps<T>> maps_;
+  std::int64_t images_;
+  op::VectorOps<T> vec_;
+};
+
 template <class T>
 op::OperatorPtr<T> compose_sense(op::OperatorPtr<T> batched, std::span<const std::complex<T>> maps,
                                  const op::Shape& image_shape, std::int64_t coils, const std::string& who) {
   require_finite_maps(maps, image_shape, who);
-  const Context context = batched->context();
-  return op::compose<T>(std::move(batched), op::diag_expand<T>(maps, image_shape, coils, context));
+  auto m = std::make_shared<Maps<T>>(batched->context());
+  m->voxels = op::shape_size(image_shape);
+  m->coils = coils;
+  m->data = op::upload<T>(m->memory, maps);
+  return std::make_shared<SenseOperator<T>>(std::move(batched), std::move(m), 1, image_shape);
 }
 
 }  // namespace

@@ -187,6 +187,11 @@ void ToeplitzNormal<T>::apply_adjoint(const Complex* x, Complex* z) {
 }
 
 template <class T>
+bool ToeplitzNormal<T>::apply_sense(const Complex* maps, const Complex* x, Complex* z) {
+  return engine_->engine->apply_sense(kernel_->data, maps, x, z);
+}
+
+template <class T>
 typename op::LinearOperator<T>::Ptr ToeplitzNormal<T>::batched(std::int64_t k) const {
   require(k >= 1, ErrorCode::kInvalidArgument, name() + ".batched(" + std::to_string(k) + "): expected k >= 1");
   std::int64_t batch = 0;

@@ -133,7 +133,9 @@ TYPED_TEST(ToeplitzTyped, MatchesTheExactWeightedNormal) {
     std::vector<std::int64_t> grid;
     std::int64_t samples;
   };
-  const Geometry geometries[] = {{{12, 10}, 160}, {{11, 9}, 130}, {{8, 7, 6}, 420}, {{7, 6, 5}, 260}};
+  // {16, 8} and {8, 32}: 2N powers of two, the fused path of the CUDA engine; the others its cuFFT path.
+  const Geometry geometries[] = {{{12, 10}, 160}, {{11, 9}, 130}, {{16, 8}, 200},
+                                 {{8, 32}, 300},  {{8, 7, 6}, 420}, {{7, 6, 5}, 260}};
   std::uint64_t seed = 400;
   double worst = 0;
   for (const auto& [grid, m] : geometries)
@@ -256,6 +258,51 @@ TYPED_TEST(ToeplitzTyped, BatchedSharesTheKernel) {
                                        z1),
               default_tolerance<T>());
 }
+
+#if FIELDFT_TEST_BACKEND == 2
+// The fused path of the CUDA engine (2D, 2N_d powers of two in [16, 2048]; src/cuda/toeplitz.cu)
+// at every line length it instantiates, along rows and along columns, against the host engine
+// (FFTW): the plain apply with 1 and 5 images, and the SENSE form (ToeplitzNormal::apply_sense)
+// against expand, apply, combine on the host. Each engine's kernel comes from its own type 1
+// NUFFT within eps of p, so they agree within 2·eps (the battery's parity) plus rounding; 5 coils
+// leave the row kernel's coil loop a partial last round at every line length.
+TYPED_TEST(ToeplitzTyped, FusedPathAtEveryLineLengthMatchesTheHost) {
+  using T = TypeParam;
+  using C = std::complex<T>;
+  const double tol = 2 * toeplitz_eps<T>() + default_tolerance<T>();
+  const std::pair<std::int64_t, std::int64_t> sizes[] = {{8, 1024}, {1024, 8}, {16, 512}, {512, 16},
+                                                         {32, 256}, {256, 32}, {64, 128}, {128, 64}};
+  std::uint64_t seed = 700;
+  for (const auto& [nx, ny] : sizes) {
+    const auto c = make_case<T>({nx, ny}, 2000, ++seed, true);
+    const std::int64_t n = c.voxels;
+    for (std::int64_t coils : {1, 5}) {
+      SCOPED_TRACE(::testing::Message() << nx << "x" << ny << ", " << coils << " images");
+      auto host = make_toeplitz<T>(c, Context::host(), coils);
+      auto dev = make_toeplitz<T>(c, test_context(), coils);
+      const auto x = random_complex<T>(n * coils, ++seed);
+      const auto zh = battery_detail::run_apply(*host, x, false);
+      EXPECT_LE(battery_detail::rel_diff(battery_detail::run_apply(*dev, x, false), zh), tol) << "plain apply";
+
+      const auto maps = random_complex<T>(n * coils, ++seed), x1 = random_complex<T>(n, ++seed);
+      std::vector<C> expanded(static_cast<std::size_t>(n * coils)), want(static_cast<std::size_t>(n), C(0));
+      for (std::int64_t b = 0; b < coils; ++b)
+        for (std::int64_t v = 0; v < n; ++v) expanded[b * n + v] = maps[b * n + v] * x1[v];
+      const auto applied = battery_detail::run_apply(*host, expanded, false);
+      for (std::int64_t b = 0; b < coils; ++b)
+        for (std::int64_t v = 0; v < n; ++v) want[v] += std::conj(maps[b * n + v]) * applied[b * n + v];
+      ContextVector<T> md(dev->context(), n * coils), xd(dev->context(), n), zd(dev->context(), n);
+      md.upload(maps);
+      xd.upload(x1);
+      ASSERT_TRUE(dev->apply_sense(md.get(), xd.get(), zd.get())) << "no fused path for " << nx << "x" << ny;
+      EXPECT_LE(battery_detail::rel_diff(zd.download(), want), tol) << "apply_sense";
+      if (coils == 1) {
+        EXPECT_FALSE(host->apply_sense(md.get(), xd.get(), zd.get())) << "the host has no fused form";
+      }
+    }
+  }
+}
+#endif
 
 TEST_F(ToeplitzTest, RefusesBadInput) {
   const auto c = make_case<float>({8, 6}, 40, 531, false);

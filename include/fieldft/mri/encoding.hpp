@@ -108,6 +108,11 @@ class NufftEncoding final : public op::LinearOperator<T> {
   void apply_adjoint(const Complex* y, Complex* x) override;
   // AᴴA x: through the Toeplitz normal when uses_toeplitz(), else the two transforms.
   void apply_normal(const Complex* x, Complex* z) override;
+  // The SENSE normal Σ_b conj(S_b) ∘ AᴴA (S_b ∘ x) of ONE image x with the batch's B images as
+  // coils (maps: B·N values in context memory), through the Toeplitz normal's fused pass
+  // (ToeplitzNormal::apply_sense) when uses_toeplitz() and the backend has one; false, having
+  // done nothing, otherwise. mri::sense calls it.
+  bool apply_sense_normal(const Complex* maps, const Complex* x, Complex* z);
   typename op::LinearOperator<T>::Ptr batched(std::int64_t k) const override;
 
   const Encoding<T>& encoding() const noexcept { return *encoding_; }

@@ -78,6 +78,12 @@ class ToeplitzNormal final : public op::LinearOperator<T> {
   void apply(const Complex* x, Complex* z) override;
   void apply_adjoint(const Complex* x, Complex* z) override;  // the same: the operator is Hermitian
   typename op::LinearOperator<T>::Ptr batched(std::int64_t k) const override;
+  // The SENSE normal operator of ONE image x with the B = batch() images as its coils, in one
+  // fused pass where the backend has one (CUDA, 2D, 2N_d powers of two in [16, 2048]):
+  //   z = Σ_b conj(S_b) ∘ T (S_b ∘ x),  maps: the B·N values of S (image + {B}, context memory),
+  // x and z: one image (N values) each, in context memory, not overlapping. Returns false, having
+  // done nothing, elsewhere: the caller expands, applies and combines (mri::sense does).
+  bool apply_sense(const Complex* maps, const Complex* x, Complex* z);
 
   const Encoding<T>& encoding() const noexcept { return *encoding_; }
   std::int64_t batch() const noexcept { return options_.batch; }
