@@ -16,6 +16,7 @@
 #include "fieldft/error.hpp"
 #include "fieldft/mri/encoding.hpp"
 #include "fieldft/mri/toeplitz.hpp"
+#include "fieldft/op/vector_ops.hpp"
 #include "mri/encoding_points.hpp"
 #include "mri/encoding_shapes.hpp"
 
@@ -134,6 +135,30 @@ void NufftEncoding<T>::apply_normal(const Complex* x, Complex* z) {
   }
   prepare_normal();
   toeplitz_->apply(x, z);
+}
+
+template <class T>
+typename op::LinearOperator<T>::Ptr NufftEncoding<T>::weighted_normal(const Complex* weights) {
+  if (!uses_toeplitz_ || weights == nullptr) return nullptr;
+  // The weights back to the host, once: the kernel is a type 1 transform of them. A Toeplitz
+  // kernel is one W for all B images, so B blocks that differ (per-coil weights) keep the
+  // solver's own A, ·w, Aᴴ; so do values a Toeplitz kernel cannot take (the solver reports those).
+  const std::int64_t m = encoding_->num_samples(), b = options_.batch;
+  std::vector<Complex> host(static_cast<std::size_t>(m * b));
+  op::VectorOps<T>(this->context()).to_host(m * b, weights, host.data());
+  std::vector<T> w(static_cast<std::size_t>(m));
+  for (std::int64_t j = 0; j < m; ++j) {
+    const Complex v = host[static_cast<std::size_t>(j)];
+    if (!std::isfinite(v.real()) || v.real() < 0 || v.imag() != 0) return nullptr;
+    w[static_cast<std::size_t>(j)] = v.real();
+  }
+  for (std::int64_t i = m; i < m * b; ++i)
+    if (host[static_cast<std::size_t>(i)] != host[static_cast<std::size_t>(i % m)]) return nullptr;
+  ToeplitzOptions o;
+  o.eps = options_.eps;
+  o.batch = b;
+  o.nufft = options_.nufft;
+  return std::make_shared<ToeplitzNormal<T>>(encoding_, this->context(), std::span<const T>(w), o);
 }
 
 template <class T>

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "fieldft/error.hpp"
+#include "fieldft/mri/toeplitz.hpp"
 #include "fieldft/op/vector_ops.hpp"
 #include "op/upload.hpp"
 
@@ -64,6 +65,55 @@ struct Maps {
   std::int64_t voxels = 0, coils = 0;
 };
 
+// x (images stacked images) → their coil images S_c ∘ x (image i's coil c at v + N·(c + C·i)),
+// and back: Σ_c conj(S_c) ∘ t.
+template <class T>
+void expand_coils(const Maps<T>& m, op::VectorOps<T>& vec, std::int64_t images, const std::complex<T>* x,
+                  std::complex<T>* t) {
+  for (std::int64_t i = 0; i < images; ++i)
+    vec.expand_mul(m.voxels, m.coils, m.data, x + m.voxels * i, t + m.voxels * m.coils * i);
+}
+template <class T>
+void combine_coils(const Maps<T>& m, op::VectorOps<T>& vec, std::int64_t images, const std::complex<T>* t,
+                   std::complex<T>* x) {
+  for (std::int64_t i = 0; i < images; ++i)
+    vec.conj_mul_sum(m.voxels, m.coils, m.data, t + m.voxels * m.coils * i, x + m.voxels * i);
+}
+
+// Σ_c conj(S_c) ∘ N (S_c ∘ x) for the `images` images of a SENSE operator, with N a normal
+// operator over their coil images (E_CᴴWE_C from the encoding's weighted_normal): one fused pass
+// where N is a ToeplitzNormal whose backend has it (ToeplitzNormal::apply_sense), else expand,
+// N, combine. Square, Hermitian: apply = apply_adjoint.
+template <class T>
+class SenseNormal final : public op::LinearOperator<T> {
+ public:
+  using Complex = std::complex<T>;
+  SenseNormal(op::OperatorPtr<T> normal, std::shared_ptr<const Maps<T>> maps, std::int64_t images, op::Shape domain)
+      : op::LinearOperator<T>(domain, domain, normal->context()),
+        n_(std::move(normal)),
+        toeplitz_(images == 1 ? dynamic_cast<ToeplitzNormal<T>*>(n_.get()) : nullptr),
+        maps_(std::move(maps)),
+        images_(images),
+        vec_(this->context()) {}
+  std::string name() const override { return "sense_normal(" + n_->name() + ")"; }
+  void apply(const Complex* x, Complex* z) override {
+    if (toeplitz_ && toeplitz_->apply_sense(maps_->data, x, z)) return;
+    Complex* t1 = this->scratch(1, n_->domain_size());
+    Complex* t2 = this->scratch(2, n_->domain_size());
+    expand_coils(*maps_, vec_, images_, x, t1);
+    n_->apply(t1, t2);
+    combine_coils(*maps_, vec_, images_, t2, z);
+  }
+  void apply_adjoint(const Complex* x, Complex* z) override { apply(x, z); }
+
+ private:
+  op::OperatorPtr<T> n_;
+  ToeplitzNormal<T>* toeplitz_;  // n_ when it is one over ONE image's coils, else null
+  std::shared_ptr<const Maps<T>> maps_;
+  std::int64_t images_;
+  op::VectorOps<T> vec_;
+};
+
 // y = E_C(maps ∘ x) for `images` stacked images (1, or k after batched(k)): E_C's domain is
 // image + {C} (+ {k}), image i's coil c at v + N·(c + C·i). Apply and adjoint expand and combine
 // with VectorOps around E_C (as op::compose(E_C, op::diag_expand(maps)) would); the normal
@@ -115,16 +165,16 @@ class SenseOperator final : public op::LinearOperator<T> {
     domain.push_back(k);
     return std::make_shared<SenseOperator<T>>(std::move(e), maps_, images, std::move(domain));
   }
+  // Sᴴ(E_CᴴWE_C)S with E_C's weighted normal (a weighted Toeplitz kernel), fused where it can be.
+  typename op::LinearOperator<T>::Ptr weighted_normal(const Complex* weights) override {
+    auto n = e_->weighted_normal(weights);
+    if (!n) return nullptr;
+    return std::make_shared<SenseNormal<T>>(std::move(n), maps_, images_, this->domain_shape());
+  }
 
  private:
-  void expand(const Complex* x, Complex* t) {
-    const std::int64_t n = maps_->voxels, c = maps_->coils;
-    for (std::int64_t i = 0; i < images_; ++i) vec_.expand_mul(n, c, maps_->data, x + n * i, t + n * c * i);
-  }
-  void combine(const Complex* t, Complex* x) {
-    const std::int64_t n = maps_->voxels, c = maps_->coils;
-    for (std::int64_t i = 0; i < images_; ++i) vec_.conj_mul_sum(n, c, maps_->data, t + n * c * i, x + n * i);
-  }
+  void expand(const Complex* x, Complex* t) { expand_coils(*maps_, vec_, images_, x, t); }
+  void combine(const Complex* t, Complex* x) { combine_coils(*maps_, vec_, images_, t, x); }
 
   op::OperatorPtr<T> e_;
   NufftEncoding<T>* nufft_;  // e_ when it is a NufftEncoding of one image's coils, else null

@@ -68,8 +68,9 @@ Result admm(op::LinearOperator<T>& a, const std::complex<T>* y, std::complex<T>*
   v.fill(p, C(0), u);
 
   // AᴴWA + ρRᴴR, tn as scratch (free while CG runs).
+  const detail::WeightedNormal<T> data_normal(a, v, weights, tmp);
   const auto normal = [&](const C* in, C* out) {
-    detail::weighted_normal(a, v, weights, tmp, in, out);
+    data_normal(in, out);
     r.apply_normal(in, tn);
     v.axpby(n, C(rho), tn, C(1), out);
   };

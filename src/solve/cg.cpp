@@ -64,7 +64,7 @@ CgResult cg(op::LinearOperator<T>& a, const std::complex<T>* y, std::complex<T>*
   C* b = ws + core;
   C* t = weights ? b + n : nullptr;
   detail::weighted_adjoint(a, v, weights, t, y, b);  // b = AᴴWy
-  const auto normal = [&](const C* in, C* out) { detail::weighted_normal(a, v, weights, t, in, out); };
+  const detail::WeightedNormal<T> normal(a, v, weights, t);
   return detail::run_cg<T>("cg", v, n, normal, b, x, options, ws, t0);
 }
 

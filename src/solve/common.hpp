@@ -117,6 +117,32 @@ void weighted_normal(op::LinearOperator<T>& a, op::VectorOps<T>& v, const std::c
   a.apply_adjoint(tmp, out);
 }
 
+// AᴴWA for a solver's loop, chosen once before it: A's weighted_normal where A has one (a
+// weighted Toeplitz kernel, built here: the set-up reads W back to the host once), else
+// weighted_normal above. So a weighted solve keeps a fast normal operator, as an unweighted one
+// does through apply_normal.
+template <class T>
+class WeightedNormal {
+ public:
+  WeightedNormal(op::LinearOperator<T>& a, op::VectorOps<T>& v, const std::complex<T>* weights, std::complex<T>* tmp)
+      : a_(a), v_(v), weights_(weights), tmp_(tmp), fast_(weights ? a.weighted_normal(weights) : nullptr) {}
+  void operator()(const std::complex<T>* in, std::complex<T>* out) const {
+    if (fast_) {
+      fast_->apply(in, out);
+    } else {
+      weighted_normal(a_, v_, weights_, tmp_, in, out);
+    }
+  }
+  bool fast() const noexcept { return fast_ != nullptr; }
+
+ private:
+  op::LinearOperator<T>& a_;
+  op::VectorOps<T>& v_;
+  const std::complex<T>* weights_;
+  std::complex<T>* tmp_;
+  op::OperatorPtr<T> fast_;
+};
+
 // b = AᴴWy through tmp (A.codomain_size() values).
 template <class T>
 void weighted_adjoint(op::LinearOperator<T>& a, op::VectorOps<T>& v, const std::complex<T>* weights,

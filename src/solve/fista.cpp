@@ -68,7 +68,7 @@ Result fista(op::LinearOperator<T>& a, const std::complex<T>* y, std::complex<T>
   C* wr = tmp + mtmp;
   v.fill(kScalars, C(0), s);
 
-  const auto normal = [&](const C* in, C* out) { detail::weighted_normal(a, v, weights, tmp, in, out); };
+  const detail::WeightedNormal<T> normal(a, v, weights, tmp);
   double lip = o.lipschitz;
   if (lip == 0)
     lip = o.lipschitz_margin *

@@ -113,6 +113,11 @@ class NufftEncoding final : public op::LinearOperator<T> {
   // (ToeplitzNormal::apply_sense) when uses_toeplitz() and the backend has one; false, having
   // done nothing, otherwise. mri::sense calls it.
   bool apply_sense_normal(const Complex* maps, const Complex* x, Complex* z);
+  // AᴴWA as a weighted ToeplitzNormal (batch B, the same kernel for every image) when
+  // uses_toeplitz() and the B blocks of w are the same M real weights >= 0; else nullptr (the
+  // solvers then apply A, ·w, Aᴴ). Reads w back to the host once and builds the kernel (its own
+  // type 1 transform of w): the solvers call it once, before their loop.
+  typename op::LinearOperator<T>::Ptr weighted_normal(const Complex* weights) override;
   typename op::LinearOperator<T>::Ptr batched(std::int64_t k) const override;
 
   const Encoding<T>& encoding() const noexcept { return *encoding_; }

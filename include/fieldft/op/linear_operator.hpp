@@ -11,6 +11,11 @@
 //   apply_adjoint(y, x):  x = Aᴴ y
 //   apply_normal(x, z):   z = AᴴA x        (default: A then Aᴴ through scratch memory;
 //                                           an operator with a cheaper form overrides it)
+//   weighted_normal(w):   an operator N with N.apply = AᴴWA, W = diag(w), where A has a form
+//                         cheaper than A, ·w, Aᴴ (a Toeplitz normal with W in its kernel);
+//                         nullptr otherwise (the default). w: codomain_size() values in context
+//                         memory, real >= 0 in their real parts. Made once, before a solver's
+//                         loop (it may read w back to the host and build kernels).
 // Outputs are overwritten, never accumulated; inputs and outputs must not overlap.
 //
 // Stream order (fieldft/context.hpp): on a device, every call enqueues its work on the
@@ -94,6 +99,8 @@ class LinearOperator {
   // {K}) that processes all K through one batched transform; nullptr when this operator has no
   // batched form (op::batch then applies it K times in turn). Transforms always have one.
   virtual Ptr batched(std::int64_t k) const;
+  // AᴴWA as an operator of its own where there is a cheaper form (see the top of the file).
+  virtual Ptr weighted_normal(const Complex* /*weights*/) { return nullptr; }
 
  protected:
   LinearOperator(Shape domain, Shape codomain, Context context);

@@ -9,7 +9,9 @@
 // density compensation or noise whitening), given as a vector of A.codomain_size() complex values
 // whose imaginary parts are 0, or nullptr for W = I. With W = I the normal operator is
 // A.apply_normal (so a fast normal operator, e.g. Toeplitz, is used); with weights it is
-// A.apply, then w ∘ ·, then A.apply_adjoint.
+// A.weighted_normal(w) where A has one (a NufftEncoding or SENSE operator with a Toeplitz normal
+// gets a weighted Toeplitz kernel, built once before the loop: the set-up reads W back to the
+// host once), else A.apply, then w ∘ ·, then A.apply_adjoint. fista and admm do the same.
 //
 // cg_normal(N, b, x, options) solves (N + λ I) x = b for a square operator N that is Hermitian
 // and positive semi-definite (positive definite when λ = 0), applying N with N.apply. cg() is
