@@ -97,7 +97,7 @@ struct PcSenseOptions {
   double eps = 1e-5;                     // kNufft: NufftEncodingOptions::eps
   nufft::Options nufft{};                // kNufft: NufftEncodingOptions::nufft
   Toeplitz toeplitz = Toeplitz::kAuto;   // kNufft: NufftEncodingOptions::toeplitz
-  ShotEncodingFactory<T> shot_encoding;  // set: replaces the four fields above
+  ShotEncodingFactory<T> shot_encoding{};  // set: replaces the four fields above
 };
 
 template <class T>
