@@ -81,8 +81,8 @@ void expand(int device, void* stream, std::int64_t n, std::int64_t coils, const 
             const std::complex<T>* phase, const std::complex<T>* x, std::complex<T>* out) {
   if (n == 0) return;
   DeviceGuard guard(device);
-  expand_kernel<T><<<grid_for(n), kThreads, 0, stream_of(stream)>>>(n, coils, cplx(maps), cplx(phase), cplx(x),
-                                                                    cplx(out));
+  expand_kernel<T>
+      <<<grid_for(n), kThreads, 0, stream_of(stream)>>>(n, coils, cplx(maps), cplx(phase), cplx(x), cplx(out));
   FIELDFT_CUDA_CHECK_LAUNCH();
 }
 
@@ -97,8 +97,8 @@ void reduce(int device, void* stream, std::int64_t n, std::int64_t coils, const 
 }
 
 template <class T>
-void gather(int device, void* stream, std::int64_t m, std::int64_t m_s, std::int64_t coils,
-            const std::int64_t* index, const std::complex<T>* y, std::complex<T>* w) {
+void gather(int device, void* stream, std::int64_t m, std::int64_t m_s, std::int64_t coils, const std::int64_t* index,
+            const std::complex<T>* y, std::complex<T>* w) {
   const std::int64_t count = m_s * coils;
   if (count == 0) return;
   DeviceGuard guard(device);
@@ -107,8 +107,8 @@ void gather(int device, void* stream, std::int64_t m, std::int64_t m_s, std::int
 }
 
 template <class T>
-void scatter(int device, void* stream, std::int64_t m, std::int64_t m_s, std::int64_t coils,
-             const std::int64_t* index, const std::complex<T>* w, std::complex<T>* y) {
+void scatter(int device, void* stream, std::int64_t m, std::int64_t m_s, std::int64_t coils, const std::int64_t* index,
+             const std::complex<T>* w, std::complex<T>* y) {
   const std::int64_t count = m_s * coils;
   if (count == 0) return;
   DeviceGuard guard(device);
@@ -116,14 +116,14 @@ void scatter(int device, void* stream, std::int64_t m, std::int64_t m_s, std::in
   FIELDFT_CUDA_CHECK_LAUNCH();
 }
 
-#define FIELDFT_PCSENSE_INSTANTIATE(T)                                                                          \
-  template void expand<T>(int, void*, std::int64_t, std::int64_t, const std::complex<T>*,                       \
-                          const std::complex<T>*, const std::complex<T>*, std::complex<T>*);                    \
-  template void reduce<T>(int, void*, std::int64_t, std::int64_t, const std::complex<T>*,                       \
-                          const std::complex<T>*, const std::complex<T>*, std::complex<T>*, bool);              \
-  template void gather<T>(int, void*, std::int64_t, std::int64_t, std::int64_t, const std::int64_t*,            \
-                          const std::complex<T>*, std::complex<T>*);                                             \
-  template void scatter<T>(int, void*, std::int64_t, std::int64_t, std::int64_t, const std::int64_t*,           \
+#define FIELDFT_PCSENSE_INSTANTIATE(T)                                                                            \
+  template void expand<T>(int, void*, std::int64_t, std::int64_t, const std::complex<T>*, const std::complex<T>*, \
+                          const std::complex<T>*, std::complex<T>*);                                              \
+  template void reduce<T>(int, void*, std::int64_t, std::int64_t, const std::complex<T>*, const std::complex<T>*, \
+                          const std::complex<T>*, std::complex<T>*, bool);                                        \
+  template void gather<T>(int, void*, std::int64_t, std::int64_t, std::int64_t, const std::int64_t*,              \
+                          const std::complex<T>*, std::complex<T>*);                                              \
+  template void scatter<T>(int, void*, std::int64_t, std::int64_t, std::int64_t, const std::int64_t*,             \
                            const std::complex<T>*, std::complex<T>*);
 
 FIELDFT_PCSENSE_INSTANTIATE(float)

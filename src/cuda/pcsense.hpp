@@ -26,10 +26,10 @@ void reduce(int device, void* stream, std::int64_t n, std::int64_t coils, const 
 
 // w[i + m_s·c] = y[index[i] + m·c] for i < m_s, c < coils (gather); scatter is the reverse.
 template <class T>
-void gather(int device, void* stream, std::int64_t m, std::int64_t m_s, std::int64_t coils,
-            const std::int64_t* index, const std::complex<T>* y, std::complex<T>* w);
+void gather(int device, void* stream, std::int64_t m, std::int64_t m_s, std::int64_t coils, const std::int64_t* index,
+            const std::complex<T>* y, std::complex<T>* w);
 template <class T>
-void scatter(int device, void* stream, std::int64_t m, std::int64_t m_s, std::int64_t coils,
-             const std::int64_t* index, const std::complex<T>* w, std::complex<T>* y);
+void scatter(int device, void* stream, std::int64_t m, std::int64_t m_s, std::int64_t coils, const std::int64_t* index,
+             const std::complex<T>* w, std::complex<T>* y);
 
 }  // namespace fieldft::cuda::pcsense

@@ -80,8 +80,8 @@ void check_phase_maps(const op::Shape& image, std::int32_t shots, std::span<cons
               "), but the encoding's shot labels give " + std::to_string(shots) + " shots; " + expected);
   const std::int64_t size = op::shape_size(want);
   require(static_cast<std::int64_t>(phase.size()) == size, ErrorCode::kShapeMismatch,
-          who + ": the phase maps hold " + std::to_string(phase.size()) + " values, expected " +
-              std::to_string(size) + " (shape " + op::shape_string(want) + ")");
+          who + ": the phase maps hold " + std::to_string(phase.size()) + " values, expected " + std::to_string(size) +
+              " (shape " + op::shape_string(want) + ")");
   const std::int64_t voxels = op::shape_size(image);
   for (std::size_t i = 0; i < phase.size(); ++i) {
     if (std::isfinite(phase[i])) continue;
@@ -148,7 +148,8 @@ void* upload(op::Workspace& ws, const void* src, std::size_t bytes) {
 
 #if !FIELDFT_HAVE_CUDA
 [[noreturn]] void no_cuda() {
-  throw Error(ErrorCode::kBackendUnavailable, "pcsense: a CUDA operator was called, but this fieldft was built without CUDA");
+  throw Error(ErrorCode::kBackendUnavailable,
+              "pcsense: a CUDA operator was called, but this fieldft was built without CUDA");
 }
 #endif
 

@@ -38,8 +38,8 @@ inline std::int64_t coils_of(const op::Shape& image_shape, const op::Shape& maps
               " (the image shape followed by the number of coils C)");
   const std::int64_t coils = maps_shape.back();
   require(coils >= 1, ErrorCode::kInvalidArgument,
-          who + ": the coil maps have " + std::to_string(coils) + " coils (shape " +
-              op::shape_string(maps_shape) + "), expected C >= 1");
+          who + ": the coil maps have " + std::to_string(coils) + " coils (shape " + op::shape_string(maps_shape) +
+              "), expected C >= 1");
   for (std::size_t d = 0; d < image_shape.size(); ++d)
     require(maps_shape[d] == image_shape[d], ErrorCode::kShapeMismatch,
             who + ": the coil maps have shape " + op::shape_string(maps_shape) + ", expected " + expected +

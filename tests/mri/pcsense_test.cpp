@@ -158,31 +158,46 @@ bool register_pcsense(const std::string& p) {
   const auto reg = [&p](const std::string& name, OperatorFactory<T> f, OperatorTolerances tol) {
     register_operator_battery<T>(name + p, std::move(f), tol, __FILE__, __LINE__);
   };
-  reg("MriPcSenseNufft2D", [](const Context& c) {
-    const auto q = make_problem({.grid = {16, 12}, .coils = 4, .shots = 2, .interleaves = 4, .samples = 40});
-    return make_pcsense<T>(q, c, options_of<T>(K::kNufft, battery_eps<T>(), mri::Toeplitz::kOff));
-  }, nufft);
-  reg("MriPcSenseNufftToeplitz2D", [](const Context& c) {
-    const auto q = make_problem({.grid = {16, 12}, .coils = 3, .shots = 3, .interleaves = 6, .samples = 30});
-    return make_pcsense<T>(q, c, options_of<T>(K::kNufft, battery_eps<T>(), mri::Toeplitz::kOn));
-  }, nufft);
-  reg("MriPcSenseNufft3D", [](const Context& c) {
-    const auto q = make_problem({.grid = {10, 8, 4}, .coils = 3, .shots = 3, .interleaves = 3, .samples = 40});
-    return make_pcsense<T>(q, c, options_of<T>(K::kNufft, battery_eps<T>()));
-  }, nufft);
-  reg("MriPcSenseDftField2D", [](const Context& c) {
-    const auto q = make_problem({.grid = {10, 8}, .coils = 3, .shots = 2, .interleaves = 4, .samples = 25, .field = true});
-    return make_pcsense<T>(q, c, options_of<T>(K::kDft, 0));
-  }, {});
+  reg(
+      "MriPcSenseNufft2D",
+      [](const Context& c) {
+        const auto q = make_problem({.grid = {16, 12}, .coils = 4, .shots = 2, .interleaves = 4, .samples = 40});
+        return make_pcsense<T>(q, c, options_of<T>(K::kNufft, battery_eps<T>(), mri::Toeplitz::kOff));
+      },
+      nufft);
+  reg(
+      "MriPcSenseNufftToeplitz2D",
+      [](const Context& c) {
+        const auto q = make_problem({.grid = {16, 12}, .coils = 3, .shots = 3, .interleaves = 6, .samples = 30});
+        return make_pcsense<T>(q, c, options_of<T>(K::kNufft, battery_eps<T>(), mri::Toeplitz::kOn));
+      },
+      nufft);
+  reg(
+      "MriPcSenseNufft3D",
+      [](const Context& c) {
+        const auto q = make_problem({.grid = {10, 8, 4}, .coils = 3, .shots = 3, .interleaves = 3, .samples = 40});
+        return make_pcsense<T>(q, c, options_of<T>(K::kNufft, battery_eps<T>()));
+      },
+      nufft);
+  reg("MriPcSenseDftField2D",
+      [](const Context& c) {
+        const auto q =
+            make_problem({.grid = {10, 8}, .coils = 3, .shots = 2, .interleaves = 4, .samples = 25, .field = true});
+        return make_pcsense<T>(q, c, options_of<T>(K::kDft, 0));
+      },
+      {});
   // A callable encoding (what time segmentation plugs into): here a DftEncoding made by the caller.
-  reg("MriPcSenseCallable2D", [](const Context& c) {
-    const auto q = make_problem({.grid = {10, 8}, .coils = 2, .shots = 4, .interleaves = 4, .samples = 25, .field = true});
-    mri::PcSenseOptions<T> o;
-    o.shot_encoding = [c](std::shared_ptr<const mri::Encoding<T>> e, std::int64_t batch) -> OperatorPtr<T> {
-      return std::make_shared<mri::DftEncoding<T>>(std::move(e), c, mri::DftEncodingOptions{.batch = batch});
-    };
-    return make_pcsense<T>(q, c, o);
-  }, {});
+  reg("MriPcSenseCallable2D",
+      [](const Context& c) {
+        const auto q =
+            make_problem({.grid = {10, 8}, .coils = 2, .shots = 4, .interleaves = 4, .samples = 25, .field = true});
+        mri::PcSenseOptions<T> o;
+        o.shot_encoding = [c](std::shared_ptr<const mri::Encoding<T>> e, std::int64_t batch) -> OperatorPtr<T> {
+          return std::make_shared<mri::DftEncoding<T>>(std::move(e), c, mri::DftEncodingOptions{.batch = batch});
+        };
+        return make_pcsense<T>(q, c, o);
+      },
+      {});
   return true;
 }
 
@@ -224,7 +239,8 @@ TYPED_TEST(PcSense, ShapesAndOneBatchedTransformPerShot) {
 TYPED_TEST(PcSense, MatchesTheModelShotByShot) {
   using T = TypeParam;
   const Context c = test_context();
-  const auto q = make_problem({.grid = {12, 10}, .coils = 3, .shots = 3, .interleaves = 6, .samples = 25, .field = true});
+  const auto q =
+      make_problem({.grid = {12, 10}, .coils = 3, .shots = 3, .interleaves = 6, .samples = 25, .field = true});
   auto a = make_pcsense<T>(q, c, options_of<T>(K::kDft, 0));
   const auto x = random_complex<T>(q.voxels, 11), y = random_complex<T>(q.samples * q.coils, 12);
   const auto ax = battery_detail::run_apply(*a, x, false);
@@ -297,8 +313,8 @@ TYPED_TEST(PcSense, ConstantPhaseMultipliesTheImage) {
 TYPED_TEST(PcSense, ZeroPhaseIsSense) {
   using T = TypeParam;
   const Context c = test_context();
-  const auto q = make_problem({.grid = {16, 12}, .coils = 3, .shots = 4, .interleaves = 8, .samples = 25,
-                               .max_phase = 0});
+  const auto q =
+      make_problem({.grid = {16, 12}, .coils = 3, .shots = 4, .interleaves = 8, .samples = 25, .max_phase = 0});
   const auto maps = narrow<T>(q.maps);
   const auto x = random_complex<T>(q.voxels, 31), y = random_complex<T>(q.samples * q.coils, 32);
   for (K kind : {K::kDft, K::kNufft}) {
@@ -319,7 +335,8 @@ TYPED_TEST(PcSense, ZeroPhaseIsSense) {
 TYPED_TEST(PcSense, CallableEncodingPerShot) {
   using T = TypeParam;
   const Context c = test_context();
-  const auto q = make_problem({.grid = {12, 10}, .coils = 3, .shots = 2, .interleaves = 4, .samples = 20, .field = true});
+  const auto q =
+      make_problem({.grid = {12, 10}, .coils = 3, .shots = 2, .interleaves = 4, .samples = 20, .field = true});
   std::vector<std::int64_t> seen;
   mri::PcSenseOptions<T> o;
   o.shot_encoding = [&](std::shared_ptr<const mri::Encoding<T>> e, std::int64_t batch) -> OperatorPtr<T> {
@@ -348,8 +365,15 @@ struct Acquisition {
 const Acquisition& acquisition() {
   static const Acquisition a = [] {
     Acquisition q;
-    q.p = make_problem({.grid = {32, 32}, .coils = 8, .shots = 4, .interleaves = 4, .reach = std::numbers::sqrt2,
-                        .crop = true, .normalize = true, .max_phase = 3.0, .seed = 9});
+    q.p = make_problem({.grid = {32, 32},
+                        .coils = 8,
+                        .shots = 4,
+                        .interleaves = 4,
+                        .reach = std::numbers::sqrt2,
+                        .crop = true,
+                        .normalize = true,
+                        .max_phase = 3.0,
+                        .seed = 9});
     const auto phantom = mri::shepp_logan(q.p.grid);
     q.truth.resize(phantom.size());
     for (std::int64_t v = 0; v < q.p.voxels; ++v) {
@@ -486,10 +510,9 @@ TYPED_TEST(PcSense, BadInput) {
     for (auto& l : labels)
       if (l == 2) l = 1;
     const auto kx = narrow_real<T>(q.kx), ky = narrow_real<T>(q.ky);
-    auto holes = std::make_shared<const mri::Encoding<T>>(std::span<const std::int64_t>(q.grid), std::span<const T>(kx),
-                                                          std::span<const T>(ky), std::span<const T>(),
-                                                          std::span<const T>(), std::span<const T>(),
-                                                          std::span<const std::int32_t>(labels));
+    auto holes = std::make_shared<const mri::Encoding<T>>(
+        std::span<const std::int64_t>(q.grid), std::span<const T>(kx), std::span<const T>(ky), std::span<const T>(),
+        std::span<const T>(), std::span<const T>(), std::span<const std::int32_t>(labels));
     EXPECT_TRUE(throws_error([&] { (void)mri::pcsense<T>(holes, maps, q.maps_shape, phase, phase_shape, c); },
                              ErrorCode::kInvalidArgument, {"shot 2 has no samples", "0 … 3"}));
   }
@@ -497,17 +520,17 @@ TYPED_TEST(PcSense, BadInput) {
   EXPECT_TRUE(throws_error(call(maps, {32, 16, 8}, phase, phase_shape), shape_error, {"32x16x8", "expected 32x32xC"}));
   const std::vector<C> short_maps(maps.begin(), maps.end() - 1);
   EXPECT_TRUE(throws_error(call(short_maps, q.maps_shape, phase, phase_shape), shape_error, {"4095", "expected 4096"}));
-  EXPECT_TRUE(throws_error(call({}, {32, 32, 0}, phase, phase_shape), ErrorCode::kInvalidArgument, {"0 coils", "C >= 1"}));
+  EXPECT_TRUE(
+      throws_error(call({}, {32, 32, 0}, phase, phase_shape), ErrorCode::kInvalidArgument, {"0 coils", "C >= 1"}));
   {
     auto m = maps;
     m[165 + 1024 * 3] = C(std::numeric_limits<T>::quiet_NaN(), 0);
-    EXPECT_TRUE(throws_error(call(m, q.maps_shape, phase, phase_shape), ErrorCode::kNonFinite,
-                             {"coil map 3", "voxel (5, 5)"}));
+    EXPECT_TRUE(
+        throws_error(call(m, q.maps_shape, phase, phase_shape), ErrorCode::kNonFinite, {"coil map 3", "voxel (5, 5)"}));
   }
   // A null encoding; a field map with the NUFFT; an unknown kind.
-  EXPECT_TRUE(throws_error(
-      [&] { (void)mri::pcsense<T>(nullptr, maps, q.maps_shape, phase, phase_shape, c); },
-      ErrorCode::kInvalidArgument, {"null"}));
+  EXPECT_TRUE(throws_error([&] { (void)mri::pcsense<T>(nullptr, maps, q.maps_shape, phase, phase_shape, c); },
+                           ErrorCode::kInvalidArgument, {"null"}));
   {
     const auto kx = narrow_real<T>(q.kx), ky = narrow_real<T>(q.ky), field = narrow_real<T>(mri::field_map(q.grid));
     auto with_field = std::make_shared<const mri::Encoding<T>>(
@@ -535,8 +558,8 @@ TYPED_TEST(PcSense, BadInput) {
   elsewhere.shot_encoding = [](std::shared_ptr<const mri::Encoding<T>> e, std::int64_t b) -> OperatorPtr<T> {
     return std::make_shared<mri::DftEncoding<T>>(std::move(e), Context::cuda(0), mri::DftEncodingOptions{.batch = b});
   };
-  EXPECT_TRUE(throws_error(call(maps, q.maps_shape, phase, phase_shape, elsewhere), ErrorCode::kContextMismatch,
-                           {"shot 0"}));
+  EXPECT_TRUE(
+      throws_error(call(maps, q.maps_shape, phase, phase_shape, elsewhere), ErrorCode::kContextMismatch, {"shot 0"}));
 #endif
 }
 

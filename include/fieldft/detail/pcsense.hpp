@@ -56,20 +56,19 @@ FIELDFT_HD void reduce_point(std::int64_t n, std::int64_t coils, const Cplx<T>* 
 // Element t = i + m_s·c of a shot's samples: w[t] = y[index[i] + m·c] (gather), or the reverse
 // (scatter). Together the shots' index arrays are a permutation of 0 … m−1, so the scatters of
 // all shots write every sample of y exactly once.
-FIELDFT_HD std::int64_t original_position(std::int64_t m, std::int64_t m_s, const std::int64_t* index,
-                                                 std::int64_t t) {
+FIELDFT_HD std::int64_t original_position(std::int64_t m, std::int64_t m_s, const std::int64_t* index, std::int64_t t) {
   return index[t % m_s] + m * (t / m_s);
 }
 
 template <class T>
-FIELDFT_HD void gather_point(std::int64_t m, std::int64_t m_s, const std::int64_t* index, const Cplx<T>* y,
-                             Cplx<T>* w, std::int64_t t) {
+FIELDFT_HD void gather_point(std::int64_t m, std::int64_t m_s, const std::int64_t* index, const Cplx<T>* y, Cplx<T>* w,
+                             std::int64_t t) {
   w[t] = y[original_position(m, m_s, index, t)];
 }
 
 template <class T>
-FIELDFT_HD void scatter_point(std::int64_t m, std::int64_t m_s, const std::int64_t* index, const Cplx<T>* w,
-                              Cplx<T>* y, std::int64_t t) {
+FIELDFT_HD void scatter_point(std::int64_t m, std::int64_t m_s, const std::int64_t* index, const Cplx<T>* w, Cplx<T>* y,
+                              std::int64_t t) {
   y[original_position(m, m_s, index, t)] = w[t];
 }
 

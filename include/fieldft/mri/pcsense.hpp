@@ -94,9 +94,9 @@ using ShotEncodingFactory =
 template <class T>
 struct PcSenseOptions {
   EncodingKind encoding = EncodingKind::kNufft;
-  double eps = 1e-5;                     // kNufft: NufftEncodingOptions::eps
-  nufft::Options nufft{};                // kNufft: NufftEncodingOptions::nufft
-  Toeplitz toeplitz = Toeplitz::kAuto;   // kNufft: NufftEncodingOptions::toeplitz
+  double eps = 1e-5;                       // kNufft: NufftEncodingOptions::eps
+  nufft::Options nufft{};                  // kNufft: NufftEncodingOptions::nufft
+  Toeplitz toeplitz = Toeplitz::kAuto;     // kNufft: NufftEncodingOptions::toeplitz
   ShotEncodingFactory<T> shot_encoding{};  // set: replaces the four fields above
 };
 
