@@ -2,59 +2,58 @@
 // E_C ∘ diag(maps) with the coils as the encoding's batch axis.
 #include "fieldft/mri/sense.hpp"
 
-#include <cmath>
-#include <sstream>
 #include <string>
 
 #include "fieldft/error.hpp"
 #include "fieldft/mri/toeplitz.hpp"
 #include "fieldft/op/vector_ops.hpp"
 #include "op/upload.hpp"
+#include "mri/sense_checks.hpp"
 
 namespace fieldft::mri {
 
-namespace {
+namespace detail {
 
-// The coil count of maps_shape = image_shape + {C}, after checking shapes and the data's size.
-std::int64_t coils_of(const op::Shape& image_shape, const op::Shape& maps_shape, std::size_t maps_size,
-                      const std::string& who) {
-  const std::string expected = op::shape_string(image_shape) + "xC";
-  require(maps_shape.size() == image_shape.size() + 1, ErrorCode::kShapeMismatch,
-          who + ": the coil maps have shape " + op::shape_string(maps_shape) + ", expected " + expected +
-              " (the image shape followed by the number of coils C)");
-  const std::int64_t coils = maps_shape.back();
-  require(coils >= 1, ErrorCode::kInvalidArgument,
-          who + ": the coil maps have " + std::to_string(coils) + " coils (shape " +
-              op::shape_string(maps_shape) + "), expected C >= 1");
-  for (std::size_t d = 0; d < image_shape.size(); ++d)
-    require(maps_shape[d] == image_shape[d], ErrorCode::kShapeMismatch,
-            who + ": the coil maps have shape " + op::shape_string(maps_shape) + ", expected " + expected +
-                " (the image shape followed by the number of coils C)");
-  const std::int64_t want = op::shape_size(maps_shape);
-  require(static_cast<std::int64_t>(maps_size) == want, ErrorCode::kShapeMismatch,
-          who + ": the coil maps hold " + std::to_string(maps_size) + " values, expected " + std::to_string(want) +
-              " (shape " + op::shape_string(maps_shape) + ")");
-  return coils;
-}
-
-// kNonFinite at the first NaN/Inf, naming its coil and voxel.
 template <class T>
-void require_finite_maps(std::span<const std::complex<T>> maps, const op::Shape& image_shape, const std::string& who) {
-  const std::int64_t voxels = op::shape_size(image_shape);
-  for (std::size_t i = 0; i < maps.size(); ++i) {
-    if (std::isfinite(maps[i].real()) && std::isfinite(maps[i].imag())) continue;
-    const std::int64_t coil = static_cast<std::int64_t>(i) / voxels;
-    std::int64_t v = static_cast<std::int64_t>(i) % voxels;
-    std::ostringstream os;
-    os << who << ": coil map " << coil << " is " << maps[i] << " at voxel (";
-    for (std::size_t d = 0; d < image_shape.size(); ++d) {
-      os << (d ? ", " : "") << v % image_shape[d];
-      v /= image_shape[d];
+op::OperatorPtr<T> batched_encoding(std::shared_ptr<const Encoding<T>> encoding, const SenseOptions& options,
+                                    std::int64_t batch, Context context, const std::string& who) {
+  switch (options.encoding) {
+    case EncodingKind::kNufft: {
+      require(!encoding->has_field(), ErrorCode::kInvalidArgument,
+              who + ": the encoding has a field map, which the NUFFT encoding cannot model; use "
+                    "options.encoding = EncodingKind::kDft (the exact field-corrected DFT), or an encoding "
+                    "without a field map");
+      NufftEncodingOptions o;
+      o.eps = options.eps;
+      o.batch = batch;
+      o.nufft = options.nufft;
+      o.toeplitz = options.toeplitz;
+      return std::make_shared<NufftEncoding<T>>(std::move(encoding), std::move(context), o);
     }
-    os << ") (index " << i << " of the maps); coil sensitivities must be finite";
-    throw Error(ErrorCode::kNonFinite, os.str());
+    case EncodingKind::kDft: {
+      DftEncodingOptions o;
+      o.batch = batch;
+      return std::make_shared<DftEncoding<T>>(std::move(encoding), std::move(context), o);
+    }
+    default:
+      throw Error(ErrorCode::kInvalidArgument, who + ": options.encoding is " +
+                                                   std::to_string(static_cast<int>(options.encoding)) +
+                                                   ", expected EncodingKind::kNufft (0) or kDft (1)");
   }
 }
+
+template op::OperatorPtr<float> batched_encoding<float>(std::shared_ptr<const Encoding<float>>, const SenseOptions&,
+                                                        std::int64_t, Context, const std::string&);
+template op::OperatorPtr<double> batched_encoding<double>(std::shared_ptr<const Encoding<double>>,
+                                                          const SenseOptions&, std::int64_t, Context,
+                                                          const std::string&);
+
+}  // namespace detail
+
+namespace {
+
+using detail::coils_of;
+using detail::require_finite_maps;
 
 // The coil maps in context memory, shared by a SENSE operator and its batched forms.
 template <class T>
@@ -204,32 +203,7 @@ op::OperatorPtr<T> sense(std::shared_ptr<const Encoding<T>> encoding, std::span<
   const op::Shape image = encoding->image_shape();
   const std::int64_t coils = coils_of(image, maps_shape, maps.size(), who);
   require_finite_maps(maps, image, who);  // before the (costlier) transforms are planned
-  op::OperatorPtr<T> e;
-  switch (options.encoding) {
-    case EncodingKind::kNufft: {
-      require(!encoding->has_field(), ErrorCode::kInvalidArgument,
-              who + ": the encoding has a field map, which the NUFFT encoding cannot model; use "
-                    "options.encoding = EncodingKind::kDft (the exact field-corrected DFT), or an encoding "
-                    "without a field map");
-      NufftEncodingOptions o;
-      o.eps = options.eps;
-      o.batch = coils;
-      o.nufft = options.nufft;
-      o.toeplitz = options.toeplitz;
-      e = std::make_shared<NufftEncoding<T>>(std::move(encoding), std::move(context), o);
-      break;
-    }
-    case EncodingKind::kDft: {
-      DftEncodingOptions o;
-      o.batch = coils;
-      e = std::make_shared<DftEncoding<T>>(std::move(encoding), std::move(context), o);
-      break;
-    }
-    default:
-      throw Error(ErrorCode::kInvalidArgument, who + ": options.encoding is " +
-                                                   std::to_string(static_cast<int>(options.encoding)) +
-                                                   ", expected EncodingKind::kNufft (0) or kDft (1)");
-  }
+  auto e = detail::batched_encoding<T>(std::move(encoding), options, coils, std::move(context), who);
   return compose_sense<T>(std::move(e), maps, image, coils, who);
 }
 

@@ -377,6 +377,67 @@ std::vector<double> field_map(std::span<const std::int64_t> grid, const FieldMap
 }
 
 // ---------------------------------------------------------------------------------------------
+// Multi-shot phase.
+
+std::vector<double> shot_phase_maps(std::span<const std::int64_t> grid, std::int64_t shots,
+                                    const ShotPhaseOptions& o) {
+  const std::string who = "shot_phase_maps";
+  const Grid g = check_grid(grid, who);
+  require_count(shots, false, who, "shots");
+  require_range(o.max_phase, 0, 1e6, false, who, "options.max_phase");
+  const std::int64_t total = checked_mul(g.voxels, shots, who, "voxels x shots");
+  std::vector<double> phi(static_cast<std::size_t>(total));
+  SplitMix64 rng(o.seed);
+  for (std::int64_t s = 0; s < shots; ++s) {
+    // a, b_d, q_de (d <= e) for the dim axes, drawn in this order.
+    const double a = rng.uniform(-1, 1);
+    double b[3] = {0, 0, 0}, q[3][3] = {};
+    for (int d = 0; d < g.dim; ++d) b[d] = rng.uniform(-1, 1);
+    for (int d = 0; d < g.dim; ++d)
+      for (int e = d; e < g.dim; ++e) q[d][e] = rng.uniform(-1, 1);
+    double* f = phi.data() + g.voxels * s;
+    double peak = 0;
+    for (std::int64_t v = 0; v < g.voxels; ++v) {
+      const double u[3] = {voxel_coordinate(v % g.n[0], g.n[0]), voxel_coordinate((v / g.n[0]) % g.n[1], g.n[1]),
+                           g.dim == 3 ? voxel_coordinate(v / (g.n[0] * g.n[1]), g.n[2]) : 0.0};
+      double p = a;
+      for (int d = 0; d < g.dim; ++d) {
+        p += b[d] * u[d];
+        for (int e = d; e < g.dim; ++e) p += q[d][e] * u[d] * u[e];
+      }
+      f[v] = p;
+      peak = std::max(peak, std::abs(p));
+    }
+    // peak > 0 but for coefficients that cancel exactly at every voxel (probability 0); guard.
+    const double scale = peak > 0 ? o.max_phase / peak : 0.0;
+    for (std::int64_t v = 0; v < g.voxels; ++v) f[v] *= scale;
+  }
+  return phi;
+}
+
+std::vector<std::int32_t> shot_labels(const Trajectory& t, std::int64_t shots) {
+  const std::string who = "shot_labels";
+  require(t.interleaves >= 1 && t.samples >= 1 && t.partitions >= 1, ErrorCode::kInvalidArgument,
+          who + ": the trajectory has " + std::to_string(t.interleaves) + " interleaves of " +
+              std::to_string(t.samples) + " samples in " + std::to_string(t.partitions) +
+              " partitions; expected each >= 1");
+  const std::int64_t per_partition = checked_mul(t.interleaves, t.samples, who, "the number of samples");
+  require(t.size() == checked_mul(per_partition, t.partitions, who, "the number of samples"),
+          ErrorCode::kInvalidArgument,
+          who + ": the trajectory has " + std::to_string(t.size()) + " samples, expected interleaves x samples x " +
+              "partitions = " + std::to_string(t.interleaves) + " x " + std::to_string(t.samples) + " x " +
+              std::to_string(t.partitions));
+  const std::int64_t most = std::min<std::int64_t>(t.interleaves, std::numeric_limits<std::int32_t>::max());
+  require(shots >= 1 && shots <= most, ErrorCode::kInvalidArgument,
+          who + ": shots is " + std::to_string(shots) + ", expected 1 ... " + std::to_string(most) +
+              " (at most the trajectory's interleaves: each shot needs at least one)");
+  std::vector<std::int32_t> labels(static_cast<std::size_t>(t.size()));
+  for (std::int64_t j = 0; j < t.size(); ++j)
+    labels[static_cast<std::size_t>(j)] = static_cast<std::int32_t>(((j / t.samples) % t.interleaves) % shots);
+  return labels;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Noise.
 
 template <class T>

@@ -210,6 +210,52 @@ TEST(Simulate, NoiseStatistics) {
   }
 }
 
+// Per-shot phase: image + {S}, every shot's peak |φ_s| exactly max_phase, shots different from each
+// other and reproducible from the seed, and a polynomial of degree 2 in the voxel position: along
+// x the third differences vanish (to rounding of values of order max_phase), in 2D and 3D.
+TEST(Simulate, ShotPhaseMaps) {
+  for (const Grid& grid : {Grid{20, 16}, Grid{10, 8, 6}}) {
+    const std::int64_t voxels = grid.size() == 2 ? 20 * 16 : 10 * 8 * 6, shots = 4;
+    const double max_phase = 2.5;
+    const auto phi = mri::shot_phase_maps(grid, shots, {.max_phase = max_phase, .seed = 3});
+    ASSERT_EQ(phi.size(), static_cast<std::size_t>(voxels * shots));
+    for (std::int64_t s = 0; s < shots; ++s) {
+      double peak = 0;
+      for (std::int64_t v = 0; v < voxels; ++v) peak = std::max(peak, std::abs(phi[v + voxels * s]));
+      EXPECT_NEAR(peak, max_phase, 1e-12) << "shot " << s;
+      if (s > 0) {
+        double diff = 0;
+        for (std::int64_t v = 0; v < voxels; ++v) diff = std::max(diff, std::abs(phi[v + voxels * s] - phi[v]));
+        EXPECT_GT(diff, 0.1 * max_phase) << "shot " << s << " repeats shot 0";
+      }
+      const std::int64_t nx = grid[0];
+      for (std::int64_t row = 0; row < voxels / nx; ++row)
+        for (std::int64_t x = 0; x + 3 < nx; ++x) {
+          const double* f = phi.data() + voxels * s + nx * row + x;
+          EXPECT_NEAR(f[3] - 3 * f[2] + 3 * f[1] - f[0], 0.0, 1e-12);
+        }
+    }
+    EXPECT_EQ(phi, mri::shot_phase_maps(grid, shots, {.max_phase = max_phase, .seed = 3}));
+    EXPECT_NE(phi, mri::shot_phase_maps(grid, shots, {.max_phase = max_phase, .seed = 4}));
+    const auto zero = mri::shot_phase_maps(grid, 2, {.max_phase = 0});
+    EXPECT_TRUE(std::all_of(zero.begin(), zero.end(), [](double x) { return x == 0; }));
+  }
+}
+
+// Interleave l of every partition goes to shot l mod S.
+TEST(Simulate, ShotLabelsFromInterleaves) {
+  const auto t = mri::spiral_trajectory(Grid{16, 16}, {.interleaves = 6, .samples = 10});
+  const auto labels = mri::shot_labels(t, 4);
+  ASSERT_EQ(labels.size(), 60u);
+  for (std::int64_t j = 0; j < 60; ++j) EXPECT_EQ(labels[j], (j / 10) % 4) << "sample " << j;
+  const auto one = mri::shot_labels(t, 1);
+  EXPECT_TRUE(std::all_of(one.begin(), one.end(), [](std::int32_t l) { return l == 0; }));
+  const auto t3 = mri::spiral_trajectory(Grid{16, 16, 3}, {.interleaves = 4, .samples = 5});
+  const auto l3 = mri::shot_labels(t3, 2);
+  ASSERT_EQ(l3.size(), 60u);
+  for (std::int64_t j = 0; j < 60; ++j) EXPECT_EQ(l3[j], ((j / 5) % 4) % 2) << "sample " << j;
+}
+
 TEST(Simulate, BadInput) {
   const Grid g2{16, 16};
   const auto bad = ErrorCode::kInvalidArgument;
@@ -232,6 +278,17 @@ TEST(Simulate, BadInput) {
   EXPECT_TRUE(throws_error([&] { (void)mri::coil_maps(g2, 4, {.width = 0}); }, bad, {"width"}));
   EXPECT_TRUE(throws_error([&] { (void)mri::field_map(g2, {.max_hz = -5}); }, bad, {"max_hz"}));
   EXPECT_TRUE(throws_error([&] { (void)mri::field_map(g2, {.blobs = 0}); }, bad, {"blobs"}));
+  EXPECT_TRUE(throws_error([&] { (void)mri::shot_phase_maps(g2, 0); }, bad, {"shots", ">= 1"}));
+  EXPECT_TRUE(throws_error([&] { (void)mri::shot_phase_maps(g2, 2, {.max_phase = -1}); }, bad, {"max_phase"}));
+  EXPECT_TRUE(throws_error([&] { (void)mri::shot_phase_maps(g2, 2, {.max_phase = std::nan("")}); }, bad,
+                           {"max_phase", "finite"}));
+  const auto arms = mri::spiral_trajectory(g2, {.interleaves = 4, .samples = 8});
+  EXPECT_TRUE(throws_error([&] { (void)mri::shot_labels(arms, 0); }, bad, {"shots is 0", "1 ... 4"}));
+  EXPECT_TRUE(throws_error([&] { (void)mri::shot_labels(arms, 5); }, bad, {"shots is 5", "1 ... 4", "interleaves"}));
+  auto cut = arms;
+  cut.kx.pop_back();
+  cut.ky.pop_back();
+  EXPECT_TRUE(throws_error([&] { (void)mri::shot_labels(cut, 2); }, bad, {"31 samples", "4 x 8 x 1"}));
   std::vector<std::complex<double>> z(4);
   EXPECT_TRUE(throws_error([&] { mri::add_noise<double>(z, std::numeric_limits<double>::infinity(), 1); }, bad,
                            {"sigma", "finite"}));

@@ -66,6 +66,18 @@
 // centres (|u_d| <= 0.5), widths (0.2 … 0.5) and signed amplitudes, scaled so that
 // max_v |Δf_v| = max_hz exactly; returned as Δω = 2π·Δf in rad/s (Encoding's unit), image layout.
 //
+// Multi-shot phase (shot_phase_maps): for each shot s a smooth phase map, the low-order
+// polynomial φ_s(u) = a_s + Σ_d b_{s,d} u_d + Σ_{d<=e} q_{s,de} u_d u_e in the voxel positions u
+// (half-FOV units) — constant, linear and quadratic terms, the shape of motion-induced phase in
+// diffusion-weighted shots (rigid motion gives constant and linear terms, nonrigid pulsation
+// smooth higher-order ones) — with coefficients uniform in [−1, 1] from the seed, then scaled so
+// that max_v |φ_s(v)| = max_phase exactly (radians), for every shot. Layout image + {S}: φ_s(v)
+// at index v + voxels·s, the phase maps of mri::pcsense.
+// Shot labels (shot_labels): sample j of a trajectory belongs to interleave l = (j / S) mod L
+// (sample j = s + S·(l + L·p), above), and gets the label l mod shots: arm l is acquired in shot
+// l mod shots (interleaves of one shot spread evenly over k-space when shots divides L); in 3D,
+// every kz plane's arm l in the same shot. 1 <= shots <= L, so that every shot has samples.
+//
 // Noise (add_noise): complex white Gaussian noise of standard deviation sigma per complex value
 // (real and imaginary parts independent, each of variance sigma²/2), added in place; Box–Muller
 // on SplitMix64, computed in double.
@@ -73,7 +85,7 @@
 // Errors (fieldft::Error, kInvalidArgument unless said): a grid of the wrong rank or with a size
 // < 1; subsamples outside [1, 16]; an ellipse with a non-finite entry or a semi-axis <= 0;
 // interleaves, spokes, samples or coils < 1 (0 = the default where documented); reach,
-// oversampling, width, radius, max_hz, dwell, sigma not finite or out of range (each message says
+// oversampling, width, radius, max_hz, max_phase, dwell, sigma not finite or out of range (each message says
 // the range); sizes beyond 64 bits → kTooLarge.
 #pragma once
 
@@ -156,6 +168,21 @@ struct FieldMapOptions {
 
 // Δω in rad/s, image layout.
 std::vector<double> field_map(std::span<const std::int64_t> grid, const FieldMapOptions& options = {});
+
+// ---------------------------------------------------------------------------------------------
+// Multi-shot phase.
+
+struct ShotPhaseOptions {
+  double max_phase = 3.0;  // [0, 1e6]: max_v |φ_s(v)| of every shot, radians
+  std::uint64_t seed = 1;
+};
+
+// shots >= 1 phase maps in radians, layout image + {S}.
+std::vector<double> shot_phase_maps(std::span<const std::int64_t> grid, std::int64_t shots,
+                                    const ShotPhaseOptions& options = {});
+// One label per sample of t: its interleave modulo `shots` (1 <= shots <= t.interleaves), for
+// mri::Encoding's shots.
+std::vector<std::int32_t> shot_labels(const Trajectory& t, std::int64_t shots);
 
 // ---------------------------------------------------------------------------------------------
 // Noise.
