@@ -105,7 +105,7 @@ struct Basis {
   std::vector<C> factor;   // L × L
 };
 
-Basis make_basis(SegmentInterpolator kind, const FieldHistogram& hist, std::span<const double> tau) {
+Basis make_basis(SegmentInterpolator kind, const FieldHistogram& hist, std::span<const double> tau, double ridge) {
   Basis b;
   const int n = static_cast<int>(tau.size());
   b.segments = n;
@@ -128,10 +128,10 @@ Basis make_basis(SegmentInterpolator kind, const FieldHistogram& hist, std::span
     for (int l = 0; l < n; ++l)
       for (int m = 0; m <= l; ++m) b.factor[l * n + m] += w * conj_mul(e[l], e[m]);
   }
-  for (int l = 0; l < n; ++l) b.factor[l * n + l] += kRidge;
+  for (int l = 0; l < n; ++l) b.factor[l * n + l] += ridge;
   if (!cholesky(b.factor, n))
     throw Error(ErrorCode::kInternal, "time segmentation: the least-squares Gram matrix (L = " + std::to_string(n) +
-                                          ") is not positive definite despite the ridge " + number(kRidge));
+                                          ") is not positive definite despite the ridge " + number(ridge));
   return b;
 }
 
@@ -324,9 +324,14 @@ DistinctTimes distinct_times(std::span<const double> times, std::int64_t samples
   return d;
 }
 
+double least_squares_ridge(double accuracy) {
+  return std::max(kMinRidge, (kRidgeFraction * accuracy) * (kRidgeFraction * accuracy));
+}
+
 SegmentInterpolation interpolate_segments(SegmentInterpolator kind, const FieldHistogram& hist,
-                                          std::span<const double> segment_times, std::span<const double> times) {
-  const Basis basis = make_basis(kind, hist, segment_times);
+                                          std::span<const double> segment_times, std::span<const double> times,
+                                          double ridge) {
+  const Basis basis = make_basis(kind, hist, segment_times, ridge);
   return interpolate_with(kind, hist, basis, segment_times, times, resolve_cpu_threads(0, "time segmentation"));
 }
 
@@ -364,10 +369,11 @@ TimeSegmentationDesign design_time_segmentation(const TimeSegmentationRequest& r
                               number(hist.omega_max / (2 * std::numbers::pi)) + " Hz, readout " +
                               number((t_max - t_min) * 1e3) + " ms";
 
+  const double ridge = least_squares_ridge(r.accuracy);
   auto design_at = [&](int l) {
     d.segments = l;
     d.segment_times = segment_times(l, t_min, t_max);
-    const Basis basis = make_basis(r.interpolator, hist, d.segment_times);
+    const Basis basis = make_basis(r.interpolator, hist, d.segment_times, ridge);
     d.interpolation = interpolate_with(r.interpolator, hist, basis, d.segment_times, d.times.values, nthreads);
   };
   if (hist.width == 0 && r.segments <= 1) {
@@ -397,7 +403,7 @@ TimeSegmentationDesign design_time_segmentation(const TimeSegmentationRequest& r
     bool found = false;
     for (int l = 1; l <= r.max_segments && !found; ++l) {
       const auto tau = segment_times(l, t_min, t_max);
-      const Basis basis = make_basis(r.interpolator, hist, tau);
+      const Basis basis = make_basis(r.interpolator, hist, tau, ridge);
       const auto probes = screen_times(d.times.values, l);
       const double screened = interpolate_with(r.interpolator, hist, basis, tau, probes, nthreads).worst_error;
       if (screened < best) {

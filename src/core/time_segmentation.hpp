@@ -18,10 +18,11 @@
 //                  "Fast, iterative image reconstruction for MRI in the presence of field
 //                  inhomogeneities", IEEE TMI 22(2), 2003 (the histogram-weighted least-squares
 //                  interpolator); Fessler, Lee, Olafsson, Shi & Noll, IEEE TSP 53(9), 2005.
-//                  λ = kRidge (G's diagonal is Σ_b w_b = 1) keeps Σ_l |h_l| small: G has
-//                  eigenvalues near zero as L grows, and without the ridge h grows into large
-//                  cancelling coefficients that amplify the NUFFT's error in the sum over l
-//                  (docs/architecture.md has the measured trade-off against L).
+//                  The ridge λ = (kRidgeFraction · accuracy)², at least kMinRidge (G's diagonal
+//                  is Σ_b w_b = 1), keeps Σ_l |h_l| small: G has eigenvalues near zero as L
+//                  grows, and without the ridge h grows into large cancelling coefficients that
+//                  amplify the NUFFT's error in the sum over l. Tied to the accuracy, it costs a
+//                  small part of it (docs/architecture.md has the measured trade-off against L).
 //   kHanning       Noll, Meyer, Pauly, Nishimura & Macovski, "A homogeneity correction method
 //                  for magnetic resonance imaging with time-varying gradients", IEEE TMI 10(4),
 //                  1991: Hanning (raised-cosine) weights between the two neighbouring segment
@@ -57,7 +58,11 @@ const char* segment_interpolator_name(SegmentInterpolator i) noexcept;  // "leas
 inline constexpr int kMaxSegmentsLimit = 1024;  // max_segments may not exceed this
 inline constexpr int kMaxBins = 4096;           // histogram bins at most
 inline constexpr double kBinPhase = 0.2;        // rad: bin width × readout span, at most (when bins allow)
-inline constexpr double kRidge = 1e-8;          // λ of the least-squares interpolator
+inline constexpr double kRidgeFraction = 0.1;   // the least-squares ridge: λ = (0.1 · accuracy)²
+inline constexpr double kMinRidge = 1e-14;      // λ at least (G stays positive definite in double)
+
+// λ of the least-squares interpolator for a requested accuracy.
+double least_squares_ridge(double accuracy);
 
 // Uniform segment times over [t_min, t_max] (see the top); L >= 1.
 std::vector<double> segment_times(int segments, double t_min, double t_max);
@@ -94,9 +99,11 @@ struct SegmentInterpolation {
   double worst_error = 0;     // the worst case over the rows computed (above)
   double amplification = 0;   // max over rows of Σ_l |h_l|: how much the NUFFT's error can grow
 };
-// h for the times `times` (any subset of the readout's; D rows), with the error at each.
+// h for the times `times` (any subset of the readout's; D rows), with the error at each; ridge:
+// λ of the least-squares interpolator (least_squares_ridge), unused by Hanning.
 SegmentInterpolation interpolate_segments(SegmentInterpolator kind, const FieldHistogram& hist,
-                                          std::span<const double> segment_times, std::span<const double> times);
+                                          std::span<const double> segment_times, std::span<const double> times,
+                                          double ridge);
 
 struct TimeSegmentationRequest {
   std::span<const double> field;   // rad/s per voxel; empty: none
