@@ -11,6 +11,7 @@
 
 #include "cuda/cuda_check.cuh"
 #include "cuda/device_utils.cuh"
+#include "cuda/grid_stride.cuh"
 #include "cuda/time_segmentation.hpp"
 
 namespace fieldft::cuda::tseg {
@@ -19,14 +20,6 @@ namespace {
 
 namespace dt = detail::tseg;
 using detail::Cplx;
-
-constexpr int kThreads = 256;
-constexpr std::int64_t kMaxGrid = 8192;  // grid cap; a grid-stride loop covers the rest
-
-unsigned grid_for(std::int64_t n) {
-  const std::int64_t blocks = (n + kThreads - 1) / kThreads;
-  return static_cast<unsigned>(blocks < kMaxGrid ? blocks : kMaxGrid);
-}
 
 enum class Pass : int { kExpand, kReduce, kCombine, kSpread };
 
@@ -51,7 +44,7 @@ void launch(int device, void* stream, const SegmentTables<T>& g, std::int64_t co
             std::complex<T>* out) {
   if (count == 0) return;
   DeviceGuard guard(device);
-  pass_kernel<T, kPass><<<grid_for(count), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+  pass_kernel<T, kPass><<<stride_blocks(count), kStrideThreads, 0, static_cast<cudaStream_t>(stream)>>>(
       g, count, reinterpret_cast<const Cplx<T>*>(in), reinterpret_cast<Cplx<T>*>(out));
   FIELDFT_CUDA_CHECK_LAUNCH();
 }

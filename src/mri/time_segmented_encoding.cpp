@@ -4,7 +4,6 @@
 // (src/cuda/time_segmentation.hpp).
 #include "fieldft/config.hpp"  // first: FIELDFT_HAVE_CUDA selects the includes below
 
-#include <cstring>
 #include <numbers>
 #include <string>
 #include <vector>
@@ -15,8 +14,8 @@
 #include "fieldft/mri/time_segmentation.hpp"
 #include "mri/encoding_shapes.hpp"
 #include "op/host_loops.hpp"
+#include "op/upload.hpp"
 #if FIELDFT_HAVE_CUDA
-#include "cuda/stream.hpp"
 #include "cuda/time_segmentation.hpp"
 #endif
 
@@ -75,24 +74,6 @@ std::shared_ptr<const Encoding<T>> trajectory_only(const Encoding<T>& e) {
   return std::make_shared<const Encoding<T>>(grid, e.k(0), e.k(1), e.dim() == 3 ? e.k(2) : std::span<const T>());
 }
 
-// Copies host values into `ws` (context memory; on a device enqueued on the context's stream).
-template <class V>
-const V* upload(op::Workspace& ws, const std::vector<V>& values) {
-  auto* p = ws.get_as<V>(static_cast<std::int64_t>(values.size()));
-  const std::size_t bytes = values.size() * sizeof(V);
-  const Context& c = ws.context();
-  if (c.is_host()) {
-    if (bytes) std::memcpy(p, values.data(), bytes);
-  } else {
-#if FIELDFT_HAVE_CUDA
-    cuda::copy_to_device_async(p, values.data(), bytes, c.device(), c.stream());
-#else
-    throw Error(ErrorCode::kBackendUnavailable, "TimeSegmentedEncoding: a CUDA context, but fieldft was built without CUDA");
-#endif
-  }
-  return p;
-}
-
 }  // namespace
 
 template <class T>
@@ -145,11 +126,11 @@ TimeSegmentedEncoding<T>::TimeSegmentedEncoding(std::shared_ptr<const Encoding<T
     v.n = e.num_voxels();
     v.m = e.num_samples();
     v.segments = d.segments;
-    v.field_hz = upload(t->field, hz);
-    v.tau = upload(t->tau, d.segment_times);
-    v.h = upload(t->h, h);
-    v.time = upload(t->time, d.times.index);
-    v.range = upload(t->range, range);
+    v.field_hz = op::upload(t->field, hz);
+    v.tau = op::upload(t->tau, d.segment_times);
+    v.h = op::upload(t->h, h);
+    v.time = op::upload(t->time, d.times.index);
+    v.range = op::upload(t->range, range);
     tables_ = std::move(t);
   }
   // One NUFFT for the L·B stacked images; its normal is never used (this operator's is A then
@@ -240,25 +221,29 @@ void run_pass(const Context& c, Pass pass, const SegmentTables<T>& g, const std:
 }  // namespace
 
 template <class T>
+typename TimeSegmentedEncoding<T>::Stacks TimeSegmentedEncoding<T>::stacks() {
+  Stacks s{tables_->view, nullptr, nullptr};
+  s.tables.batch = options_.batch;
+  const std::int64_t lb = s.tables.segments * s.tables.batch;
+  s.images = this->scratch(1, s.tables.n * lb);
+  s.samples = this->scratch(2, s.tables.m * lb);
+  return s;
+}
+
+template <class T>
 void TimeSegmentedEncoding<T>::apply(const Complex* x, Complex* y) {
-  SegmentTables<T> g = tables_->view;
-  g.batch = options_.batch;
-  Complex* u = this->scratch(1, g.n * g.segments * g.batch);
-  Complex* s = this->scratch(2, g.m * g.segments * g.batch);
-  run_pass<T>(this->context(), Pass::kExpand, g, x, u);
-  nufft_->apply(u, s);
-  run_pass<T>(this->context(), Pass::kCombine, g, s, y);
+  const Stacks s = stacks();
+  run_pass<T>(this->context(), Pass::kExpand, s.tables, x, s.images);
+  nufft_->apply(s.images, s.samples);
+  run_pass<T>(this->context(), Pass::kCombine, s.tables, s.samples, y);
 }
 
 template <class T>
 void TimeSegmentedEncoding<T>::apply_adjoint(const Complex* y, Complex* x) {
-  SegmentTables<T> g = tables_->view;
-  g.batch = options_.batch;
-  Complex* u = this->scratch(1, g.n * g.segments * g.batch);
-  Complex* s = this->scratch(2, g.m * g.segments * g.batch);
-  run_pass<T>(this->context(), Pass::kSpread, g, y, s);
-  nufft_->apply_adjoint(s, u);
-  run_pass<T>(this->context(), Pass::kReduce, g, u, x);
+  const Stacks s = stacks();
+  run_pass<T>(this->context(), Pass::kSpread, s.tables, y, s.samples);
+  nufft_->apply_adjoint(s.samples, s.images);
+  run_pass<T>(this->context(), Pass::kReduce, s.tables, s.images, x);
 }
 
 template <class T>

@@ -3,16 +3,12 @@
 // the shared context) and reuse their scratch, so on a device nothing here synchronises.
 #include "fieldft/op/combinators.hpp"
 
-#include <cstring>
 #include <sstream>
 #include <string>
 #include <utility>
 
-#include "fieldft/config.hpp"  // first: FIELDFT_HAVE_CUDA selects the includes below
 #include "fieldft/op/vector_ops.hpp"
-#if FIELDFT_HAVE_CUDA
-#include "cuda/stream.hpp"
-#endif
+#include "op/upload.hpp"
 
 namespace fieldft::op {
 
@@ -63,26 +59,6 @@ std::string complex_string(double re, double im) {
     os << "(" << re << (im < 0 ? "-" : "+") << (im < 0 ? -im : im) << "i)";
   }
   return os.str();
-}
-
-// Copies host values to fresh memory at the context. Device copies are enqueued on the context's
-// stream, so the memory is ready for every later use on that stream without a synchronisation.
-// `values` is the caller's own vector (pageable), which the runtime stages before returning.
-template <class T>
-std::complex<T>* upload(Workspace& ws, const std::vector<std::complex<T>>& values) {
-  auto* p = ws.get_as<std::complex<T>>(static_cast<std::int64_t>(values.size()));
-  const std::size_t bytes = values.size() * sizeof(std::complex<T>);
-  const Context& c = ws.context();
-  if (c.is_host()) {
-    if (bytes) std::memcpy(p, values.data(), bytes);
-  } else {
-#if FIELDFT_HAVE_CUDA
-    cuda::copy_to_device_async(p, values.data(), bytes, c.device(), c.stream());
-#else
-    throw Error(ErrorCode::kBackendUnavailable, "this fieldft was built without CUDA");
-#endif
-  }
-  return p;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -56,6 +56,7 @@
 #include <string>
 
 #include "fieldft/context.hpp"
+#include "fieldft/detail/time_segmentation.hpp"
 #include "fieldft/mri/encoding.hpp"
 #include "fieldft/nufft.hpp"
 #include "fieldft/op/linear_operator.hpp"
@@ -114,6 +115,12 @@ class TimeSegmentedEncoding final : public op::LinearOperator<T> {
 
  private:
   struct Tables;  // the interpolator in context memory and the report, shared by batched copies
+  struct Stacks {  // this operator's tables (its batch) and its scratch for the L·B stacked vectors
+    ::fieldft::detail::tseg::SegmentTables<T> tables;
+    Complex* images;
+    Complex* samples;
+  };
+  Stacks stacks();
   TimeSegmentedEncoding(std::shared_ptr<const Encoding<T>> encoding, Context context,
                         TimeSegmentationOptions options, op::Shape batch_shape, std::shared_ptr<const Tables> tables);
 
