@@ -23,6 +23,7 @@ namespace fieldft::mri {
 
 namespace {
 
+using detail::batched_batch;
 using detail::initial_batch_shape;
 using detail::joined;
 using ::fieldft::detail::tseg::SegmentTables;
@@ -248,12 +249,8 @@ void TimeSegmentedEncoding<T>::apply_adjoint(const Complex* y, Complex* x) {
 
 template <class T>
 typename op::LinearOperator<T>::Ptr TimeSegmentedEncoding<T>::batched(std::int64_t k) const {
-  require(k >= 1, ErrorCode::kInvalidArgument, name() + ".batched(" + std::to_string(k) + "): expected k >= 1");
-  std::int64_t batch = 0;
-  require(!__builtin_mul_overflow(options_.batch, k, &batch), ErrorCode::kTooLarge,
-          name() + ".batched(" + std::to_string(k) + "): the batch overflows 64 bits");
   TimeSegmentationOptions o = options_;
-  o.batch = batch;
+  o.batch = batched_batch(name(), options_.batch, k);
   op::Shape shape = batch_shape_;
   shape.push_back(k);
   return std::shared_ptr<TimeSegmentedEncoding<T>>(
