@@ -376,8 +376,9 @@ TimeSegmentationDesign design_time_segmentation(const TimeSegmentationRequest& r
     const Basis basis = make_basis(r.interpolator, hist, d.segment_times, ridge);
     d.interpolation = interpolate_with(r.interpolator, hist, basis, d.segment_times, d.times.values, nthreads);
   };
-  if (hist.width == 0 && r.segments <= 1) {
-    // One field value ω (or none): exp(−iωt) = exp(−iω(t − τ_0))·exp(−iωτ_0) exactly, with L = 1.
+  if ((hist.width == 0 || t_max == t_min) && r.segments <= 1) {
+    // One field value ω (or none): exp(−iωt) = exp(−iω(t − τ_0))·exp(−iωτ_0) exactly, with L = 1;
+    // one readout time: t = τ_0 and h = 1.
     d.segments = 1;
     d.segment_times = segment_times(1, t_min, t_max);
     const double w = hist.centres.front(), tau = d.segment_times.front();
@@ -390,7 +391,8 @@ TimeSegmentationDesign design_time_segmentation(const TimeSegmentationRequest& r
     in.worst_error = 0;
     in.amplification = 1;
     d.forced = r.segments == 1;
-    d.reason = std::string("L = 1: ") + (r.field.empty() ? "no field map" : "a constant field map") +
+    d.reason = std::string("L = 1: ") +
+               (t_max == t_min ? "a single readout time" : r.field.empty() ? "no field map" : "a constant field map") +
                ", the phase factor is exact with one segment";
   } else if (r.segments > 0) {
     design_at(r.segments);

@@ -41,7 +41,8 @@
 // first screened at a subset of the readout times (about 8 per segment gap, picked among the
 // actual times, so a rejection is exact: the subset's maximum cannot exceed the full one); only
 // an L that passes the screen is evaluated at every distinct time. None passing → Error
-// (kInvalidArgument) naming the best error reached and at which L.
+// (kInvalidArgument) naming the best error reached and at which L. One field value (or no field
+// map) or one readout time: L = 1 is exact, h_0(t) = exp(−iω(t − τ_0)), error 0.
 #pragma once
 
 #include <complex>

@@ -191,7 +191,7 @@ TEST(TimeSegmentation, SegmentsGrowWithFieldTimesReadout) {
   }
 }
 
-TEST(TimeSegmentation, WithoutFieldMapOneExactSegment) {
+TEST(TimeSegmentation, OneExactSegmentWithoutFieldMapOrTimes) {
   const auto t = readouts(2, 100, 1e-4);
   const auto d = design_time_segmentation(request({}, t, 1e-6));
   EXPECT_EQ(d.segments, 1);
@@ -202,6 +202,10 @@ TEST(TimeSegmentation, WithoutFieldMapOneExactSegment) {
   const auto c = design_time_segmentation(request(constant, t, 1e-6));
   EXPECT_EQ(c.segments, 1);
   EXPECT_LT(brute_force_error(c, kTwoPi * 40, kTwoPi * 40, 1), 1e-12);
+  // No readout times (all t = 0): exact whatever the field.
+  const auto z = design_time_segmentation(request(ramp_field(300), {}, 1e-9));
+  EXPECT_EQ(z.segments, 1);
+  EXPECT_EQ(z.interpolation.coefficients, std::vector<std::complex<double>>{1.0});
 }
 
 TEST(TimeSegmentation, UnreachableAccuracyNamesTheBest) {

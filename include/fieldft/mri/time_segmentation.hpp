@@ -25,8 +25,9 @@
 // NUFFT's error through the sum over l); in relative l2 over the samples it is usually well
 // below the worst case, which only the extreme field values at the worst times reach.
 //
-// Without a field map (or with a constant one) the phase factor is exact with L = 1: the operator
-// is then NufftEncoding with at most a constant phase per readout time. Such an encoding is
+// Without a field map (or with a constant one), or without readout times, the phase factor is
+// exact with L = 1: the operator is then NufftEncoding with at most a constant phase per readout
+// time. Such an encoding is
 // accepted, not refused, so that callers need not switch operators by data.
 //
 // Implementation: ONE batched type 2 NUFFT of L·B images forward and ONE batched type 1 of L·B
