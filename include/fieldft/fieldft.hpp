@@ -8,6 +8,7 @@
 #include "fieldft/mri/encoding.hpp"
 #include "fieldft/mri/sense.hpp"
 #include "fieldft/mri/simulate.hpp"
+#include "fieldft/mri/time_segmentation.hpp"
 #include "fieldft/nufft.hpp"
 #include "fieldft/op/combinators.hpp"
 #include "fieldft/op/linear_operator.hpp"

@@ -17,6 +17,16 @@ inline op::Shape initial_batch_shape(std::int64_t batch, const std::string& who)
   return batch > 1 ? op::Shape{batch} : op::Shape{};
 }
 
+// The batch of batched(k) for operator `who` of batch `batch`: k < 1 → kInvalidArgument, a product
+// beyond 64 bits → kTooLarge.
+inline std::int64_t batched_batch(const std::string& who, std::int64_t batch, std::int64_t k) {
+  require(k >= 1, ErrorCode::kInvalidArgument, who + ".batched(" + std::to_string(k) + "): expected k >= 1");
+  std::int64_t product = 0;
+  require(!__builtin_mul_overflow(batch, k, &product), ErrorCode::kTooLarge,
+          who + ".batched(" + std::to_string(k) + "): the batch overflows 64 bits");
+  return product;
+}
+
 // a followed by b.
 inline op::Shape joined(op::Shape a, const op::Shape& b) {
   a.insert(a.end(), b.begin(), b.end());

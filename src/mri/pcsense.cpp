@@ -18,6 +18,7 @@
 #include "fieldft/detail/pcsense.hpp"
 #include "fieldft/error.hpp"
 #include "mri/sense_checks.hpp"
+#include "op/upload.hpp"
 #include "op/host_loops.hpp"
 #if FIELDFT_HAVE_CUDA
 #include "cuda/pcsense.hpp"
@@ -128,24 +129,6 @@ ShotEncodingFactory<T> factory_of(const PcSenseOptions<T>& o, const Context& con
 
 // ---- memory at the context --------------------------------------------------------------------
 
-// Copies `bytes` of host memory into ws (device copies enqueued on the context's stream, so the
-// values are ready for every later use on that stream).
-void* upload(op::Workspace& ws, const void* src, std::size_t bytes) {
-  void* p = ws.get(std::max<std::size_t>(bytes, 1));
-  const Context& c = ws.context();
-  if (c.is_host()) {
-    if (bytes) std::memcpy(p, src, bytes);
-    return p;
-  }
-#if FIELDFT_HAVE_CUDA
-  cuda::copy_to_device_async(p, src, bytes, c.device(), c.stream());
-  return p;
-#else
-  throw Error(ErrorCode::kBackendUnavailable,
-              "pcsense: a CUDA context (" + c.describe() + ") was given, but this fieldft was built without CUDA");
-#endif
-}
-
 #if !FIELDFT_HAVE_CUDA
 [[noreturn]] void no_cuda() {
   throw Error(ErrorCode::kBackendUnavailable,
@@ -179,10 +162,10 @@ class PhaseCorrectedSense final : public op::LinearOperator<T> {
         index_memory_(context) {
     std::vector<Complex> host(maps);
     host.insert(host.end(), phase.begin(), phase.end());
-    const auto* v = static_cast<const Complex*>(upload(values_, host.data(), host.size() * sizeof(Complex)));
+    const Complex* v = op::upload(values_, host);
     maps_ = v;
     phase_ = v + maps.size();
-    index_ = static_cast<const std::int64_t*>(upload(index_memory_, index.data(), index.size() * sizeof(std::int64_t)));
+    index_ = op::upload(index_memory_, index);
     for (const Shot& s : shots_) max_shot_samples_ = std::max(max_shot_samples_, s.samples);
   }
 

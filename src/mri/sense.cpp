@@ -189,7 +189,7 @@ op::OperatorPtr<T> compose_sense(op::OperatorPtr<T> batched, std::span<const std
   auto m = std::make_shared<Maps<T>>(batched->context());
   m->voxels = op::shape_size(image_shape);
   m->coils = coils;
-  m->data = op::upload<T>(m->memory, maps);
+  m->data = op::upload(m->memory, maps);
   return std::make_shared<SenseOperator<T>>(std::move(batched), std::move(m), 1, image_shape);
 }
 

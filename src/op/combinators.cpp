@@ -3,12 +3,10 @@
 // the shared context) and reuse their scratch, so on a device nothing here synchronises.
 #include "fieldft/op/combinators.hpp"
 
-#include <cstring>
 #include <sstream>
 #include <string>
 #include <utility>
 
-#include "fieldft/config.hpp"  // first: FIELDFT_HAVE_CUDA selects the includes below
 #include "fieldft/op/vector_ops.hpp"
 #include "op/upload.hpp"
 
@@ -313,7 +311,7 @@ std::shared_ptr<FixedArrays<T>> make_fixed(std::span<const std::complex<T>> d, s
   for (std::int64_t j = 0; j < k; ++j)
     for (std::int64_t i = 0; i < n; ++i) normal[i] += std::norm(d[static_cast<std::size_t>(i + n * j)]);
   auto f = std::make_shared<FixedArrays<T>>(c);
-  const std::complex<T>* p = upload<T>(f->memory, host);
+  const std::complex<T>* p = upload(f->memory, host);
   f->d = p;
   f->normal = p + n * k;
   f->n = n;

@@ -1,0 +1,443 @@
+// Time segmentation: histogram, distinct times, interpolators, worst-case error and the choice
+// of L (time_segmentation.hpp states the math).
+#include "core/time_segmentation.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <numbers>
+#include <sstream>
+
+#include "core/threads.hpp"
+#include "fieldft/error.hpp"
+
+namespace fieldft::core {
+
+namespace {
+
+using C = std::complex<double>;
+
+// exp(−iθ).
+C expmi(double theta) { return {std::cos(theta), -std::sin(theta)}; }
+
+// a·b and conj(a)·b by their formulas: std::complex's operator* checks for NaN and infinities
+// (Annex G) and is several times slower in these loops.
+C mul(C a, C b) { return {a.real() * b.real() - a.imag() * b.imag(), a.real() * b.imag() + a.imag() * b.real()}; }
+C conj_mul(C a, C b) { return {a.real() * b.real() + a.imag() * b.imag(), a.real() * b.imag() - a.imag() * b.real()}; }
+
+// out[q] = exp(−i(ω_min + q·width/2)·t) for q = 0 … 2·bins: one complex product per half bin, with
+// a fresh exponential every kAnchor steps so that rounding cannot accumulate (< 1e-13).
+constexpr int kAnchor = 256;
+void half_bin_row(const FieldHistogram& h, double t, std::vector<C>& out) {
+  const std::size_t n = static_cast<std::size_t>(2 * h.bins + 1);
+  out.resize(n);
+  const C step = expmi(0.5 * h.width * t);
+  for (std::size_t q = 0; q < n; ++q)
+    out[q] = q % kAnchor == 0 ? expmi((h.omega_min + 0.5 * h.width * static_cast<double>(q)) * t) : mul(out[q - 1], step);
+}
+
+std::string number(double v) {
+  std::ostringstream os;
+  os.precision(3);
+  os << v;
+  return os.str();
+}
+
+// In place, the Cholesky factor L (lower, A = L Lᴴ) of a Hermitian positive definite n × n matrix
+// (row-major, l fastest); false when a pivot is not positive.
+bool cholesky(std::vector<C>& a, int n) {
+  for (int j = 0; j < n; ++j) {
+    double d = a[j * n + j].real();
+    for (int k = 0; k < j; ++k) d -= std::norm(a[j * n + k]);
+    if (!(d > 0)) return false;
+    const double ljj = std::sqrt(d);
+    a[j * n + j] = ljj;
+    for (int i = j + 1; i < n; ++i) {
+      C s = a[i * n + j];
+      for (int k = 0; k < j; ++k) s -= a[i * n + k] * std::conj(a[j * n + k]);
+      a[i * n + j] = s / ljj;
+    }
+  }
+  return true;
+}
+
+// Solves L Lᴴ x = b in place (b becomes x).
+void cholesky_solve(const std::vector<C>& l, int n, C* b) {
+  for (int i = 0; i < n; ++i) {
+    C s = b[i];
+    for (int k = 0; k < i; ++k) s -= l[i * n + k] * b[k];
+    b[i] = s / l[i * n + i].real();
+  }
+  for (int i = n - 1; i >= 0; --i) {
+    C s = b[i];
+    for (int k = i + 1; k < n; ++k) s -= std::conj(l[k * n + i]) * b[k];
+    b[i] = s / l[i * n + i].real();
+  }
+}
+
+// Hanning weights (Noll et al. 1991) for time t: the pair (l, l+1) and their weights.
+void hanning_row(std::span<const double> tau, double t, C* h, std::int32_t* first, std::int32_t* last) {
+  const int n = static_cast<int>(tau.size());
+  if (n == 1) {
+    h[0] = 1;
+    *first = 0;
+    *last = 1;
+    return;
+  }
+  const double dt = (tau[n - 1] - tau[0]) / (n - 1);
+  const double a = (t - tau[0]) / dt;
+  const int l = std::clamp(static_cast<int>(std::floor(a)), 0, n - 2);
+  const double f = std::clamp(a - l, 0.0, 1.0);
+  const double c = std::cos(0.5 * std::numbers::pi * f);
+  h[l] = c * c;
+  h[l + 1] = 1 - c * c;
+  *first = l;
+  *last = l + 2;
+}
+
+// The row-independent parts of an interpolator: basis values at the bin centres and at the
+// evaluation points, and (least squares) the Cholesky factor of G + λI.
+struct Basis {
+  int segments = 0;
+  std::vector<C> centres;  // K × L: exp(−iω_b τ_l)
+  std::vector<C> points;   // P × L
+  std::vector<C> factor;   // L × L
+};
+
+Basis make_basis(SegmentInterpolator kind, const FieldHistogram& hist, std::span<const double> tau, double ridge) {
+  Basis b;
+  const int n = static_cast<int>(tau.size());
+  b.segments = n;
+  const std::size_t k = hist.centre_steps.size(), p = hist.point_steps.size();
+  b.points.resize(p * n);
+  if (kind == SegmentInterpolator::kLeastSquares) b.centres.resize(k * n);
+  std::vector<C> row;
+  for (int l = 0; l < n; ++l) {
+    half_bin_row(hist, tau[l], row);
+    for (std::size_t i = 0; i < p; ++i) b.points[i * n + l] = row[hist.point_steps[i]];
+    if (kind == SegmentInterpolator::kLeastSquares)
+      for (std::size_t i = 0; i < k; ++i) b.centres[i * n + l] = row[hist.centre_steps[i]];
+  }
+  if (kind != SegmentInterpolator::kLeastSquares) return b;
+  // G_{ll'} = Σ_b w_b conj(E_bl) E_bl' (Hermitian; cholesky reads the lower triangle).
+  b.factor.assign(static_cast<std::size_t>(n) * n, C(0));
+  for (std::size_t i = 0; i < k; ++i) {
+    const C* e = &b.centres[i * n];
+    const double w = hist.weights[i];
+    for (int l = 0; l < n; ++l)
+      for (int m = 0; m <= l; ++m) b.factor[l * n + m] += w * conj_mul(e[l], e[m]);
+  }
+  for (int l = 0; l < n; ++l) b.factor[l * n + l] += ridge;
+  if (!cholesky(b.factor, n))
+    throw Error(ErrorCode::kInternal, "time segmentation: the least-squares Gram matrix (L = " + std::to_string(n) +
+                                          ") is not positive definite despite the ridge " + number(ridge));
+  return b;
+}
+
+// Row for time t: coefficients, their range, the worst-case error at the evaluation points and Σ|h|.
+struct RowResult {
+  double error = 0, amplification = 0;
+};
+
+// `row`: scratch for half_bin_row.
+RowResult interpolate_row(SegmentInterpolator kind, const FieldHistogram& hist, const Basis& basis,
+                          std::span<const double> tau, double t, C* h, std::int32_t* first, std::int32_t* last,
+                          std::vector<C>& row) {
+  const int n = basis.segments;
+  std::fill(h, h + n, C(0));
+  half_bin_row(hist, t, row);
+  if (kind == SegmentInterpolator::kHanning) {
+    hanning_row(tau, t, h, first, last);
+  } else {
+    // r_l = Σ_b w_b conj(E_bl) exp(−iω_b t), then (G + λI) h = r.
+    for (std::size_t i = 0; i < hist.centre_steps.size(); ++i) {
+      const C target = hist.weights[i] * row[hist.centre_steps[i]];
+      const C* e = &basis.centres[i * n];
+      for (int l = 0; l < n; ++l) h[l] += conj_mul(e[l], target);
+    }
+    cholesky_solve(basis.factor, n, h);
+    *first = 0;
+    *last = n;
+  }
+  RowResult r;
+  for (int l = *first; l < *last; ++l) r.amplification += std::abs(h[l]);
+  double worst2 = 0;
+  for (std::size_t i = 0; i < hist.point_steps.size(); ++i) {
+    C s = row[hist.point_steps[i]];
+    const C* e = &basis.points[i * n];
+    for (int l = *first; l < *last; ++l) s -= mul(h[l], e[l]);
+    worst2 = std::max(worst2, std::norm(s));
+  }
+  r.error = std::sqrt(worst2);
+  return r;
+}
+
+SegmentInterpolation interpolate_with(SegmentInterpolator kind, const FieldHistogram& hist, const Basis& basis,
+                                      std::span<const double> tau, std::span<const double> times, int nthreads) {
+  const int n = static_cast<int>(tau.size());
+  const std::int64_t d = static_cast<std::int64_t>(times.size());
+  SegmentInterpolation out;
+  out.coefficients.resize(static_cast<std::size_t>(d) * n);
+  out.first.resize(static_cast<std::size_t>(d));
+  out.last.resize(static_cast<std::size_t>(d));
+  double worst = 0, amp = 0;
+  // Work per row ~ (K + P)·L complex operations; parallel only when it pays.
+  const double work =
+      static_cast<double>(d) * (static_cast<double>(hist.points.size() + hist.centres.size()) * n + 2.0 * hist.bins);
+  const int nt = work > 1e6 ? nthreads : 1;
+#pragma omp parallel num_threads(nt) reduction(max : worst, amp)
+  {
+    std::vector<C> row;
+#pragma omp for schedule(static)
+    for (std::int64_t i = 0; i < d; ++i) {
+      const RowResult r = interpolate_row(kind, hist, basis, tau, times[i], &out.coefficients[i * n], &out.first[i],
+                                          &out.last[i], row);
+      worst = std::max(worst, r.error);
+      amp = std::max(amp, r.amplification);
+    }
+  }
+  out.worst_error = worst;
+  out.amplification = amp;
+  return out;
+}
+
+// Distinct times nearest to about 8 targets per segment gap over [t_min, t_max], at most
+// kScreenTargets + 1 (sorted, unique).
+constexpr int kScreenTargets = 128;
+std::vector<double> screen_times(const std::vector<double>& sorted, int segments) {
+  if (sorted.size() <= 2) return sorted;
+  const int per_gap = 8 * std::max(segments - 1, 2);
+  const int targets = std::min(per_gap, kScreenTargets);
+  const double t0 = sorted.front(), span = sorted.back() - t0;
+  std::vector<double> out;
+  out.reserve(static_cast<std::size_t>(targets) + 1);
+  for (int k = 0; k <= targets; ++k) {
+    // Uniform while that gives 8 per gap; else the golden-ratio sequence, whose offsets within
+    // the gaps stay spread for every L (uniform targets would hit the same offsets whenever
+    // their count is a multiple of the gaps').
+    const double u = per_gap <= kScreenTargets || k == 0 || k == targets
+                         ? static_cast<double>(k) / targets
+                         : std::fmod(k * 0.6180339887498949, 1.0);
+    const double t = t0 + span * u;
+    auto it = std::lower_bound(sorted.begin(), sorted.end(), t);
+    if (it == sorted.end()) it = std::prev(it);
+    if (it != sorted.begin() && t - *std::prev(it) < *it - t) it = std::prev(it);
+    out.push_back(*it);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+template <class V>
+void require_finite(std::span<const V> v, const char* what, const char* unit) {
+  for (std::size_t i = 0; i < v.size(); ++i)
+    if (!std::isfinite(v[i])) {
+      std::ostringstream os;
+      os << "time segmentation: " << what << "[" << i << "] is " << v[i] << ", expected a finite value in " << unit;
+      throw Error(ErrorCode::kNonFinite, os.str());
+    }
+}
+
+}  // namespace
+
+const char* segment_interpolator_name(SegmentInterpolator i) noexcept {
+  switch (i) {
+    case SegmentInterpolator::kLeastSquares:
+      return "least-squares";
+    case SegmentInterpolator::kHanning:
+      return "Hanning";
+  }
+  return "unknown";
+}
+
+std::vector<double> segment_times(int segments, double t_min, double t_max) {
+  require(segments >= 1, ErrorCode::kInvalidArgument,
+          "time segmentation: " + std::to_string(segments) + " segments, expected >= 1");
+  if (segments == 1) return {0.5 * (t_min + t_max)};
+  std::vector<double> tau(static_cast<std::size_t>(segments));
+  for (int l = 0; l < segments; ++l) tau[l] = t_min + (t_max - t_min) * l / (segments - 1);
+  tau.back() = t_max;
+  return tau;
+}
+
+FieldHistogram field_histogram(std::span<const double> field, double span) {
+  FieldHistogram h;
+  if (field.empty()) {
+    h.centres = {0.0};
+    h.weights = {1.0};
+    h.points = {0.0};
+    h.centre_steps = h.point_steps = {1};
+    h.bins = 1;
+    return h;
+  }
+  const auto [lo, hi] = std::minmax_element(field.begin(), field.end());
+  h.omega_min = *lo;
+  h.omega_max = *hi;
+  const double range = h.omega_max - h.omega_min;
+  const double phase = range * std::max(span, 0.0);
+  h.bins = phase > 0 ? std::clamp<std::int64_t>(static_cast<std::int64_t>(std::ceil(phase / kBinPhase)), 1, kMaxBins) : 1;
+  h.width = range / static_cast<double>(h.bins);
+  std::vector<std::int64_t> count(static_cast<std::size_t>(h.bins), 0);
+  for (double w : field) {
+    const std::int64_t b = h.width > 0 ? static_cast<std::int64_t>((w - h.omega_min) / h.width) : 0;
+    ++count[static_cast<std::size_t>(std::clamp<std::int64_t>(b, 0, h.bins - 1))];
+  }
+  const double total = static_cast<double>(field.size());
+  auto add_point = [&h](std::int32_t q) {
+    h.point_steps.push_back(q);
+    h.points.push_back(h.omega_min + 0.5 * h.width * q);
+  };
+  for (std::int64_t b = 0; b < h.bins; ++b) {
+    if (count[b] == 0) continue;
+    const auto q = static_cast<std::int32_t>(2 * b + 1);
+    h.centre_steps.push_back(q);
+    h.centres.push_back(h.omega_min + 0.5 * h.width * q);
+    h.weights.push_back(static_cast<double>(count[b]) / total);
+    if (h.width == 0) {
+      add_point(q);
+      continue;
+    }
+    if (h.point_steps.empty() || h.point_steps.back() != q - 1) add_point(q - 1);  // left edge, unless shared
+    add_point(q);
+    add_point(q + 1);
+  }
+  return h;
+}
+
+DistinctTimes distinct_times(std::span<const double> times, std::int64_t samples) {
+  DistinctTimes d;
+  if (times.empty()) {
+    d.values = {0.0};
+    d.index.assign(static_cast<std::size_t>(samples), 0);
+    return d;
+  }
+  d.values.assign(times.begin(), times.end());
+  std::sort(d.values.begin(), d.values.end());
+  d.values.erase(std::unique(d.values.begin(), d.values.end()), d.values.end());
+  require(d.values.size() <= static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()), ErrorCode::kTooLarge,
+          "time segmentation: " + std::to_string(d.values.size()) + " distinct readout times, expected < 2^31");
+  d.index.resize(times.size());
+  for (std::size_t j = 0; j < times.size(); ++j)
+    d.index[j] = static_cast<std::int32_t>(std::lower_bound(d.values.begin(), d.values.end(), times[j]) - d.values.begin());
+  return d;
+}
+
+double least_squares_ridge(double accuracy) {
+  return std::max(kMinRidge, (kRidgeFraction * accuracy) * (kRidgeFraction * accuracy));
+}
+
+SegmentInterpolation interpolate_segments(SegmentInterpolator kind, const FieldHistogram& hist,
+                                          std::span<const double> segment_times, std::span<const double> times,
+                                          double ridge) {
+  const Basis basis = make_basis(kind, hist, segment_times, ridge);
+  return interpolate_with(kind, hist, basis, segment_times, times, resolve_cpu_threads(0, "time segmentation"));
+}
+
+TimeSegmentationDesign design_time_segmentation(const TimeSegmentationRequest& r) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::string who = "time segmentation: ";
+  require(std::isfinite(r.accuracy) && r.accuracy > 0, ErrorCode::kInvalidArgument,
+          who + "accuracy is " + number(r.accuracy) + ", expected a finite value > 0 (e.g. 1e-3)");
+  require(r.max_segments >= 1 && r.max_segments <= kMaxSegmentsLimit, ErrorCode::kInvalidArgument,
+          who + "max_segments is " + std::to_string(r.max_segments) + ", expected 1 … " +
+              std::to_string(kMaxSegmentsLimit));
+  require(r.segments >= 0 && r.segments <= kMaxSegmentsLimit, ErrorCode::kInvalidArgument,
+          who + "segments is " + std::to_string(r.segments) + ", expected 0 (choose from the accuracy) or 1 … " +
+              std::to_string(kMaxSegmentsLimit));
+  require(r.interpolator == SegmentInterpolator::kLeastSquares || r.interpolator == SegmentInterpolator::kHanning,
+          ErrorCode::kInvalidArgument,
+          who + "interpolator is " + std::to_string(static_cast<int>(r.interpolator)) +
+              ", expected kLeastSquares or kHanning");
+  require(r.times.empty() || static_cast<std::int64_t>(r.times.size()) == r.samples, ErrorCode::kShapeMismatch,
+          who + "times has " + std::to_string(r.times.size()) + " values, expected " + std::to_string(r.samples) +
+              " (one per sample) or none");
+  require_finite(r.field, "field", "rad/s");
+  require_finite(r.times, "times", "seconds");
+  const int nthreads = resolve_cpu_threads(r.nthreads, "time segmentation: nthreads");
+
+  TimeSegmentationDesign d;
+  d.interpolator = r.interpolator;
+  d.accuracy = r.accuracy;
+  d.times = distinct_times(r.times, r.samples);
+  const double t_min = d.times.values.front(), t_max = d.times.values.back();
+  const FieldHistogram hist = field_histogram(r.field, t_max - t_min);
+  d.field_bins = static_cast<std::int64_t>(hist.centres.size());
+  const std::string kind = segment_interpolator_name(r.interpolator);
+  const std::string problem = "field " + number(hist.omega_min / (2 * std::numbers::pi)) + " … " +
+                              number(hist.omega_max / (2 * std::numbers::pi)) + " Hz, readout " +
+                              number((t_max - t_min) * 1e3) + " ms";
+
+  const double ridge = least_squares_ridge(r.accuracy);
+  auto design_at = [&](int l) {
+    d.segments = l;
+    d.segment_times = segment_times(l, t_min, t_max);
+    const Basis basis = make_basis(r.interpolator, hist, d.segment_times, ridge);
+    d.interpolation = interpolate_with(r.interpolator, hist, basis, d.segment_times, d.times.values, nthreads);
+  };
+  if ((hist.width == 0 || t_max == t_min) && r.segments <= 1) {
+    // One field value ω (or none): exp(−iωt) = exp(−iω(t − τ_0))·exp(−iωτ_0) exactly, with L = 1;
+    // one readout time: t = τ_0 and h = 1.
+    d.segments = 1;
+    d.segment_times = segment_times(1, t_min, t_max);
+    const double w = hist.centres.front(), tau = d.segment_times.front();
+    const std::size_t n = d.times.values.size();
+    auto& in = d.interpolation;
+    in.coefficients.resize(n);
+    in.first.assign(n, 0);
+    in.last.assign(n, 1);
+    for (std::size_t i = 0; i < n; ++i) in.coefficients[i] = expmi(w * (d.times.values[i] - tau));
+    in.worst_error = 0;
+    in.amplification = 1;
+    d.forced = r.segments == 1;
+    d.reason = std::string("L = 1: ") +
+               (t_max == t_min ? "a single readout time" : r.field.empty() ? "no field map" : "a constant field map") +
+               ", the phase factor is exact with one segment";
+  } else if (r.segments > 0) {
+    design_at(r.segments);
+    d.forced = true;
+    d.reason = "L = " + std::to_string(r.segments) + " given; " + kind + " worst-case phase error " +
+               number(d.interpolation.worst_error) + " (" + problem + ")";
+  } else {
+    double best = std::numeric_limits<double>::infinity();
+    int best_l = 1;
+    bool found = false;
+    for (int l = 1; l <= r.max_segments && !found; ++l) {
+      const auto tau = segment_times(l, t_min, t_max);
+      const Basis basis = make_basis(r.interpolator, hist, tau, ridge);
+      const auto probes = screen_times(d.times.values, l);
+      const double screened = interpolate_with(r.interpolator, hist, basis, tau, probes, nthreads).worst_error;
+      if (screened < best) {
+        best = screened;
+        best_l = l;
+      }
+      if (screened > r.accuracy) continue;
+      d.segments = l;
+      d.segment_times = tau;
+      d.interpolation = interpolate_with(r.interpolator, hist, basis, tau, d.times.values, nthreads);
+      found = d.interpolation.worst_error <= r.accuracy;
+    }
+    if (!found) {
+      // The full error at the L whose screen came closest (the screen is a lower bound).
+      design_at(best_l);
+      throw Error(ErrorCode::kInvalidArgument,
+                  who + "no L in 1 … " + std::to_string(r.max_segments) + " reaches the requested accuracy " +
+                      number(r.accuracy) + " (worst-case relative phase error of the " + kind +
+                      " interpolator over the field map's histogram and the readout times; " + problem +
+                      "): the best reached is " + number(d.interpolation.worst_error) + " at L = " +
+                      std::to_string(best_l) + ". Expected a looser accuracy, a larger max_segments (up to " +
+                      std::to_string(kMaxSegmentsLimit) + ")" +
+                      (r.interpolator == SegmentInterpolator::kHanning ? ", the least-squares interpolator" : "") +
+                      " or the exact DftEncoding");
+    }
+    d.reason = "L = " + std::to_string(d.segments) + ", the smallest of 1 … " + std::to_string(r.max_segments) +
+               " whose " + kind + " worst-case phase error " + number(d.interpolation.worst_error) +
+               " <= accuracy " + number(r.accuracy) + " (" + problem + ", " + std::to_string(d.field_bins) +
+               " histogram bins, " + std::to_string(d.times.values.size()) + " distinct times)";
+  }
+  d.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return d;
+}
+
+}  // namespace fieldft::core

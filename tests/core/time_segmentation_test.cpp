@@ -1,0 +1,260 @@
+// The time-segmentation design (src/core/time_segmentation.hpp): segment times, the field map's
+// histogram, distinct times, both interpolators, the worst-case error and the choice of L.
+// Host math in double; the operator built on it is tested in tests/mri/time_segmentation_test.cpp.
+#include "core/time_segmentation.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <cstdint>
+#include <numbers>
+#include <string>
+#include <vector>
+
+#include "fieldft/error.hpp"
+
+namespace fieldft::core {
+namespace {
+
+constexpr double kTwoPi = 2 * std::numbers::pi;
+
+// A field map with values spread over ±max_hz (a quadratic ramp, denser near 0 like real maps)
+// whose extremes are reached exactly, in rad/s.
+std::vector<double> ramp_field(double max_hz, int n = 4096) {
+  std::vector<double> f(static_cast<std::size_t>(n));
+  for (int v = 0; v < n; ++v) {
+    const double a = -1 + 2.0 * v / (n - 1);
+    f[static_cast<std::size_t>(v)] = kTwoPi * max_hz * a * std::abs(a);
+  }
+  return f;
+}
+
+// Readouts of `samples` at dwell `dwell`, repeated `readouts` times (times repeat per readout).
+std::vector<double> readouts(int readouts, int samples, double dwell) {
+  std::vector<double> t;
+  for (int r = 0; r < readouts; ++r)
+    for (int s = 0; s < samples; ++s) t.push_back(s * dwell);
+  return t;
+}
+
+TimeSegmentationRequest request(const std::vector<double>& field, const std::vector<double>& times, double accuracy,
+                                SegmentInterpolator kind = SegmentInterpolator::kLeastSquares) {
+  TimeSegmentationRequest r;
+  r.field = field;
+  r.times = times;
+  r.samples = static_cast<std::int64_t>(times.size());
+  r.accuracy = accuracy;
+  r.interpolator = kind;
+  return r;
+}
+
+// max |exp(−iωt) − Σ_l h_l exp(−iωτ_l)| over `count` frequencies spread evenly over [lo, hi] and
+// every distinct time: an independent measure of the worst case.
+double brute_force_error(const TimeSegmentationDesign& d, double lo, double hi, int count) {
+  const int l = d.segments;
+  double worst = 0;
+  for (std::size_t i = 0; i < d.times.values.size(); ++i) {
+    const double t = d.times.values[i];
+    const auto* h = &d.interpolation.coefficients[i * l];
+    for (int k = 0; k <= count; ++k) {
+      const double w = lo + (hi - lo) * k / count;
+      std::complex<double> s = std::polar(1.0, -w * t);
+      for (int m = 0; m < l; ++m) s -= h[m] * std::polar(1.0, -w * d.segment_times[m]);
+      worst = std::max(worst, std::abs(s));
+    }
+  }
+  return worst;
+}
+
+TEST(TimeSegmentation, SegmentTimesSpanTheReadout) {
+  EXPECT_EQ(segment_times(1, 0.002, 0.010), std::vector<double>{0.006});
+  const auto t = segment_times(5, 0.0, 0.02);
+  ASSERT_EQ(t.size(), 5u);
+  for (int l = 0; l < 5; ++l) EXPECT_NEAR(t[l], 0.005 * l, 1e-15);
+  EXPECT_EQ(t.back(), 0.02);
+  EXPECT_THROW((void)segment_times(0, 0, 1), Error);
+}
+
+TEST(TimeSegmentation, HistogramBinsAreNarrowAgainstTheReadout) {
+  const auto f = ramp_field(150);
+  const double span = 0.01;
+  const FieldHistogram h = field_histogram(f, span);
+  ASSERT_GT(h.bins, 1);
+  EXPECT_LE(h.width * span, kBinPhase * (1 + 1e-12));
+  double sum = 0;
+  for (double w : h.weights) sum += w;
+  EXPECT_NEAR(sum, 1.0, 1e-12);
+  EXPECT_EQ(h.centres.size(), h.weights.size());
+  // The extremes of the field are evaluation points.
+  EXPECT_NEAR(h.points.front(), -kTwoPi * 150, 1e-9);
+  EXPECT_NEAR(h.points.back(), kTwoPi * 150, 1e-9);
+  EXPECT_TRUE(std::is_sorted(h.points.begin(), h.points.end()));
+  // No field map: one bin at 0.
+  const FieldHistogram none = field_histogram({}, span);
+  EXPECT_EQ(none.centres, std::vector<double>{0.0});
+}
+
+TEST(TimeSegmentation, DistinctTimesIndexEverySample) {
+  const auto t = readouts(3, 7, 1e-5);
+  const DistinctTimes d = distinct_times(t, static_cast<std::int64_t>(t.size()));
+  EXPECT_EQ(d.values.size(), 7u);
+  ASSERT_EQ(d.index.size(), t.size());
+  for (std::size_t j = 0; j < t.size(); ++j) EXPECT_EQ(d.values[d.index[j]], t[j]);
+  const DistinctTimes zero = distinct_times({}, 5);
+  EXPECT_EQ(zero.values, std::vector<double>{0.0});
+  EXPECT_EQ(zero.index, std::vector<std::int32_t>(5, 0));
+}
+
+// Hanning weights: two neighbours, summing to 1, exact at the segment times.
+TEST(TimeSegmentation, HanningWeightsPartitionUnity) {
+  const auto f = ramp_field(100);
+  const auto tau = segment_times(6, 0, 0.01);
+  const FieldHistogram h = field_histogram(f, 0.01);
+  const std::vector<double> times{0, 0.0013, 0.002, 0.0051, 0.01};
+  const auto in = interpolate_segments(SegmentInterpolator::kHanning, h, tau, times, 0);
+  for (std::size_t d = 0; d < times.size(); ++d) {
+    EXPECT_LE(in.last[d] - in.first[d], 2);
+    std::complex<double> sum = 0;
+    for (int l = 0; l < 6; ++l) sum += in.coefficients[d * 6 + l];
+    EXPECT_NEAR(std::abs(sum - 1.0), 0.0, 1e-15);
+  }
+  // t = 0.002 = τ_1: all weight on segment 1.
+  EXPECT_NEAR(in.coefficients[2 * 6 + 1].real(), 1.0, 1e-12);
+  EXPECT_NEAR(in.amplification, 1.0, 1e-12);
+}
+
+// Least squares at a segment time is (up to the ridge) the unit vector; between them it beats Hanning.
+TEST(TimeSegmentation, LeastSquaresIsExactAtSegmentTimesAndBeatsHanning) {
+  const auto f = ramp_field(100);
+  const auto tau = segment_times(6, 0, 0.01);
+  const FieldHistogram h = field_histogram(f, 0.01);
+  const double ridge = least_squares_ridge(1e-6);
+  const auto at = interpolate_segments(SegmentInterpolator::kLeastSquares, h, tau, std::vector<double>{0.004}, ridge);
+  EXPECT_LT(at.worst_error, 1e-6);  // the ridge costs about √λ = 1e-7 here
+  const std::vector<double> between{0.0013, 0.0051, 0.0077};
+  const auto ls = interpolate_segments(SegmentInterpolator::kLeastSquares, h, tau, between, ridge);
+  const auto hann = interpolate_segments(SegmentInterpolator::kHanning, h, tau, between, 0);
+  EXPECT_LT(ls.worst_error, 0.1 * hann.worst_error);
+}
+
+// The reported worst case is the maximum over the field's range: a brute-force evaluation at
+// 2000 frequencies (several per bin) and every time finds at most 2% more (the evaluation points
+// are bin centres and edges; in between the error varies little when width·span <= 0.2 rad).
+TEST(TimeSegmentation, ReportedWorstCaseIsTheMaximum) {
+  for (auto kind : {SegmentInterpolator::kLeastSquares, SegmentInterpolator::kHanning}) {
+    const auto f = ramp_field(200);
+    const auto t = readouts(2, 200, 4e-5);  // 8 ms
+    const auto d = design_time_segmentation(request(f, t, kind == SegmentInterpolator::kHanning ? 5e-2 : 1e-3, kind));
+    const double brute = brute_force_error(d, -kTwoPi * 200, kTwoPi * 200, 2000);
+    SCOPED_TRACE(d.reason);
+    EXPECT_LE(brute, 1.02 * d.interpolation.worst_error);
+    EXPECT_GE(brute, 0.9 * d.interpolation.worst_error);
+  }
+}
+
+// The chosen L is the smallest: L meets the accuracy, L − 1 (forced) does not.
+TEST(TimeSegmentation, ChoosesTheSmallestL) {
+  const auto f = ramp_field(150);
+  const auto t = readouts(4, 250, 4e-5);  // 10 ms
+  for (auto kind : {SegmentInterpolator::kLeastSquares, SegmentInterpolator::kHanning}) {
+    const double acc = kind == SegmentInterpolator::kHanning ? 2e-2 : 1e-3;
+    auto r = request(f, t, acc, kind);
+    const auto d = design_time_segmentation(r);
+    SCOPED_TRACE(d.reason);
+    EXPECT_FALSE(d.forced);
+    EXPECT_LE(d.interpolation.worst_error, acc);
+    ASSERT_GT(d.segments, 1);
+    EXPECT_EQ(d.interpolation.coefficients.size(), d.times.values.size() * d.segments);
+    r.segments = d.segments - 1;
+    const auto fewer = design_time_segmentation(r);
+    EXPECT_TRUE(fewer.forced);
+    EXPECT_GT(fewer.interpolation.worst_error, acc);
+  }
+}
+
+// L grows with the field range times the readout length, and least squares needs fewer than Hanning.
+TEST(TimeSegmentation, SegmentsGrowWithFieldTimesReadout) {
+  int previous_ls = 0, previous_hann = 0;
+  for (const auto& [hz, ms] : {std::pair{50.0, 2.0}, std::pair{150.0, 10.0}, std::pair{300.0, 25.0}}) {
+    const auto f = ramp_field(hz);
+    const auto t = readouts(1, 500, ms * 1e-3 / 500);
+    const int ls = design_time_segmentation(request(f, t, 1e-3)).segments;
+    auto hr = request(f, t, 5e-2, SegmentInterpolator::kHanning);
+    hr.max_segments = 256;
+    const int hann = design_time_segmentation(hr).segments;
+    EXPECT_GT(ls, previous_ls) << hz << " Hz, " << ms << " ms";
+    EXPECT_GT(hann, previous_hann) << hz << " Hz, " << ms << " ms";
+    previous_ls = ls;
+    previous_hann = hann;
+  }
+}
+
+TEST(TimeSegmentation, OneExactSegmentWithoutFieldMapOrTimes) {
+  const auto t = readouts(2, 100, 1e-4);
+  const auto d = design_time_segmentation(request({}, t, 1e-6));
+  EXPECT_EQ(d.segments, 1);
+  EXPECT_EQ(d.interpolation.worst_error, 0.0);
+  for (const auto& h : d.interpolation.coefficients) EXPECT_EQ(h, std::complex<double>(1, 0));
+  // A constant field: exact too, with the phase in h.
+  const std::vector<double> constant(64, kTwoPi * 40);
+  const auto c = design_time_segmentation(request(constant, t, 1e-6));
+  EXPECT_EQ(c.segments, 1);
+  EXPECT_LT(brute_force_error(c, kTwoPi * 40, kTwoPi * 40, 1), 1e-12);
+  // No readout times (all t = 0): exact whatever the field.
+  const auto z = design_time_segmentation(request(ramp_field(300), {}, 1e-9));
+  EXPECT_EQ(z.segments, 1);
+  EXPECT_EQ(z.interpolation.coefficients, std::vector<std::complex<double>>{1.0});
+}
+
+TEST(TimeSegmentation, UnreachableAccuracyNamesTheBest) {
+  const auto f = ramp_field(300);
+  const auto t = readouts(1, 400, 25e-3 / 400);
+  auto r = request(f, t, 1e-9);
+  r.max_segments = 8;
+  try {
+    (void)design_time_segmentation(r);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    const std::string m = e.what();
+    EXPECT_NE(m.find("no L in 1 … 8"), std::string::npos) << m;
+    EXPECT_NE(m.find("best reached"), std::string::npos) << m;
+  }
+}
+
+TEST(TimeSegmentation, BadRequests) {
+  const auto f = ramp_field(50, 16);
+  const auto t = readouts(1, 10, 1e-4);
+  auto expect_code = [&](TimeSegmentationRequest r, ErrorCode code) {
+    try {
+      (void)design_time_segmentation(r);
+      ADD_FAILURE() << "expected an error";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), code) << e.what();
+    }
+  };
+  for (double a : {0.0, -1e-3, std::nan("")}) {
+    auto r = request(f, t, 1e-3);
+    r.accuracy = a;
+    expect_code(r, ErrorCode::kInvalidArgument);
+  }
+  for (int m : {0, kMaxSegmentsLimit + 1}) {
+    auto r = request(f, t, 1e-3);
+    r.max_segments = m;
+    expect_code(r, ErrorCode::kInvalidArgument);
+  }
+  auto r = request(f, t, 1e-3);
+  r.segments = -1;
+  expect_code(r, ErrorCode::kInvalidArgument);
+  r = request(f, t, 1e-3);
+  r.samples = 11;
+  expect_code(r, ErrorCode::kShapeMismatch);
+  auto bad = f;
+  bad[3] = std::nan("");
+  expect_code(request(bad, t, 1e-3), ErrorCode::kNonFinite);
+}
+
+}  // namespace
+}  // namespace fieldft::core
