@@ -334,7 +334,10 @@ std::uint64_t preamble_size(int major) { return major == 1 ? 10 : 12; }
 
 std::string shape_text(std::span<const std::int64_t> shape) {
   std::string s = "(";
-  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += ", ";
+    s += std::to_string(shape[i]);
+  }
   if (shape.size() == 1) s += ",";
   return s + ")";
 }
