@@ -72,7 +72,12 @@ void write_voxels(const std::string& path, std::span<const std::int64_t> shape, 
                                          nim->dz, 1.0);
   nim->sform_code = 0;
   std::strncpy(nim->descrip, options.description.c_str(), sizeof nim->descrip - 1);
-  std::memcpy(nim->data, bytes, nbytes);  // nifti_make_new_nim allocated nvox * nbyper bytes
+  // nifti_image_free releases data with free().
+  require(static_cast<std::size_t>(nim->nvox) * static_cast<std::size_t>(nim->nbyper) == nbytes, ErrorCode::kInternal,
+          "NIfTI file '" + path + "': voxel bytes disagree with libnifti's");
+  nim->data = std::malloc(nbytes);
+  require(nim->data != nullptr, ErrorCode::kOutOfMemory, "NIfTI file '" + path + "': cannot allocate the voxels");
+  std::memcpy(nim->data, bytes, nbytes);
 
   const int ext_parts = path.ends_with(".nii.gz") ? 2 : 1;
   AtomicFile out(path, ext_parts);
@@ -88,7 +93,7 @@ void write_voxels(const std::string& path, std::span<const std::int64_t> shape, 
 }
 #endif
 
-[[noreturn]] void unavailable(const std::string& path) {
+[[maybe_unused]] [[noreturn]] void unavailable(const std::string& path) {
   throw Error(ErrorCode::kBackendUnavailable,
               "cannot write NIfTI file '" + path +
                   "': this fieldft was built without NIfTI support (install Debian's libnifti2-dev and configure with "
