@@ -23,14 +23,20 @@
 //                                                   memory (z = 1 in 2D).
 //   coil maps    BART [x, y, z, coils]              fieldft: image shape + {C}, coils slowest.
 //
-// Sign, centre and scale (measured with BART v0.8.00, Debian's `bart`, and checked in CI by
-// tests/io/bart_crosscheck.py): `bart nufft traj img ksp` computes
-//   ksp_j = (1 / sqrt(Nx Ny Nz)) Σ_v img_v exp(-2πi k_j · (v - c)),  c = ⌊N/2⌋ per axis,
-// (with BART's default gridding accuracy, about 1e-3 relative; `bart nufft -s` is the exact
-// DFT). fieldft's forward model is s_j = Σ_v m_v exp(-i 2π k_j·r_v) with r_v = (v - ⌊N/2⌋)/N and k
-// in cycles/FOV: the same sum, so BART's k-space = fieldft's / sqrt(number of voxels), with no
-// change of sign, axis order or trajectory units. `bart nufft -a` (adjoint) has the same
-// 1/sqrt(N) factor with the conjugate phase.
+// Sign, centre and scale of `bart nufft` (BART v0.8.00, Debian's `bart`; measured with point
+// sources and random images, and checked in CI by tests/io/bart_crosscheck_test.cpp):
+//   bart nufft -s traj img ksp   (exact DFT)   ksp_j = Σ_v img_v exp(-2πi Σ_d k_jd (v_d - N_d/2) / N_d)
+//   bart nufft traj img ksp      (gridding)    the same divided by sqrt(N_x N_y N_z)
+//   bart nufft [-s] -a ...       (adjoint)     the conjugate phase, with the same scale as its forward
+// with k in cycles/FOV. fieldft's forward model is s_j = Σ_v m_v exp(-i 2π k_j·r_v) with
+// r_v = (v - ⌊N/2⌋)/N: the same sign and units, and the same centre for even N, so for even sizes
+//   BART's DFT = fieldft's encoding,   BART's NUFFT = fieldft's encoding / sqrt(voxels),
+// with no change of axis order or trajectory values. For odd N BART's centre N/2 lies half a
+// voxel beyond fieldft's ⌊N/2⌋: BART = fieldft × exp(iπ k_d / N_d) per odd axis. BART's
+// gridding NUFFT is only right for even sizes (for odd N its phases and amplitudes are off:
+// use -s), and it loses accuracy near the edge of k-space: relative error 1.3e-3 (2D, 24 x 20)
+// for |k_d| <= 0.4 N_d but 0.15 with samples up to ±N_d/2; about 1e-2 in 3D on a 12 x 10 x 8
+// grid at 0.4 N_d. Compare against `bart nufft -s` where accuracy matters.
 //
 // Reading checks the header against the data before anything is allocated: dimensions must
 // parse and be positive, their product must not overflow, and the .cfl file must hold exactly
