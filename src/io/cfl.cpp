@@ -127,6 +127,14 @@ void require_ones(std::span<const std::int64_t> dims, std::size_t from, const st
                                                  " is " + std::to_string(dims[i]) + ", expected 1)");
 }
 
+// The dims of an array handed to the *_from_cfl functions must describe its data.
+void require_consistent(const CflArray& a, const std::string& name) {
+  for (const auto d : a.dims) require(d >= 1, ErrorCode::kInvalidArgument, "BART array '" + name + "': a dimension < 1");
+  require(!a.dims.empty() && data_bytes(a.dims, name) / sizeof(std::complex<float>) == a.data.size(),
+          ErrorCode::kShapeMismatch, "BART array '" + name + "': dimensions " + dims_text(a.dims) + " for " +
+                                         std::to_string(a.data.size()) + " values");
+}
+
 }  // namespace
 
 std::string cfl_base(const std::string& path) {
@@ -206,7 +214,11 @@ void write_cfl_kspace(const std::string& base, std::int64_t samples, std::int64_
 
 BartKspace read_cfl_kspace(const std::string& base_in, const CflReadOptions& options) {
   const std::string base = cfl_base(base_in);
-  CflArray a = read_cfl(base, options);
+  return kspace_from_cfl(read_cfl(base, options), base);
+}
+
+BartKspace kspace_from_cfl(CflArray&& a, const std::string& base) {
+  require_consistent(a, base);
   const auto d = trimmed(a.dims, 4);
   if (d[0] != 1)
     throw Error(ErrorCode::kShapeMismatch, "BART file '" + base + "': dimensions " + dims_text(a.dims) +
@@ -239,7 +251,11 @@ void write_cfl_trajectory(const std::string& base, std::int64_t samples, std::in
 
 BartTrajectory read_cfl_trajectory(const std::string& base_in) {
   const std::string base = cfl_base(base_in);
-  CflArray a = read_cfl(base);
+  return trajectory_from_cfl(read_cfl(base), base);
+}
+
+BartTrajectory trajectory_from_cfl(const CflArray& a, const std::string& base) {
+  require_consistent(a, base);
   const auto d = trimmed(a.dims, 3);
   if (d[0] != 3 && d[0] != 2)
     throw Error(ErrorCode::kShapeMismatch, "BART file '" + base + "': dimensions " + dims_text(a.dims) +
@@ -271,7 +287,11 @@ void write_cfl_image(const std::string& base, std::span<const std::int64_t> imag
 
 BartImage read_cfl_image(const std::string& base_in, const CflReadOptions& options) {
   const std::string base = cfl_base(base_in);
-  CflArray a = read_cfl(base, options);
+  return image_from_cfl(read_cfl(base, options), base);
+}
+
+BartImage image_from_cfl(CflArray&& a, const std::string& base) {
+  require_consistent(a, base);
   const auto d = trimmed(a.dims, 4);
   require_ones(d, 4, base, "an image [x, y, z, coils]");
   BartImage im;

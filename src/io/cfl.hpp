@@ -120,6 +120,12 @@ void write_cfl_trajectory(const std::string& base, std::int64_t samples, std::in
 // Requires dims [3 (or 2), samples, spokes] and 1 beyond, and zero imaginary parts.
 BartTrajectory read_cfl_trajectory(const std::string& base);
 
+// The same interpretations of an array already read (`name` for messages); the readers above
+// are read_cfl followed by these.
+BartKspace kspace_from_cfl(CflArray&& a, const std::string& name);
+BartTrajectory trajectory_from_cfl(const CflArray& a, const std::string& name);
+BartImage image_from_cfl(CflArray&& a, const std::string& name);
+
 // An image or a set of coil images / maps: shape {Nx, Ny[, Nz]} (x fastest), coils slowest.
 void write_cfl_image(const std::string& base, std::span<const std::int64_t> image_shape, std::int64_t coils,
                      std::span<const std::complex<float>> data);

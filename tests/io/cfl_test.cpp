@@ -178,6 +178,10 @@ TEST_F(CflTest, BadFilesGiveClearErrors) {
   write_cfl(path("n"), std::vector<std::int64_t>{4}, v);
   expect_error([&] { read_cfl(path("n")); }, ErrorCode::kNonFinite, {"n.cfl", "element 3"});
   EXPECT_TRUE(std::isnan(read_cfl(path("n"), {.allow_nonfinite = true}).data[3].imag()));
+  // The layouts of an array in memory check that its dims describe its data.
+  expect_error([&] { kspace_from_cfl(CflArray{{1, 2, 2}, ramp(3)}, "mem"); }, ErrorCode::kShapeMismatch, {"mem", "3 values"});
+  expect_error([&] { trajectory_from_cfl(CflArray{{3, 0}, {}}, "mem"); }, ErrorCode::kInvalidArgument, {"mem"});
+  EXPECT_EQ(image_from_cfl(CflArray{{2, 2}, ramp(4)}, "mem").shape, (std::vector<std::int64_t>{2, 2}));
   // The in-memory parser (the fuzz target's entry) agrees.
   const std::string hdr = "# Dimensions\n2 3\n";
   EXPECT_EQ(parse_cfl(hdr, Bytes(48, 0), "mem").data.size(), 6u);
