@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <vector>
 
 #include "fieldft/error.hpp"
@@ -84,9 +85,17 @@ void write_voxels(const std::string& path, std::span<const std::int64_t> shape, 
   if (nifti_set_filenames(nim, out.temp_path().c_str(), 0, 1) != 0)
     throw Error(ErrorCode::kInvalidArgument, "NIfTI file '" + path + "': libnifti refused the name");
   nifti_image_write(nim);
-  // nifti_image_write reports nothing: read the header back and compare.
-  nifti_image* back = nifti_image_read(out.temp_path().c_str(), 0);
+  // nifti_image_write reports nothing: read the file back (a .nii's header and size; a
+  // .nii.gz whole, since a truncated stream fails to decompress).
+  const bool gz = ext_parts == 2;
+  nifti_image* back = nifti_image_read(out.temp_path().c_str(), gz ? 1 : 0);
   bool ok = back != nullptr && back->datatype == datatype && back->nvox == nim->nvox;
+  if (ok && gz) ok = back->data != nullptr;
+  if (ok && !gz) {
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(out.temp_path(), ec);
+    ok = !ec && size == static_cast<std::uintmax_t>(back->iname_offset) + nbytes;
+  }
   if (back) nifti_image_free(back);
   require(ok, ErrorCode::kInvalidArgument, "cannot write NIfTI file '" + path + "' (libnifti failed; disk full or no permission?)");
   out.commit();

@@ -1,6 +1,9 @@
 // NIfTI-1 output (src/io/nifti.hpp), read back with libnifti's own reader, and the mosaic
 // previews (src/io/preview.hpp).
+#include <sys/resource.h>
+
 #include <cmath>
+#include <csignal>
 #include <complex>
 #include <numbers>
 
@@ -76,6 +79,31 @@ TEST_F(NiftiTest, MagnitudePhaseComplexWithVoxelSizesFromTheFov) {
   const auto* c = static_cast<const C*>(cx.p->data);
   for (std::size_t i = 0; i < v.size(); ++i) EXPECT_EQ(c[i], v[i]);
   EXPECT_EQ(entries().size(), 3u);  // no temporary file left
+}
+
+TEST_F(NiftiTest, FailedWriteLeavesTheOldFile) {
+  const std::vector<std::int64_t> small = {2, 2};
+  write_nifti<float>(path("keep.nii"), small, volume(4));
+  write_nifti<float>(path("keep.nii.gz"), small, volume(4));
+  const auto before = test::read_bytes(path("keep.nii")), before_gz = test::read_bytes(path("keep.nii.gz"));
+  rlimit saved{};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &saved), 0);
+  const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+  rlimit limit = saved;
+  limit.rlim_cur = 4096;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &limit), 0);
+  const std::vector<std::int64_t> big = {64, 64, 8};
+  std::vector<C> noise(64 * 64 * 8);
+  for (std::size_t i = 0; i < noise.size(); ++i) noise[i] = C(static_cast<float>((i * 2654435761u) % 1000), 1.0f);
+  NiftiOptions o;
+  o.kind = NiftiKind::kComplex;
+  EXPECT_THROW(write_nifti<float>(path("keep.nii"), big, noise, o), Error);
+  EXPECT_THROW(write_nifti<float>(path("keep.nii.gz"), big, noise, o), Error);
+  ::setrlimit(RLIMIT_FSIZE, &saved);
+  std::signal(SIGXFSZ, old_handler);
+  EXPECT_EQ(test::read_bytes(path("keep.nii")), before);
+  EXPECT_EQ(test::read_bytes(path("keep.nii.gz")), before_gz);
+  EXPECT_EQ(entries().size(), 2u);
 }
 
 TEST_F(NiftiTest, RealDataAndFrames) {
