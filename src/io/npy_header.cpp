@@ -37,7 +37,9 @@ class DictParser {
       expect(':');
       if (key == "descr") {
         skip();
-        if (peek() == '[') corrupt(name_, "structured dtypes are not supported");  // kNotImplemented below
+        if (peek() == '[')
+          throw Error(ErrorCode::kNotImplemented, ".npy file '" + name_ +
+                                                      "': structured dtypes are not supported (expected a plain numeric dtype)");
         descr(string(), h);
         have_descr = true;
       } else if (key == "fortran_order") {
