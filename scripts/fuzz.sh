@@ -23,17 +23,20 @@ say "building with $cxx into $build"
 cmake -S fuzz -B "$build" -G Ninja -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$build" -j "${FIELDFT_JOBS:-2}"
 
-mapfile -t targets < <(if (($# > 0)); then printf '%s\n' "$@"; else cat "$build/fuzzers.txt"; fi)
+declare -A max_len=()
+while read -r name len; do max_len[$name]=$len; done <"$build/fuzzers.txt"
+mapfile -t targets < <(if (($# > 0)); then printf '%s\n' "$@"; else cut -d' ' -f1 "$build/fuzzers.txt"; fi)
 mkdir -p "$build/artifacts"
 for t in "${targets[@]}"; do
-  [[ -x "$build/${t}_fuzz" ]] || { say "error: no fuzz target '$t' (targets: $(tr '\n' ' ' <"$build/fuzzers.txt"))"; exit 1; }
+  [[ -n "${max_len[$t]:-}" && -x "$build/${t}_fuzz" ]] ||
+    { say "error: no fuzz target '$t' (targets: ${!max_len[*]})"; exit 1; }
   corpus="$build/corpus/$t"
   rm -rf "$corpus"
   mkdir -p "$corpus"
   if [[ -x "$build/${t}_seeds" ]]; then
     "$build/${t}_seeds" "$corpus"
   fi
-  args=(-timeout=10 -rss_limit_mb=2048 -max_len=4096 -print_final_stats=1 "-artifact_prefix=$build/artifacts/${t}-")
+  args=(-timeout=10 -rss_limit_mb=2048 "-max_len=${max_len[$t]}" -print_final_stats=1 "-artifact_prefix=$build/artifacts/${t}-")
   if [[ -n "${FIELDFT_FUZZ_RUNS:-}" ]]; then
     args+=("-runs=$FIELDFT_FUZZ_RUNS")
   else
