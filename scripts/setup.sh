@@ -16,6 +16,8 @@
 #   FIELDFT_CMAKE_ARGS  extra arguments for the configure step, e.g. "-DFIELDFT_CUDA=OFF"
 #   FIELDFT_JOBS        parallel build jobs (default: number of cores)
 #   FIELDFT_SKIP_APT=1  do not install packages (for machines set up by other means)
+#   FIELDFT_EXTRA_PACKAGES  more Debian packages to install with the others (scripts/test.sh
+#                       adds the test tools: bart, clang, libclang-rt-14-dev)
 #   FIELDFT_PREFIX      where to install the library and the tool (default /usr/local as root,
 #                       ~/.local otherwise); FIELDFT_INSTALL=0 skips the installation
 set -euo pipefail
@@ -39,8 +41,12 @@ packages=(
   libgtest-dev libgmock-dev                  # tests
   libbenchmark-dev                           # micro benchmarks in bench/
   libcli11-dev nlohmann-json3-dev            # the fieldft command-line tool
+  libnifti2-dev                              # NIfTI output (src/io; optional: FIELDFT_NIFTI)
   python3 python3-venv python3-pip           # Python package and its tests
 )
+
+read -r -a extra_packages <<<"${FIELDFT_EXTRA_PACKAGES:-}"
+packages+=("${extra_packages[@]}")
 
 if [[ "${FIELDFT_SKIP_APT:-0}" == 1 ]]; then
   say "FIELDFT_SKIP_APT=1: not installing packages"

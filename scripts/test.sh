@@ -3,7 +3,9 @@
 # (packages + build of preset `ci`), then every CTest test. The CTest suite includes the
 # install check (tests/consumer: `cmake --install` to a scratch prefix, then a separate project
 # that uses find_package(fieldft)). Then the Python package: pip install into build/pyenv and
-# pytest (section 3). Exits non-zero on any failure.
+# pytest (section 3). Then a short fuzz run of the file readers (section 4, scripts/fuzz.sh: 30 s
+# per target; FIELDFT_FUZZ_SECONDS changes it, FIELDFT_FUZZ=0 skips it). Exits non-zero on any
+# failure.
 #
 # GPU tests (CTest label `gpu`) run when a GPU is visible to nvidia-smi or FIELDFT_GPU_TESTS=1,
 # and are excluded otherwise (FIELDFT_GPU_TESTS=0 excludes them even with a GPU).
@@ -17,6 +19,9 @@ say() { printf '[fieldft test] %s\n' "$*"; }
 total_start=$SECONDS
 
 # --- 1. Set up and build -----------------------------------------------------------------------
+# Test-only tools on top of the build's packages: `bart` for the BART cross-checks
+# (tests/io/bart_crosscheck_test.cpp) and clang with its libFuzzer runtime for section 4.
+export FIELDFT_EXTRA_PACKAGES="${FIELDFT_EXTRA_PACKAGES:-} bart clang libclang-rt-14-dev"
 bash scripts/setup.sh
 preset="${FIELDFT_PRESET:-ci}"
 build_dir="$repo_root/build/$preset"
@@ -94,10 +99,22 @@ python_rc=0
 python_tests || python_rc=$?
 say "python tests finished in $((SECONDS - start)) s with exit code $python_rc"
 
+# --- 4. Fuzzing (short) ------------------------------------------------------------------------
+# The readers of .npy and .cfl (and every target fuzz/CMakeLists.txt lists) under libFuzzer with
+# AddressSanitizer and UndefinedBehaviorSanitizer; the long runs are recorded in docs/fuzzing.md.
+fuzz_rc=0
+if [[ "${FIELDFT_FUZZ:-1}" == 1 ]]; then
+  start=$SECONDS
+  FIELDFT_FUZZ_SECONDS="${FIELDFT_FUZZ_SECONDS:-30}" bash scripts/fuzz.sh || fuzz_rc=$?
+  say "fuzzing finished in $((SECONDS - start)) s with exit code $fuzz_rc"
+else
+  say "FIELDFT_FUZZ=0: fuzzing skipped"
+fi
+
 # --- Summary -----------------------------------------------------------------------------------
 say "total time $((SECONDS - total_start)) s"
-if ((ctest_rc != 0 || python_rc != 0)); then
-  say "FAILED (ctest exit $ctest_rc, python exit $python_rc)"
+if ((ctest_rc != 0 || python_rc != 0 || fuzz_rc != 0)); then
+  say "FAILED (ctest exit $ctest_rc, python exit $python_rc, fuzz exit $fuzz_rc)"
   exit 1
 fi
 say "all tests passed"

@@ -20,7 +20,7 @@ from ._engine import min_eps
 from ._mri import Dft, DftR2
 from ._plan import (Plan, nufft1d1, nufft1d2, nufft1d3, nufft2d1, nufft2d2, nufft2d3, nufft3d1, nufft3d2,
                     nufft3d3)
-from . import mri, op, solve  # noqa: E402  (fieldft.op, fieldft.mri, fieldft.solve)
+from . import io, mri, op, solve  # noqa: E402  (fieldft.io, fieldft.op, fieldft.mri, fieldft.solve)
 from ._recon import recon  # noqa: E402
 
 __version__ = _core.build_info()["version"]
@@ -42,4 +42,4 @@ __all__ = ["Plan", "nufft1d1", "nufft1d2", "nufft1d3", "nufft2d1", "nufft2d2", "
            "nufft3d3", "Dft", "DftR2", "build_info", "cuda_devices", "min_eps", "Error", "InvalidArgumentError",
            "NonFiniteError", "ShapeMismatchError", "EpsTooSmallError", "TooLargeError", "OutOfMemoryError",
            "BackendUnavailableError", "NotImplementedFeatureError", "CudaError", "InvalidStateError",
-           "InternalError", "ContextMismatchError", "op", "mri", "solve", "recon"]
+           "InternalError", "ContextMismatchError", "io", "op", "mri", "solve", "recon"]

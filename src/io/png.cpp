@@ -1,97 +1,18 @@
 #include "io/png.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <array>
 #include <cctype>
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <vector>
 
 #include "fieldft/error.hpp"
+#include "io/atomic_file.hpp"
 
 namespace fieldft::io {
 
 namespace {
-
-// A file that appears at its path only when complete: bytes go to a temporary file in the same
-// directory (rename is atomic only within one file system), which commit() renames onto the
-// destination; the destructor removes the temporary file of a write that did not commit.
-class AtomicFile {
- public:
-  explicit AtomicFile(const std::string& path) : path_(path) {
-    namespace fs = std::filesystem;
-    const fs::path p(path);
-    require(!p.filename().empty(), ErrorCode::kInvalidArgument, "cannot write '" + path + "': the path names no file");
-    std::error_code ec;
-    require(!fs::is_directory(p, ec), ErrorCode::kInvalidArgument, "cannot write '" + path + "': it is a directory");
-    const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
-    // Hidden, and unique per process and attempt: two writers never share a temporary file.
-    static int counter = 0;
-    for (int attempt = 0; attempt < 100; ++attempt) {
-      std::string name = ".";  // appended piecewise: GCC 12 misreads "." + string as overlapping
-      name += p.filename().string();
-      name += ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
-      tmp_ = (dir / name).string();
-      fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-      if (fd_ >= 0 || errno != EEXIST) break;
-    }
-    if (fd_ < 0) fail("cannot create a file in '" + dir.string() + "'");
-  }
-  AtomicFile(const AtomicFile&) = delete;
-  AtomicFile& operator=(const AtomicFile&) = delete;
-  ~AtomicFile() {
-    if (fd_ >= 0) ::close(fd_);
-    if (!committed_) ::unlink(tmp_.c_str());
-  }
-
-  void write(const void* data, std::size_t n) {
-    const auto* b = static_cast<const std::uint8_t*>(data);
-    buffer_.insert(buffer_.end(), b, b + n);
-    if (buffer_.size() >= kBufferBytes) flush();
-  }
-  void write(std::span<const std::uint8_t> bytes) { write(bytes.data(), bytes.size()); }
-
-  void commit() {
-    flush();
-    // fsync before rename: otherwise a crash soon after may leave an empty file at the path.
-    if (::fsync(fd_) != 0) fail("cannot write '" + path_ + "'");
-    const int fd = fd_;
-    fd_ = -1;
-    if (::close(fd) != 0) fail("cannot write '" + path_ + "'");
-    if (std::rename(tmp_.c_str(), path_.c_str()) != 0) fail("cannot write '" + path_ + "'");
-    committed_ = true;
-  }
-
- private:
-  static constexpr std::size_t kBufferBytes = std::size_t{1} << 20;
-
-  void flush() {
-    const std::uint8_t* p = buffer_.data();
-    std::size_t left = buffer_.size();
-    while (left > 0) {
-      const ssize_t n = ::write(fd_, p, left);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) fail("cannot write '" + path_ + "'");
-      p += n;
-      left -= static_cast<std::size_t>(n);
-    }
-    buffer_.clear();
-  }
-
-  [[noreturn]] void fail(const std::string& what) const {
-    throw Error(ErrorCode::kInvalidArgument, what + ": " + std::strerror(errno));
-  }
-
-  std::string path_, tmp_;
-  int fd_ = -1;
-  bool committed_ = false;
-  std::vector<std::uint8_t> buffer_;
-};
 
 void check_size(std::int64_t width, std::int64_t height, int channels, std::span<const std::uint8_t> pixels,
                 const char* format) {
