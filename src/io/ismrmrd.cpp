@@ -99,7 +99,7 @@ namespace {
   throw Error(ErrorCode::kBackendUnavailable,
               "cannot access '" + path +
                   "': this fieldft was built without ISMRMRD support (install Debian's libismrmrd-dev and "
-                  "configure with -DFIELDFT_ISMRMRD=ON)");
+                  "configure with FIELDFT_ISMRMRD=ON, the default)");
 }
 }  // namespace
 

@@ -113,17 +113,83 @@ class VlenArena {
 
 // The HDF5 signature at offset 0 or at 512, 1024, 2048, ... (a user block), as the format
 // specifies; checked before libhdf5 sees the file.
-bool has_hdf5_signature(const std::string& path, std::uintmax_t size) {
+std::optional<std::uintmax_t> hdf5_signature_offset(const std::string& path, std::uintmax_t size) {
   static constexpr char kSignature[8] = {'\x89', 'H', 'D', 'F', '\r', '\n', '\x1a', '\n'};
   std::ifstream f(path, std::ios::binary);
-  if (!f) return false;
+  if (!f) return std::nullopt;
   for (std::uintmax_t at = 0; at + 8 <= size; at = at == 0 ? 512 : at * 2) {
     char b[8];
     f.seekg(static_cast<std::streamoff>(at));
-    if (!f.read(b, 8)) return false;
-    if (std::memcmp(b, kSignature, 8) == 0) return true;
+    if (!f.read(b, 8)) return std::nullopt;
+    if (std::memcmp(b, kSignature, 8) == 0) return at;
   }
-  return false;
+  return std::nullopt;
+}
+
+// libhdf5 1.10 loops forever on a global heap collection (where variable-length data live: the
+// XML header, trajectories, samples) whose objects do not tile it, e.g. a free-space object of
+// size 0 (H5HG__cache_heap_deserialize does not advance). Before libhdf5 sees the file, every
+// collection ("GCOL", version 1) is walked here as libhdf5 would walk it, bytes past the end of
+// the file reading as zeros as its sec2 driver returns them; a walk that stalls or overruns its
+// collection refuses the file. Valid files always tile exactly; a false alarm needs "GCOL\1" in
+// stored data followed by bytes that do not tile. One sequential pass over the file.
+void check_global_heaps(const std::string& path, std::uintmax_t size, std::uintmax_t base) {
+  std::ifstream f(path, std::ios::binary);
+  // Size of lengths from the superblock (version 0/1 at byte 14, 2/3 at byte 10).
+  unsigned char sb[16] = {};
+  f.seekg(static_cast<std::streamoff>(base));
+  if (!f.read(reinterpret_cast<char*>(sb), 16)) return;  // libhdf5 will refuse it
+  const unsigned lsize = sb[8] <= 1 ? sb[14] : sb[10];
+  if (lsize != 2 && lsize != 4 && lsize != 8) return;  // libhdf5 refuses these
+  const auto align8 = [](std::uint64_t n) { return (n + 7) & ~std::uint64_t{7}; };
+  const std::uint64_t hdr = align8(8 + lsize), objhdr = align8(8 + lsize);
+  const auto walk = [&](std::uint64_t at) {
+    // Reads n <= 8 little-endian bytes at offset `off` of the file, zeros past its end.
+    std::ifstream g(path, std::ios::binary);
+    const auto read_le = [&](std::uint64_t off, unsigned n) {
+      unsigned char b[8] = {};
+      if (off < size) {
+        g.clear();
+        g.seekg(static_cast<std::streamoff>(off));
+        g.read(reinterpret_cast<char*>(b), static_cast<std::streamsize>(std::min<std::uint64_t>(n, size - off)));
+      }
+      std::uint64_t v = 0;
+      for (unsigned i = n; i-- > 0;) v = v << 8 | b[i];
+      return v;
+    };
+    const std::uint64_t csize = read_le(at + 8, lsize);
+    if (csize < hdr) return true;  // libhdf5 refuses a collection smaller than its header
+    std::uint64_t p = hdr;
+    for (std::uint64_t steps = 0; p < csize; ++steps) {
+      if (p + objhdr > csize) return true;  // the rest is free space
+      const std::uint64_t idx = read_le(at + p, 2);
+      const std::uint64_t osize = read_le(at + p + 8, lsize);
+      const std::uint64_t need = idx > 0 ? objhdr + align8(osize) : osize;
+      if (need == 0 || osize > csize || need > csize - p) return false;  // stalls or overruns
+      p += need;
+      if (steps > csize / 8) return false;
+    }
+    return true;
+  };
+  static constexpr char kGcol[5] = {'G', 'C', 'O', 'L', '\1'};
+  std::vector<char> buf(std::size_t{1} << 20);
+  f.clear();
+  f.seekg(0);
+  std::uint64_t offset = 0;  // file offset of buf[0]
+  std::size_t keep = 0;      // bytes carried over from the previous block
+  while (f) {
+    f.read(buf.data() + keep, static_cast<std::streamsize>(buf.size() - keep));
+    const std::size_t n = keep + static_cast<std::size_t>(f.gcount());
+    if (n < sizeof kGcol) break;
+    for (std::size_t i = 0; i + sizeof kGcol <= n; ++i)
+      if (buf[i] == 'G' && std::memcmp(buf.data() + i, kGcol, sizeof kGcol) == 0 && !walk(offset + i))
+        fail(ErrorCode::kInvalidArgument, path,
+             "corrupt HDF5 global heap at byte " + std::to_string(offset + i) +
+                 " (its objects do not tile it; libhdf5 would not return)");
+    keep = sizeof kGcol - 1;
+    std::memmove(buf.data(), buf.data() + n - keep, keep);
+    offset += n - keep;
+  }
 }
 
 Id open_file(const std::string& path) {
@@ -134,9 +200,11 @@ Id open_file(const std::string& path) {
   if (!fs::is_regular_file(status)) fail(ErrorCode::kInvalidArgument, path, "not a regular file");
   const auto size = fs::file_size(path, ec);
   if (ec) fail(ErrorCode::kInvalidArgument, path, "cannot read its size");
-  if (!has_hdf5_signature(path, size))
+  const std::optional<std::uintmax_t> base = hdf5_signature_offset(path, size);
+  if (!base)
     fail(ErrorCode::kInvalidArgument, path,
          "not an HDF5 file (no HDF5 signature; " + std::to_string(size) + " bytes): expected an ISMRMRD file");
+  check_global_heaps(path, size, *base);
   Id fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
   if (fapl.ok()) H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_STRONG);
   Id file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.ok() ? fapl.get() : H5P_DEFAULT), H5Fclose);

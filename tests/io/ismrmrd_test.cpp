@@ -11,6 +11,7 @@
 #include <cmath>
 #include <complex>
 #include <filesystem>
+#include <algorithm>
 #include <fstream>
 #include <functional>
 #include <numbers>
@@ -533,6 +534,20 @@ TEST_F(IsmrmrdTest, TruncatedFile) {
     fs::resize_file(path("cut.h5"), keep);
     expect_error([&] { read_ismrmrd(path("cut.h5")); }, ErrorCode::kInvalidArgument, {"cut.h5"});
   }
+}
+
+// libhdf5 1.10 would loop forever on a global heap collection whose first object is a free-space
+// object of size 0 (found by fuzz/ismrmrd_fuzz.cpp): the reader refuses it before libhdf5 reads it.
+TEST_F(IsmrmrdTest, CorruptGlobalHeapIsRefusedNotHung) {
+  write_ismrmrd(path("full.h5"), simulated(2, 2, 2));
+  std::vector<char> bytes(fs::file_size(path("full.h5")));
+  std::ifstream(path("full.h5"), std::ios::binary).read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  const std::string gcol("GCOL\1", 5);
+  const auto at = std::string(bytes.begin(), bytes.end()).find(gcol);
+  ASSERT_NE(at, std::string::npos);
+  std::fill(bytes.begin() + static_cast<std::ptrdiff_t>(at + 16), bytes.begin() + static_cast<std::ptrdiff_t>(at + 32), 0);
+  std::ofstream(path("heap.h5"), std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  expect_error([&] { read_ismrmrd(path("heap.h5")); }, ErrorCode::kInvalidArgument, {"heap.h5", "global heap"});
 }
 
 TEST_F(IsmrmrdTest, Hdf5ButNotIsmrmrd) {
