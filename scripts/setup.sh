@@ -39,6 +39,7 @@ packages=(
   libgtest-dev libgmock-dev                  # tests
   libbenchmark-dev                           # micro benchmarks in bench/
   libcli11-dev nlohmann-json3-dev            # the fieldft command-line tool
+  libismrmrd-dev                             # ISMRMRD raw data in and out (brings libhdf5-dev, libpugixml-dev)
   python3 python3-venv python3-pip           # Python package and its tests
 )
 

@@ -7,18 +7,19 @@
 // its end; a failed read is copied from uninitialised memory). Here every size is checked before
 // it is used, the variable-length arrays are allocated through a budget (options.max_bytes), and
 // only the header fields fieldft needs are read (HDF5 converts compound types by member name).
+// Before libhdf5 reads variable-length data, src/io/hdf5_guard.* checks the file's global heaps
+// and the heap IDs that point into them (libhdf5 1.10 hangs or crashes on corrupt ones).
 #include <hdf5.h>
 #include <ismrmrd/xml.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <numbers>
 #include <unordered_set>
 
 #include "fieldft/error.hpp"
+#include "io/hdf5_guard.hpp"
 #include "io/ismrmrd.hpp"
 
 namespace fieldft::io {
@@ -111,105 +112,19 @@ class VlenArena {
   throw Error(code, "ISMRMRD file '" + path + "': " + what);
 }
 
-// The HDF5 signature at offset 0 or at 512, 1024, 2048, ... (a user block), as the format
-// specifies; checked before libhdf5 sees the file.
-std::optional<std::uintmax_t> hdf5_signature_offset(const std::string& path, std::uintmax_t size) {
-  static constexpr char kSignature[8] = {'\x89', 'H', 'D', 'F', '\r', '\n', '\x1a', '\n'};
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return std::nullopt;
-  for (std::uintmax_t at = 0; at + 8 <= size; at = at == 0 ? 512 : at * 2) {
-    char b[8];
-    f.seekg(static_cast<std::streamoff>(at));
-    if (!f.read(b, 8)) return std::nullopt;
-    if (std::memcmp(b, kSignature, 8) == 0) return at;
-  }
-  return std::nullopt;
-}
+// The file, checked by hdf5::inspect before libhdf5 opens it, read-only.
+struct File {
+  hdf5::FileFacts facts;
+  Id id;
+};
 
-// libhdf5 1.10 loops forever on a global heap collection (where variable-length data live: the
-// XML header, trajectories, samples) whose objects do not tile it, e.g. a free-space object of
-// size 0 (H5HG__cache_heap_deserialize does not advance). Before libhdf5 sees the file, every
-// collection ("GCOL", version 1) is walked here as libhdf5 would walk it, bytes past the end of
-// the file reading as zeros as its sec2 driver returns them; a walk that stalls or overruns its
-// collection refuses the file. Valid files always tile exactly; a false alarm needs "GCOL\1" in
-// stored data followed by bytes that do not tile. One sequential pass over the file.
-void check_global_heaps(const std::string& path, std::uintmax_t size, std::uintmax_t base) {
-  std::ifstream f(path, std::ios::binary);
-  // Size of lengths from the superblock (version 0/1 at byte 14, 2/3 at byte 10).
-  unsigned char sb[16] = {};
-  f.seekg(static_cast<std::streamoff>(base));
-  if (!f.read(reinterpret_cast<char*>(sb), 16)) return;  // libhdf5 will refuse it
-  const unsigned lsize = sb[8] <= 1 ? sb[14] : sb[10];
-  if (lsize != 2 && lsize != 4 && lsize != 8) return;  // libhdf5 refuses these
-  const auto align8 = [](std::uint64_t n) { return (n + 7) & ~std::uint64_t{7}; };
-  const std::uint64_t hdr = align8(8 + lsize), objhdr = align8(8 + lsize);
-  const auto walk = [&](std::uint64_t at) {
-    // Reads n <= 8 little-endian bytes at offset `off` of the file, zeros past its end.
-    std::ifstream g(path, std::ios::binary);
-    const auto read_le = [&](std::uint64_t off, unsigned n) {
-      unsigned char b[8] = {};
-      if (off < size) {
-        g.clear();
-        g.seekg(static_cast<std::streamoff>(off));
-        g.read(reinterpret_cast<char*>(b), static_cast<std::streamsize>(std::min<std::uint64_t>(n, size - off)));
-      }
-      std::uint64_t v = 0;
-      for (unsigned i = n; i-- > 0;) v = v << 8 | b[i];
-      return v;
-    };
-    const std::uint64_t csize = read_le(at + 8, lsize);
-    if (csize < hdr) return true;  // libhdf5 refuses a collection smaller than its header
-    std::uint64_t p = hdr;
-    for (std::uint64_t steps = 0; p < csize; ++steps) {
-      if (p + objhdr > csize) return true;  // the rest is free space
-      const std::uint64_t idx = read_le(at + p, 2);
-      const std::uint64_t osize = read_le(at + p + 8, lsize);
-      const std::uint64_t need = idx > 0 ? objhdr + align8(osize) : osize;
-      if (need == 0 || osize > csize || need > csize - p) return false;  // stalls or overruns
-      p += need;
-      if (steps > csize / 8) return false;
-    }
-    return true;
-  };
-  static constexpr char kGcol[5] = {'G', 'C', 'O', 'L', '\1'};
-  std::vector<char> buf(std::size_t{1} << 20);
-  f.clear();
-  f.seekg(0);
-  std::uint64_t offset = 0;  // file offset of buf[0]
-  std::size_t keep = 0;      // bytes carried over from the previous block
-  while (f) {
-    f.read(buf.data() + keep, static_cast<std::streamsize>(buf.size() - keep));
-    const std::size_t n = keep + static_cast<std::size_t>(f.gcount());
-    if (n < sizeof kGcol) break;
-    for (std::size_t i = 0; i + sizeof kGcol <= n; ++i)
-      if (buf[i] == 'G' && std::memcmp(buf.data() + i, kGcol, sizeof kGcol) == 0 && !walk(offset + i))
-        fail(ErrorCode::kInvalidArgument, path,
-             "corrupt HDF5 global heap at byte " + std::to_string(offset + i) +
-                 " (its objects do not tile it; libhdf5 would not return)");
-    keep = sizeof kGcol - 1;
-    std::memmove(buf.data(), buf.data() + n - keep, keep);
-    offset += n - keep;
-  }
-}
-
-Id open_file(const std::string& path) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const auto status = fs::status(path, ec);
-  if (ec || !fs::exists(status)) fail(ErrorCode::kInvalidArgument, path, "no such file");
-  if (!fs::is_regular_file(status)) fail(ErrorCode::kInvalidArgument, path, "not a regular file");
-  const auto size = fs::file_size(path, ec);
-  if (ec) fail(ErrorCode::kInvalidArgument, path, "cannot read its size");
-  const std::optional<std::uintmax_t> base = hdf5_signature_offset(path, size);
-  if (!base)
-    fail(ErrorCode::kInvalidArgument, path,
-         "not an HDF5 file (no HDF5 signature; " + std::to_string(size) + " bytes): expected an ISMRMRD file");
-  check_global_heaps(path, size, *base);
+File open_file(const std::string& path) {
+  File f{hdf5::inspect(path), {}};
   Id fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
   if (fapl.ok()) H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_STRONG);
-  Id file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.ok() ? fapl.get() : H5P_DEFAULT), H5Fclose);
-  if (!file.ok()) fail(ErrorCode::kInvalidArgument, path, "libhdf5 cannot open it (truncated or corrupt HDF5 file?)");
-  return file;
+  f.id = Id(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.ok() ? fapl.get() : H5P_DEFAULT), H5Fclose);
+  if (!f.id.ok()) fail(ErrorCode::kInvalidArgument, path, "libhdf5 cannot open it (truncated or corrupt HDF5 file?)");
+  return f;
 }
 
 Id open_group(hid_t file, const std::string& path, const std::string& group) {
@@ -254,7 +169,8 @@ std::uint64_t count(const std::vector<hsize_t>& dims, std::uint64_t limit, const
 // ---------------------------------------------------------------------------------------------
 // The XML header.
 
-std::string read_xml(hid_t group, const std::string& path, const std::string& gname, std::uint64_t max_bytes) {
+std::string read_xml(hid_t group, const hdf5::FileFacts& facts, const std::string& gname, std::uint64_t max_bytes) {
+  const std::string& path = facts.path;
   if (!has_link(group, "xml")) fail(ErrorCode::kInvalidArgument, path, "no XML header ('/" + gname + "/xml')");
   Id dset(H5Dopen2(group, "xml", H5P_DEFAULT), H5Dclose);
   if (!dset.ok()) fail(ErrorCode::kInvalidArgument, path, "the XML header is not a readable dataset");
@@ -267,6 +183,7 @@ std::string read_xml(hid_t group, const std::string& path, const std::string& gn
   Id mtype(H5Tcopy(H5T_C_S1), H5Tclose);
   std::string xml;
   if (H5Tis_variable_str(ftype.get()) > 0) {
+    hdf5::check_vlen_references(dset.get(), facts, "the XML header", 1, 8 + facts.addr_size, {{0, 1}});
     H5Tset_size(mtype.get(), H5T_VARIABLE);
     VlenArena arena(max_bytes);
     Id dxpl = arena.transfer_list();
@@ -551,12 +468,12 @@ RawData read_ismrmrd(const std::string& path, const IsmrmrdReadOptions& o) {
   require(std::isfinite(o.time_offset_s) && std::isfinite(o.nyquist_tolerance) && o.nyquist_tolerance >= 0,
           ErrorCode::kInvalidArgument, "ISMRMRD: time_offset_s and nyquist_tolerance must be finite (tolerance >= 0)");
 
-  Id file = open_file(path);
-  Id group = open_group(file.get(), path, o.group);
+  const File file = open_file(path);
+  Id group = open_group(file.id.get(), path, o.group);
 
   // Header.
   ISMRMRD::IsmrmrdHeader hdr;
-  const std::string xml = read_xml(group.get(), path, o.group, max_bytes);
+  const std::string xml = read_xml(group.get(), file.facts, o.group, max_bytes);
   try {
     ISMRMRD::deserialize(xml.c_str(), hdr);
   } catch (const std::exception& e) {
@@ -612,15 +529,26 @@ RawData read_ismrmrd(const std::string& path, const IsmrmrdReadOptions& o) {
   if (!has_link(group.get(), "data")) fail(ErrorCode::kInvalidArgument, path, "no acquisitions ('" + gname + "')");
   Id dset(H5Dopen2(group.get(), "data", H5P_DEFAULT), H5Dclose);
   if (!dset.ok()) fail(ErrorCode::kInvalidArgument, path, "the acquisitions are not a readable dataset");
-  {
-    Id ftype(H5Dget_type(dset.get()), H5Tclose);
-    if (!ftype.ok()) fail(ErrorCode::kInvalidArgument, path, "the acquisitions' type is unreadable");
-    check_record_type(ftype.get(), path);
-  }
   const auto adims = extent(dset.get(), path, "the acquisitions");
   if (adims.size() != 1) fail(ErrorCode::kInvalidArgument, path, "the acquisitions must be a 1D dataset");
   const std::uint64_t nacq = count(adims, max_bytes / sizeof(Record), path, "the acquisitions");
   if (nacq == 0) fail(ErrorCode::kInvalidArgument, path, "no acquisitions");
+  {
+    Id ftype(H5Dget_type(dset.get()), H5Tclose);
+    if (!ftype.ok()) fail(ErrorCode::kInvalidArgument, path, "the acquisitions' type is unreadable");
+    check_record_type(ftype.get(), path);
+    const std::size_t esize = H5Tget_size(ftype.get());
+    if (esize == 0 || nacq > max_bytes / esize)
+      fail(ErrorCode::kTooLarge, path, "the acquisitions' storage exceeds options.max_bytes");
+    std::vector<hdf5::VlenMember> members;
+    for (const char* n : {"traj", "data"}) {
+      const unsigned i = static_cast<unsigned>(H5Tget_member_index(ftype.get(), n));
+      Id v(H5Tget_member_type(ftype.get(), i), H5Tclose);
+      Id base(H5Tget_super(v.get()), H5Tclose);
+      members.push_back({H5Tget_member_offset(ftype.get(), i), H5Tget_size(base.get())});
+    }
+    hdf5::check_vlen_references(dset.get(), file.facts, "the acquisitions", nacq, esize, members);
+  }
   std::vector<Record> recs(nacq);
   std::memset(static_cast<void*>(recs.data()), 0, nacq * sizeof(Record));
   VlenArena arena(max_bytes - nacq * sizeof(Record));
@@ -790,8 +718,8 @@ RawData read_ismrmrd(const std::string& path, const IsmrmrdReadOptions& o) {
     const std::uint64_t mb = max_bytes;
     auto from = [&](const std::string& other, const std::string& name) -> std::optional<NdArray> {
       if (other.empty()) return read_ndarray(group.get(), path, name, mb);
-      Id f2 = open_file(other);
-      Id g2 = open_group(f2.get(), other, o.group);
+      const File f2 = open_file(other);
+      Id g2 = open_group(f2.id.get(), other, o.group);
       auto a = read_ndarray(g2.get(), other, name, mb);
       if (!a) fail(ErrorCode::kInvalidArgument, other, "no NDArray '" + name + "' in '/" + o.group + "'");
       return a;

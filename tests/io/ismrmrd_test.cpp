@@ -550,6 +550,35 @@ TEST_F(IsmrmrdTest, CorruptGlobalHeapIsRefusedNotHung) {
   expect_error([&] { read_ismrmrd(path("heap.h5")); }, ErrorCode::kInvalidArgument, {"heap.h5", "global heap"});
 }
 
+// libhdf5 1.10 dereferences an empty heap slot when a trajectory's heap ID names an object that
+// its collection does not hold (found by fuzz/ismrmrd_fuzz.cpp): refused before the read.
+TEST_F(IsmrmrdTest, DanglingHeapReferenceIsRefusedNotCrashed) {
+  write_ismrmrd(path("full.h5"), simulated(2, 2, 2));
+  haddr_t chunk = HADDR_UNDEF;
+  std::size_t traj_offset = 0;
+  {
+    const hid_t f = H5Fopen(path("full.h5").c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    const hid_t d = H5Dopen2(f, "/dataset/data", H5P_DEFAULT);
+    const hid_t t = H5Dget_type(d), space = H5Dget_space(d);
+    traj_offset = H5Tget_member_offset(t, static_cast<unsigned>(H5Tget_member_index(t, "traj")));
+    hsize_t start = 0, size = 0;
+    unsigned mask = 0;
+    ASSERT_GE(H5Dget_chunk_info(d, space, 0, &start, &mask, &chunk, &size), 0);
+    H5Sclose(space);
+    H5Tclose(t);
+    H5Dclose(d);
+    H5Fclose(f);
+  }
+  // The first acquisition's trajectory: length u32, collection address u64, object index u32.
+  std::fstream io(path("full.h5"), std::ios::binary | std::ios::in | std::ios::out);
+  io.seekp(static_cast<std::streamoff>(chunk + traj_offset + 12));
+  const char index[4] = {'\x77', '\x77', 0, 0};
+  io.write(index, 4);
+  io.close();
+  expect_error([&] { read_ismrmrd(path("full.h5")); }, ErrorCode::kInvalidArgument,
+               {"the acquisitions element 0", "no heap object", "30583"});
+}
+
 TEST_F(IsmrmrdTest, Hdf5ButNotIsmrmrd) {
   const hid_t f = H5Fcreate(path("plain.h5").c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   ASSERT_GE(f, 0);
