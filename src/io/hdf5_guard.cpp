@@ -106,7 +106,7 @@ FileFacts inspect(const std::string& path) {
 
   static constexpr char kGcol[5] = {'G', 'C', 'O', 'L', '\1'};
   std::ifstream f(path, std::ios::binary);
-  std::vector<char> buf(std::size_t{1} << 20);
+  std::vector<char> buf(static_cast<std::size_t>(std::min<std::uint64_t>(facts.size, std::uint64_t{1} << 20)) + 8);
   std::uint64_t offset = 0;  // file offset of buf[0]
   std::size_t keep = 0;      // bytes carried over from the previous block
   while (f) {

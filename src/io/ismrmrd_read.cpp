@@ -83,12 +83,8 @@ class VlenArena {
   ~VlenArena() {
     for (void* p : live_) std::free(p);
   }
-  // A transfer property list that allocates through this arena.
-  Id transfer_list() {
-    Id dxpl(H5Pcreate(H5P_DATASET_XFER), H5Pclose);
-    if (dxpl.ok()) H5Pset_vlen_mem_manager(dxpl.get(), &alloc, this, &release, this);
-    return dxpl;
-  }
+  // A transfer property list (below) that allocates variable-length data through this arena.
+  Id transfer_list(std::uint64_t bytes);
 
  private:
   static void* alloc(std::size_t n, void* self) {
@@ -107,6 +103,22 @@ class VlenArena {
   std::uint64_t left_;
   std::unordered_set<void*> live_;
 };
+
+// A transfer property list whose type-conversion buffers fit a read of `bytes`: libhdf5's default
+// allocates and clears 1 MiB buffers for every read, however small, which made reading a small
+// file cost milliseconds.
+Id transfer_list(std::uint64_t bytes) {
+  Id dxpl(H5Pcreate(H5P_DATASET_XFER), H5Pclose);
+  const std::uint64_t size = std::clamp<std::uint64_t>(bytes, 4096, std::uint64_t{1} << 20);
+  if (dxpl.ok()) H5Pset_buffer(dxpl.get(), size, nullptr, nullptr);
+  return dxpl;
+}
+
+Id VlenArena::transfer_list(std::uint64_t bytes) {
+  Id dxpl = io::transfer_list(bytes);
+  if (dxpl.ok()) H5Pset_vlen_mem_manager(dxpl.get(), &alloc, this, &release, this);
+  return dxpl;
+}
 
 [[noreturn]] void fail(ErrorCode code, const std::string& path, const std::string& what) {
   throw Error(code, "ISMRMRD file '" + path + "': " + what);
@@ -186,7 +198,7 @@ std::string read_xml(hid_t group, const hdf5::FileFacts& facts, const std::strin
     hdf5::check_vlen_references(dset.get(), facts, "the XML header", 1, 8 + facts.addr_size, {{0, 1}});
     H5Tset_size(mtype.get(), H5T_VARIABLE);
     VlenArena arena(max_bytes);
-    Id dxpl = arena.transfer_list();
+    Id dxpl = arena.transfer_list(64);
     char* s = nullptr;
     if (H5Dread(dset.get(), mtype.get(), H5S_ALL, H5S_ALL, dxpl.get(), &s) < 0 || s == nullptr)
       fail(ErrorCode::kInvalidArgument, path, "cannot read the XML header");
@@ -196,7 +208,7 @@ std::string read_xml(hid_t group, const hdf5::FileFacts& facts, const std::strin
     if (n == 0 || n > (std::size_t{64} << 20)) fail(ErrorCode::kInvalidArgument, path, "XML header of implausible size");
     H5Tset_size(mtype.get(), n);
     std::vector<char> buf(n + 1, '\0');
-    if (H5Dread(dset.get(), mtype.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()) < 0)
+    if (H5Dread(dset.get(), mtype.get(), H5S_ALL, H5S_ALL, transfer_list(n).get(), buf.data()) < 0)
       fail(ErrorCode::kInvalidArgument, path, "cannot read the XML header");
     xml = buf.data();
   }
@@ -387,7 +399,7 @@ std::optional<NdArray> read_ndarray(hid_t group, const std::string& path, const 
   a.values.resize(n);
   if (cls == H5T_FLOAT || cls == H5T_INTEGER) {
     std::vector<double> re(n);
-    if (n && H5Dread(dset.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, re.data()) < 0)
+    if (n && H5Dread(dset.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, transfer_list(8 * n).get(), re.data()) < 0)
       fail(ErrorCode::kInvalidArgument, path, "cannot read " + what);
     for (std::uint64_t i = 0; i < n; ++i) a.values[i] = re[i];
   } else if (cls == H5T_COMPOUND) {
@@ -396,7 +408,7 @@ std::optional<NdArray> read_ndarray(hid_t group, const std::string& path, const 
     Id mtype(H5Tcreate(H5T_COMPOUND, sizeof(std::complex<double>)), H5Tclose);
     H5Tinsert(mtype.get(), "real", 0, H5T_NATIVE_DOUBLE);
     H5Tinsert(mtype.get(), "imag", sizeof(double), H5T_NATIVE_DOUBLE);
-    if (n && H5Dread(dset.get(), mtype.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, a.values.data()) < 0)
+    if (n && H5Dread(dset.get(), mtype.get(), H5S_ALL, H5S_ALL, transfer_list(16 * n).get(), a.values.data()) < 0)
       fail(ErrorCode::kInvalidArgument, path, "cannot read " + what);
     a.complex = true;
   } else {
@@ -553,7 +565,7 @@ RawData read_ismrmrd(const std::string& path, const IsmrmrdReadOptions& o) {
   std::memset(static_cast<void*>(recs.data()), 0, nacq * sizeof(Record));
   VlenArena arena(max_bytes - nacq * sizeof(Record));
   {
-    Id dxpl = arena.transfer_list();
+    Id dxpl = arena.transfer_list(nacq * 512);  // a record is about 350 bytes on disk
     Id mtype = record_type();
     if (!dxpl.ok() || !mtype.ok() || H5Dread(dset.get(), mtype.get(), H5S_ALL, H5S_ALL, dxpl.get(), recs.data()) < 0)
       fail(ErrorCode::kInvalidArgument, path,
