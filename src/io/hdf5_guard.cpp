@@ -196,4 +196,44 @@ void check_vlen_references(hid_t dset, const FileFacts& facts, const std::string
     }
 }
 
+void check_type_layout(hid_t type, const std::string& path, const std::string& what) {
+  const auto check = [&](auto&& self, hid_t t, int depth) -> void {
+    if (depth > 16) fail(path, what + ": datatype nested too deeply");
+    const H5T_class_t cls = H5Tget_class(t);
+    const std::size_t size = H5Tget_size(t);
+    if (cls == H5T_NO_CLASS || size == 0) fail(path, what + ": invalid datatype");
+    if (cls == H5T_ARRAY || cls == H5T_VLEN) {
+      const hid_t base = H5Tget_super(t);
+      if (base < 0) fail(path, what + ": invalid datatype");
+      try {
+        self(self, base, depth + 1);
+      } catch (...) {
+        H5Tclose(base);
+        throw;
+      }
+      H5Tclose(base);
+      return;
+    }
+    if (cls != H5T_COMPOUND) return;
+    const int n = H5Tget_nmembers(t);
+    if (n < 0) fail(path, what + ": invalid datatype");
+    for (int i = 0; i < n; ++i) {
+      const std::size_t off = H5Tget_member_offset(t, static_cast<unsigned>(i));
+      const hid_t m = H5Tget_member_type(t, static_cast<unsigned>(i));
+      if (m < 0) fail(path, what + ": invalid datatype");
+      const std::size_t msize = H5Tget_size(m);
+      try {
+        if (msize == 0 || off > size || msize > size - off)
+          fail(path, what + ": a compound member lies outside its compound (corrupt datatype)");
+        self(self, m, depth + 1);
+      } catch (...) {
+        H5Tclose(m);
+        throw;
+      }
+      H5Tclose(m);
+    }
+  };
+  check(check, type, 0);
+}
+
 }  // namespace fieldft::io::hdf5

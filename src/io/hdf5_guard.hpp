@@ -50,4 +50,9 @@ struct VlenMember {
 void check_vlen_references(hid_t dset, const FileFacts& facts, const std::string& what, std::uint64_t n,
                            std::size_t element_size, const std::vector<VlenMember>& members);
 
+// Refuses a datatype whose compound members (at any depth, through arrays) do not lie inside
+// their compound: libhdf5's conversion copies each member from offset to offset + size without
+// checking (a segmentation fault in H5T__conv_struct_opt, found by the fuzzer).
+void check_type_layout(hid_t type, const std::string& path, const std::string& what);
+
 }  // namespace fieldft::io::hdf5

@@ -403,6 +403,7 @@ std::optional<NdArray> read_ndarray(hid_t group, const std::string& path, const 
       fail(ErrorCode::kInvalidArgument, path, "cannot read " + what);
     for (std::uint64_t i = 0; i < n; ++i) a.values[i] = re[i];
   } else if (cls == H5T_COMPOUND) {
+    hdf5::check_type_layout(ftype.get(), path, what);
     member(ftype.get(), "real", H5T_FLOAT, path, what);
     member(ftype.get(), "imag", H5T_FLOAT, path, what);
     Id mtype(H5Tcreate(H5T_COMPOUND, sizeof(std::complex<double>)), H5Tclose);
@@ -549,6 +550,7 @@ RawData read_ismrmrd(const std::string& path, const IsmrmrdReadOptions& o) {
     Id ftype(H5Dget_type(dset.get()), H5Tclose);
     if (!ftype.ok()) fail(ErrorCode::kInvalidArgument, path, "the acquisitions' type is unreadable");
     check_record_type(ftype.get(), path);
+    hdf5::check_type_layout(ftype.get(), path, "the acquisitions' type");
     const std::size_t esize = H5Tget_size(ftype.get());
     if (esize == 0 || nacq > max_bytes / esize)
       fail(ErrorCode::kTooLarge, path, "the acquisitions' storage exceeds options.max_bytes");

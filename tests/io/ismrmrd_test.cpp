@@ -579,6 +579,20 @@ TEST_F(IsmrmrdTest, DanglingHeapReferenceIsRefusedNotCrashed) {
                {"the acquisitions element 0", "no heap object", "30583"});
 }
 
+// Files from the fuzzer on which libhdf5 1.10 hung or crashed before src/io/hdf5_guard.* refused
+// them (tests/io/ismrmrd_regressions); each is now a clear error.
+TEST_F(IsmrmrdTest, FuzzerRegressions) {
+  const fs::path dir = FIELDFT_ISMRMRD_REGRESSIONS;
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"heap_does_not_tile.h5", "global heap"},
+      {"dangling_heap_id.h5", "no heap object"},
+      {"dangling_heap_collection.h5", "no heap object"},
+      {"compound_member_outside.h5", "outside its compound"},
+  };
+  for (const auto& [name, expected] : cases)
+    expect_error([&] { read_ismrmrd((dir / name).string()); }, ErrorCode::kInvalidArgument, {name, expected});
+}
+
 TEST_F(IsmrmrdTest, Hdf5ButNotIsmrmrd) {
   const hid_t f = H5Fcreate(path("plain.h5").c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   ASSERT_GE(f, 0);
