@@ -1,20 +1,21 @@
-# The ISMRMRD reader's libFuzzer target and its seed writer, for a fuzz build of fieldft: the
-# including project has built target `fieldft` with clang and -fsanitize=address,undefined (or
-# adds them here), with FIELDFT_HAVE_ISMRMRD on. One line hooks it in: include(fuzz/ismrmrd.cmake).
-#   fieldft_fuzz_ismrmrd        the fuzzer (fuzz/ismrmrd_fuzz.cpp)
-#   fieldft_fuzz_ismrmrd_seeds  writes the seed corpus: fieldft_fuzz_ismrmrd_seeds DIR
-if(FIELDFT_HAVE_ISMRMRD)
-  set(_fieldft_fuzz_san -fsanitize=address,undefined -fno-sanitize-recover=undefined)
-  add_executable(fieldft_fuzz_ismrmrd ${CMAKE_CURRENT_LIST_DIR}/ismrmrd_fuzz.cpp)
-  add_executable(fieldft_fuzz_ismrmrd_seeds ${CMAKE_CURRENT_LIST_DIR}/ismrmrd_seeds.cpp)
-  foreach(t fieldft_fuzz_ismrmrd fieldft_fuzz_ismrmrd_seeds)
-    target_include_directories(${t} PRIVATE ${PROJECT_SOURCE_DIR}/src)
-    target_link_libraries(${t} PRIVATE fieldft ISMRMRD::ISMRMRD)
-    target_compile_options(${t} PRIVATE ${_fieldft_fuzz_san})
-    target_link_options(${t} PRIVATE ${_fieldft_fuzz_san})
-  endforeach()
-  target_compile_options(fieldft_fuzz_ismrmrd PRIVATE -fsanitize=fuzzer)
-  target_link_options(fieldft_fuzz_ismrmrd PRIVATE -fsanitize=fuzzer)
-else()
-  message(STATUS "fieldft: ISMRMRD fuzz target skipped (no ISMRMRD)")
+# The ISMRMRD reader's libFuzzer target, for the fuzz project (fuzz/CMakeLists.txt, built with
+# clang, which defines fieldft_add_fuzzer and the sanitized library fieldft_fuzz_io):
+#   include(${CMAKE_CURRENT_SOURCE_DIR}/ismrmrd.cmake)
+# Builds ismrmrd_fuzz and ismrmrd_seeds (fuzz/ismrmrd_seeds.cpp: writes the seed corpus into the
+# directory given as its argument) when Debian's libismrmrd-dev is installed.
+enable_language(C)  # ISMRMRD's package config runs CMake's FindHDF5, which test-compiles C
+find_package(ISMRMRD CONFIG QUIET)
+if(NOT ISMRMRD_FOUND)
+  message(STATUS "fieldft fuzz: no libismrmrd-dev, ismrmrd_fuzz skipped")
+  return()
 endif()
+set(_root ${CMAKE_CURRENT_LIST_DIR}/..)
+# The reader includes fieldft/config.hpp, which the main build generates: this build's own.
+set(_cfg ${CMAKE_CURRENT_BINARY_DIR}/ismrmrd_include)
+file(WRITE ${_cfg}/fieldft/config.hpp "#pragma once\n#define FIELDFT_HAVE_ISMRMRD 1\n")
+fieldft_add_fuzzer(ismrmrd
+  SOURCES ${_root}/src/io/ismrmrd.cpp ${_root}/src/io/ismrmrd_read.cpp ${_root}/src/io/ismrmrd_write.cpp
+          ${_root}/src/io/hdf5_guard.cpp ${_root}/src/core/names.cpp
+  LIBRARIES ISMRMRD::ISMRMRD)
+target_include_directories(ismrmrd_fuzz BEFORE PRIVATE ${_cfg})
+target_include_directories(ismrmrd_seeds BEFORE PRIVATE ${_cfg})

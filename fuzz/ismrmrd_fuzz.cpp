@@ -4,32 +4,32 @@
 // default options, maps included, under a 256 MiB content budget (options.max_bytes). The
 // reader may refuse the file with fieldft::Error; anything else — a crash, a sanitizer report, a
 // leak, another exception, a hang — is a finding. Seeds: fuzz/ismrmrd_seeds.cpp writes them
-// with fieldft's writer and with libismrmrd's own API.
+// with fieldft's writer and with libismrmrd's own API (usage: ismrmrd_seeds DIR).
 //
-// Build and run by hand (Debian's clang; libismrmrd and libhdf5 are not instrumented), from the
-// repository root, with a configured build tree B (for include/fieldft/config.hpp with
-// FIELDFT_HAVE_ISMRMRD 1):
+// Build: fuzz/ismrmrd.cmake (one include in the fuzz project), or by hand from the repository
+// root with Debian's clang (libismrmrd and libhdf5 are not instrumented) and a configured build
+// tree B (for include/fieldft/config.hpp, FIELDFT_HAVE_ISMRMRD 1):
 //   F="-std=c++20 -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -Iinclude -Isrc -IB/include -I/usr/include/hdf5/serial"
 //   L="-lismrmrd -L/usr/lib/x86_64-linux-gnu/hdf5/serial -lhdf5 -lpugixml"
-//   S="src/io/ismrmrd.cpp src/io/ismrmrd_read.cpp src/core/names.cpp"
+//   S="src/io/ismrmrd.cpp src/io/ismrmrd_read.cpp src/io/hdf5_guard.cpp src/core/names.cpp"
 //   clang++ $F -fsanitize=fuzzer fuzz/ismrmrd_fuzz.cpp $S $L -o build/fuzz/ismrmrd_fuzz
 //   clang++ $F fuzz/ismrmrd_seeds.cpp $S src/io/ismrmrd_write.cpp $L -o build/fuzz/ismrmrd_seeds
 //   build/fuzz/ismrmrd_seeds build/fuzz/ismrmrd_corpus
-//   export LSAN_OPTIONS=suppressions=fuzz/ismrmrd_lsan.supp TMPDIR=/dev/shm
-//   export ASAN_OPTIONS=max_allocation_size_mb=1024:allocator_may_return_null=1
-//   build/fuzz/ismrmrd_fuzz -max_len=65536 -timeout=10 -rss_limit_mb=2048 build/fuzz/ismrmrd_corpus
-// libhdf5 sizes its conversion buffer for a variable-length array from the length stored in the
-// file, before it reads the array: a corrupt length makes it ask malloc for up to 16 GiB, which
-// libFuzzer would report as out-of-memory. On a real system that allocation fails or stays
-// virtual (the array itself is bounded by the file), and fieldft's own allocation of the result
-// is bounded by options.max_bytes; ASAN_OPTIONS above make allocations over 1 GiB fail instead,
-// as they may on a real system, so that libhdf5's failure path is what gets fuzzed.
-// libhdf5 1.10.8 (Debian 12) leaks on some corrupt files: when H5Dopen2 fails on a damaged object
-// header it keeps internal objects, and the file, open for the life of the process (our
-// identifiers are all closed; H5F_CLOSE_STRONG does not reach those). fuzz/ismrmrd_lsan.supp
-// suppresses leaks allocated inside libhdf5 so that the fuzzer can go on; leaks of fieldft's
-// own code are still reported.
-// or through CMake: include(fuzz/ismrmrd.cmake) in a fuzz build (see that file).
+//   TMPDIR=/dev/shm build/fuzz/ismrmrd_fuzz -fork=2 -ignore_crashes=1 -max_len=65536 -timeout=10 build/fuzz/ismrmrd_corpus
+//
+// What libhdf5 1.10.8 (Debian 12) does on corrupt files, and how this target treats it:
+//   * leaks: when H5Dopen2 fails on a damaged object header it keeps internal objects, and the
+//     file, open for the life of the process (fieldft's identifiers are all closed). The built-in
+//     LeakSanitizer suppression below ignores leaks allocated inside libhdf5; leaks of fieldft's
+//     own code are still reported. Each input gets a new file name, since libhdf5 recognises a
+//     file it still holds by device and inode and would answer from its cache.
+//   * large allocations: it sizes a conversion buffer from a stored length before reading the
+//     data (fieldft checks those lengths against the heap first, src/io/hdf5_guard.*, but other
+//     paths remain). The built-in AddressSanitizer options make allocations over 1 GiB fail, as
+//     they may on a real system, instead of reporting them as out-of-memory.
+//   * SIGFPE inside H5Dopen2 on some corrupt datatype messages (fuzz/ismrmrd_libhdf5_crashes):
+//     not guarded; a run finds it within minutes, hence -fork=N -ignore_crashes=1 above, and
+//     every saved crash must be triaged by its stack (libhdf5 frames only: known).
 #include <unistd.h>
 
 #include <cstddef>
@@ -57,6 +57,11 @@ std::string scratch_path() {
 }
 
 }  // namespace
+
+// The sanitizer settings this target needs (reasons above), built in so that a generic fuzz
+// runner needs no per-target environment; ASAN_OPTIONS and LSAN_OPTIONS still override them.
+extern "C" const char* __asan_default_options() { return "max_allocation_size_mb=1024:allocator_may_return_null=1"; }
+extern "C" const char* __lsan_default_suppressions() { return "leak:libhdf5_serial.so\n"; }
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string path = scratch_path();
