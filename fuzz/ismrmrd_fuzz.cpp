@@ -11,7 +11,7 @@
 // tree B (for include/fieldft/config.hpp, FIELDFT_HAVE_ISMRMRD 1):
 //   F="-std=c++20 -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -Iinclude -Isrc -IB/include -I/usr/include/hdf5/serial"
 //   L="-lismrmrd -L/usr/lib/x86_64-linux-gnu/hdf5/serial -lhdf5 -lpugixml"
-//   S="src/io/ismrmrd.cpp src/io/ismrmrd_read.cpp src/io/hdf5_guard.cpp src/core/names.cpp"
+//   S="src/io/ismrmrd.cpp src/io/ismrmrd_read.cpp src/io/ismrmrd_maps.cpp src/io/hdf5_util.cpp src/io/hdf5_guard.cpp src/core/names.cpp"
 //   clang++ $F -fsanitize=fuzzer fuzz/ismrmrd_fuzz.cpp $S $L -o build/fuzz/ismrmrd_fuzz
 //   clang++ $F fuzz/ismrmrd_seeds.cpp $S src/io/ismrmrd_write.cpp $L -o build/fuzz/ismrmrd_seeds
 //   build/fuzz/ismrmrd_seeds build/fuzz/ismrmrd_corpus

@@ -16,167 +16,19 @@
 #include <cmath>
 #include <cstring>
 #include <numbers>
-#include <unordered_set>
 
 #include "fieldft/error.hpp"
 #include "io/hdf5_guard.hpp"
+#include "io/hdf5_util.hpp"
 #include "io/ismrmrd.hpp"
+#include "io/ismrmrd_maps.hpp"
 
 namespace fieldft::io {
 
 namespace {
 
-// ---------------------------------------------------------------------------------------------
-// HDF5 plumbing.
-
-// An HDF5 identifier closed by its own close function.
-class Id {
- public:
-  Id() = default;
-  Id(hid_t id, herr_t (*close)(hid_t)) : id_(id), close_(close) {}
-  Id(const Id&) = delete;
-  Id& operator=(const Id&) = delete;
-  Id(Id&& o) noexcept : id_(o.id_), close_(o.close_) { o.id_ = -1; }
-  Id& operator=(Id&& o) noexcept {
-    reset();
-    id_ = o.id_;
-    close_ = o.close_;
-    o.id_ = -1;
-    return *this;
-  }
-  ~Id() { reset(); }
-  hid_t get() const noexcept { return id_; }
-  bool ok() const noexcept { return id_ >= 0; }
-
- private:
-  void reset() {
-    if (id_ >= 0 && close_) close_(id_);
-    id_ = -1;
-  }
-  hid_t id_ = -1;
-  herr_t (*close_)(hid_t) = nullptr;
-};
-
-// Silences HDF5's error printing while the reader runs (our messages say what failed).
-class QuietHdf5 {
- public:
-  QuietHdf5() {
-    H5Eget_auto2(H5E_DEFAULT, &func_, &data_);
-    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-  }
-  ~QuietHdf5() { H5Eset_auto2(H5E_DEFAULT, func_, data_); }
-  QuietHdf5(const QuietHdf5&) = delete;
-  QuietHdf5& operator=(const QuietHdf5&) = delete;
-
- private:
-  H5E_auto2_t func_ = nullptr;
-  void* data_ = nullptr;
-};
-
-// Allocations of HDF5's variable-length reads: counted against a budget, and all freed by the
-// destructor, so that a read that fails half-way leaks nothing.
-class VlenArena {
- public:
-  explicit VlenArena(std::uint64_t budget) : left_(budget) {}
-  VlenArena(const VlenArena&) = delete;
-  VlenArena& operator=(const VlenArena&) = delete;
-  ~VlenArena() {
-    for (void* p : live_) std::free(p);
-  }
-  // A transfer property list (below) that allocates variable-length data through this arena.
-  Id transfer_list(std::uint64_t bytes);
-
- private:
-  static void* alloc(std::size_t n, void* self) {
-    auto* a = static_cast<VlenArena*>(self);
-    if (n > a->left_) return nullptr;
-    void* p = std::malloc(n == 0 ? 1 : n);
-    if (!p) return nullptr;
-    a->left_ -= n;
-    a->live_.insert(p);
-    return p;
-  }
-  static void release(void* p, void* self) {
-    auto* a = static_cast<VlenArena*>(self);
-    if (p && a->live_.erase(p)) std::free(p);
-  }
-  std::uint64_t left_;
-  std::unordered_set<void*> live_;
-};
-
-// A transfer property list whose type-conversion buffers fit a read of `bytes`: libhdf5's default
-// allocates and clears 1 MiB buffers for every read, however small, which made reading a small
-// file cost milliseconds.
-Id transfer_list(std::uint64_t bytes) {
-  Id dxpl(H5Pcreate(H5P_DATASET_XFER), H5Pclose);
-  const std::uint64_t size = std::clamp<std::uint64_t>(bytes, 4096, std::uint64_t{1} << 20);
-  if (dxpl.ok()) H5Pset_buffer(dxpl.get(), size, nullptr, nullptr);
-  return dxpl;
-}
-
-Id VlenArena::transfer_list(std::uint64_t bytes) {
-  Id dxpl = io::transfer_list(bytes);
-  if (dxpl.ok()) H5Pset_vlen_mem_manager(dxpl.get(), &alloc, this, &release, this);
-  return dxpl;
-}
-
-[[noreturn]] void fail(ErrorCode code, const std::string& path, const std::string& what) {
-  throw Error(code, "ISMRMRD file '" + path + "': " + what);
-}
-
-// The file, checked by hdf5::inspect before libhdf5 opens it, read-only.
-struct File {
-  hdf5::FileFacts facts;
-  Id id;
-};
-
-File open_file(const std::string& path) {
-  File f{hdf5::inspect(path), {}};
-  Id fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
-  if (fapl.ok()) H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_STRONG);
-  f.id = Id(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.ok() ? fapl.get() : H5P_DEFAULT), H5Fclose);
-  if (!f.id.ok()) fail(ErrorCode::kInvalidArgument, path, "libhdf5 cannot open it (truncated or corrupt HDF5 file?)");
-  return f;
-}
-
-Id open_group(hid_t file, const std::string& path, const std::string& group) {
-  const htri_t exists = H5Lexists(file, group.c_str(), H5P_DEFAULT);
-  if (exists <= 0)
-    fail(ErrorCode::kInvalidArgument, path,
-         "no group '/" + group + "': not an ISMRMRD file (expected '/" + group + "/xml' and '/" + group + "/data')");
-  Id g(H5Gopen2(file, group.c_str(), H5P_DEFAULT), H5Gclose);
-  if (!g.ok()) fail(ErrorCode::kInvalidArgument, path, "'/" + group + "' is not a readable HDF5 group");
-  return g;
-}
-
-bool has_link(hid_t group, const char* name) { return H5Lexists(group, name, H5P_DEFAULT) > 0; }
-
-// The dataspace's dimensions (slowest first), or an error for a non-simple space.
-std::vector<hsize_t> extent(hid_t dset, const std::string& path, const std::string& what) {
-  Id space(H5Dget_space(dset), H5Sclose);
-  if (!space.ok()) fail(ErrorCode::kInvalidArgument, path, what + ": unreadable dataspace");
-  const H5S_class_t cls = H5Sget_simple_extent_type(space.get());
-  if (cls == H5S_SCALAR) return {};
-  const int rank = H5Sget_simple_extent_ndims(space.get());
-  if (cls != H5S_SIMPLE || rank < 0 || rank > 32)
-    fail(ErrorCode::kInvalidArgument, path, what + ": unexpected dataspace");
-  std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
-  if (rank > 0 && H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr) < 0)
-    fail(ErrorCode::kInvalidArgument, path, what + ": unreadable dataspace");
-  return dims;
-}
-
-// The product of dims, or an error when it exceeds `limit` elements.
-std::uint64_t count(const std::vector<hsize_t>& dims, std::uint64_t limit, const std::string& path,
-                    const std::string& what) {
-  std::uint64_t n = 1;
-  for (hsize_t d : dims) {
-    if (d != 0 && n > limit / d)
-      fail(ErrorCode::kTooLarge, path, what + " declares more elements than options.max_bytes allows");
-    n *= d;
-  }
-  return n;
-}
+using namespace hdf5;
+using namespace detail;
 
 // ---------------------------------------------------------------------------------------------
 // The XML header.
@@ -312,16 +164,6 @@ Id record_type() {
   return rec;
 }
 
-// The member `name` of compound type t, of class cls (or an error).
-Id member(hid_t t, const char* name, H5T_class_t cls, const std::string& path, const std::string& where) {
-  const int i = H5Tget_member_index(t, name);
-  if (i < 0) fail(ErrorCode::kInvalidArgument, path, where + " has no member '" + name + "'");
-  Id m(H5Tget_member_type(t, static_cast<unsigned>(i)), H5Tclose);
-  if (!m.ok() || H5Tget_class(m.get()) != cls)
-    fail(ErrorCode::kInvalidArgument, path, where + " member '" + name + "' has an unexpected type");
-  return m;
-}
-
 // The file's acquisition type must hold every member read here, with the right classes: HDF5
 // would leave a missing member's memory untouched instead of failing.
 void check_record_type(hid_t ftype, const std::string& path) {
@@ -367,109 +209,6 @@ bool is_imaging(std::uint64_t flags) {
   for (int bit : {19, 20, 23, 24, 26, 27, 28, 29, 30, 31})
     if (flag(flags, bit)) return false;
   return true;
-}
-
-// ---------------------------------------------------------------------------------------------
-// NDArrays.
-
-struct NdArray {
-  std::vector<std::size_t> dims;  // ISMRMRD order: fastest first
-  bool complex = false;
-  std::vector<std::complex<double>> values;
-};
-
-// Array 0 of the NDArray variable `name` in `group`; nullopt when absent.
-std::optional<NdArray> read_ndarray(hid_t group, const std::string& path, const std::string& name,
-                                    std::uint64_t max_bytes) {
-  if (!has_link(group, name.c_str())) return std::nullopt;
-  const std::string what = "NDArray '" + name + "'";
-  Id dset(H5Dopen2(group, name.c_str(), H5P_DEFAULT), H5Dclose);
-  if (!dset.ok()) fail(ErrorCode::kInvalidArgument, path, what + " is not a readable dataset");
-  const auto dims = extent(dset.get(), path, what);
-  if (dims.size() < 2 || dims.size() > 8)
-    fail(ErrorCode::kInvalidArgument, path, what + " has " + std::to_string(dims.size()) +
-                                                " HDF5 dimensions, expected 2 to 8 (arrays x ISMRMRD dims)");
-  if (dims[0] != 1)
-    fail(ErrorCode::kShapeMismatch, path, what + " holds " + std::to_string(dims[0]) + " arrays, expected 1");
-  const std::uint64_t n = count(dims, max_bytes / 16, path, what);
-  Id ftype(H5Dget_type(dset.get()), H5Tclose);
-  const H5T_class_t cls = ftype.ok() ? H5Tget_class(ftype.get()) : H5T_NO_CLASS;
-  NdArray a;
-  for (std::size_t i = dims.size(); i-- > 1;) a.dims.push_back(dims[i]);
-  a.values.resize(n);
-  if (cls == H5T_FLOAT || cls == H5T_INTEGER) {
-    std::vector<double> re(n);
-    if (n && H5Dread(dset.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, transfer_list(8 * n).get(), re.data()) < 0)
-      fail(ErrorCode::kInvalidArgument, path, "cannot read " + what);
-    for (std::uint64_t i = 0; i < n; ++i) a.values[i] = re[i];
-  } else if (cls == H5T_COMPOUND) {
-    hdf5::check_type_layout(ftype.get(), path, what);
-    member(ftype.get(), "real", H5T_FLOAT, path, what);
-    member(ftype.get(), "imag", H5T_FLOAT, path, what);
-    Id mtype(H5Tcreate(H5T_COMPOUND, sizeof(std::complex<double>)), H5Tclose);
-    H5Tinsert(mtype.get(), "real", 0, H5T_NATIVE_DOUBLE);
-    H5Tinsert(mtype.get(), "imag", sizeof(double), H5T_NATIVE_DOUBLE);
-    if (n && H5Dread(dset.get(), mtype.get(), H5S_ALL, H5S_ALL, transfer_list(16 * n).get(), a.values.data()) < 0)
-      fail(ErrorCode::kInvalidArgument, path, "cannot read " + what);
-    a.complex = true;
-  } else {
-    fail(ErrorCode::kInvalidArgument, path, what + " is neither real nor complex {real, imag} numbers");
-  }
-  return a;
-}
-
-std::string dims_text(const std::vector<std::size_t>& d) {
-  std::string s = "{";
-  for (std::size_t i = 0; i < d.size(); ++i) s += (i ? ", " : "") + std::to_string(d[i]);
-  return s + "}";
-}
-
-// Checks the shape of a map array against the grid and K maps (K = 0: one map) and returns its
-// values in fieldft's order (x fastest), converting from PowerGrid's y-fastest order when asked.
-std::vector<std::complex<double>> map_values(NdArray a, const RawData& d, std::int64_t k, MapOrder order,
-                                             const std::string& path, const std::string& name, bool want_complex) {
-  const std::string what = "NDArray '" + name + "'";
-  if (a.complex && !want_complex)
-    fail(ErrorCode::kInvalidArgument, path, what + " is complex, expected real values");
-  std::vector<std::size_t> dims = a.dims;
-  while (dims.size() > 1 && dims.back() == 1) dims.pop_back();
-  const auto nx = static_cast<std::size_t>(d.grid[0]), ny = static_cast<std::size_t>(d.grid[1]),
-             nz = static_cast<std::size_t>(d.grid[2]);
-  const std::size_t kk = static_cast<std::size_t>(std::max<std::int64_t>(k, 1));
-  const std::size_t total = nx * ny * nz * kk;
-  std::vector<std::vector<std::size_t>> accepted = {{total}, {nx, ny, nz, kk}, {nx, ny, kk}};
-  if (nz == 1) accepted.push_back({nx, ny, 1, kk});
-  bool ok = false;
-  for (auto s : accepted) {
-    while (s.size() > 1 && s.back() == 1) s.pop_back();
-    ok = ok || s == dims;
-  }
-  if (!ok) {
-    // Appended piecewise: GCC 12 misreads ", " + string as overlapping copies (-Wrestrict).
-    std::string expected = "{";
-    expected += std::to_string(nx);
-    expected += ", ";
-    expected += std::to_string(ny);
-    if (nz > 1) expected.append(", ").append(std::to_string(nz));
-    if (k > 0) expected.append(", ").append(std::to_string(k));
-    expected.append("} or the flat {").append(std::to_string(total)).append("}");
-    fail(ErrorCode::kShapeMismatch, path, what + " has dims " + dims_text(a.dims) + ", expected " + expected);
-  }
-  for (std::size_t i = 0; i < a.values.size(); ++i)
-    if (!std::isfinite(a.values[i].real()) || !std::isfinite(a.values[i].imag()))
-      fail(ErrorCode::kNonFinite, path, what + " value " + std::to_string(i) + " is not finite");
-  if (order == MapOrder::kXFastest) return std::move(a.values);
-  std::vector<std::complex<double>> out(a.values.size());
-  for (std::size_t m = 0; m < kk * nz; ++m)
-    for (std::size_t y = 0; y < ny; ++y)
-      for (std::size_t x = 0; x < nx; ++x) out[x + nx * (y + ny * m)] = a.values[y + ny * (x + nx * m)];
-  return out;
-}
-
-std::vector<double> real_part(const std::vector<std::complex<double>>& v) {
-  std::vector<double> r(v.size());
-  for (std::size_t i = 0; i < v.size(); ++i) r[i] = v[i].real();
-  return r;
 }
 
 }  // namespace
