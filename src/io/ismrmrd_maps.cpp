@@ -8,7 +8,6 @@ namespace fieldft::io::detail {
 
 using namespace hdf5;
 
-
 // Array 0 of the NDArray variable `name` in `group`; nullopt when absent.
 std::optional<NdArray> read_ndarray(hid_t group, const std::string& path, const std::string& name,
                                     std::uint64_t max_bytes) {
