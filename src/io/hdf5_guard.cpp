@@ -196,6 +196,48 @@ void check_vlen_references(hid_t dset, const FileFacts& facts, const std::string
     }
 }
 
+void check_storage_size(hid_t dset, const std::string& path, const std::string& what, std::uint64_t n,
+                        std::size_t element_size) {
+  const hid_t dcpl = H5Dget_create_plist(dset);
+  if (dcpl < 0) fail(path, what + ": unreadable storage properties");
+  const H5D_layout_t layout = H5Pget_layout(dcpl);
+  hsize_t chunk[32] = {};
+  const int rank = layout == H5D_CHUNKED ? H5Pget_chunk(dcpl, 32, chunk) : 0;
+  const int nfilters = H5Pget_nfilters(dcpl);
+  H5Pclose(dcpl);
+  const std::string corrupt = what + ": its storage holds less than its dataspace (corrupt dataset)";
+  if (element_size == 0) fail(path, what + ": invalid datatype");
+  if (layout == H5D_COMPACT || layout == H5D_CONTIGUOUS) {
+    const hsize_t stored = H5Dget_storage_size(dset);
+    const bool unallocated = layout == H5D_CONTIGUOUS && stored == 0 && H5Dget_offset(dset) == HADDR_UNDEF;
+    if (!unallocated && n > stored / element_size) fail(path, corrupt);
+    return;
+  }
+  if (layout != H5D_CHUNKED || nfilters != 0) return;  // filtered chunks: sizes vary
+  if (rank < 1 || rank > 32) fail(path, what + ": unreadable chunk dimensions");
+  std::uint64_t chunk_bytes = element_size;
+  for (int i = 0; i < rank; ++i) {
+    if (chunk[i] == 0 || chunk_bytes > (std::uint64_t{1} << 40) / chunk[i]) fail(path, what + ": invalid chunk dimensions");
+    chunk_bytes *= chunk[i];
+  }
+  const hid_t space = H5Dget_space(dset);
+  hsize_t nchunks = 0;
+  if (space < 0 || H5Dget_num_chunks(dset, space, &nchunks) < 0) {
+    if (space >= 0) H5Sclose(space);
+    fail(path, what + ": unreadable chunk index");
+  }
+  for (hsize_t i = 0; i < nchunks; ++i) {
+    hsize_t start[32] = {}, size = 0;
+    haddr_t addr = HADDR_UNDEF;
+    unsigned mask = 0;
+    if (H5Dget_chunk_info(dset, space, i, start, &mask, &addr, &size) < 0 || size != chunk_bytes) {
+      H5Sclose(space);
+      fail(path, corrupt);
+    }
+  }
+  H5Sclose(space);
+}
+
 void check_type_layout(hid_t type, const std::string& path, const std::string& what) {
   const auto check = [&](auto&& self, hid_t t, int depth) -> void {
     if (depth > 16) fail(path, what + ": datatype nested too deeply");

@@ -55,4 +55,11 @@ void check_vlen_references(hid_t dset, const FileFacts& facts, const std::string
 // checking (a segmentation fault in H5T__conv_struct_opt, found by the fuzzer).
 void check_type_layout(hid_t type, const std::string& path, const std::string& what);
 
+// Refuses a dataset whose storage holds fewer bytes than n elements of `element_size` (its size
+// in the file): compact or contiguous storage smaller than the dataspace, or an unfiltered chunk
+// of another size than its dimensions. libhdf5 copies the whole selection out of a buffer sized
+// by the storage without checking (a heap overflow in H5VM_memcpyvv, found by the fuzzer).
+void check_storage_size(hid_t dset, const std::string& path, const std::string& what, std::uint64_t n,
+                        std::size_t element_size);
+
 }  // namespace fieldft::io::hdf5

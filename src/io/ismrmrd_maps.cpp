@@ -24,6 +24,8 @@ std::optional<NdArray> read_ndarray(hid_t group, const std::string& path, const 
   const std::uint64_t n = count(dims, max_bytes / 16, path, what);
   Id ftype(H5Dget_type(dset.get()), H5Tclose);
   const H5T_class_t cls = ftype.ok() ? H5Tget_class(ftype.get()) : H5T_NO_CLASS;
+  // The file's element size: libhdf5 copies that many bytes per element out of the storage.
+  check_storage_size(dset.get(), path, what, n, ftype.ok() ? H5Tget_size(ftype.get()) : 0);
   NdArray a;
   for (std::size_t i = dims.size(); i-- > 1;) a.dims.push_back(dims[i]);
   a.values.resize(n);

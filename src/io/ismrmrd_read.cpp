@@ -59,6 +59,7 @@ std::string read_xml(hid_t group, const hdf5::FileFacts& facts, const std::strin
     const std::size_t n = H5Tget_size(ftype.get());
     if (n == 0 || n > (std::size_t{64} << 20)) fail(ErrorCode::kInvalidArgument, path, "XML header of implausible size");
     H5Tset_size(mtype.get(), n);
+    check_storage_size(dset.get(), path, "the XML header", 1, n);
     std::vector<char> buf(n + 1, '\0');
     if (H5Dread(dset.get(), mtype.get(), H5S_ALL, H5S_ALL, transfer_list(n).get(), buf.data()) < 0)
       fail(ErrorCode::kInvalidArgument, path, "cannot read the XML header");

@@ -588,6 +588,7 @@ TEST_F(IsmrmrdTest, FuzzerRegressions) {
       {"dangling_heap_id.h5", "no heap object"},
       {"dangling_heap_collection.h5", "no heap object"},
       {"compound_member_outside.h5", "outside its compound"},
+      {"storage_smaller_than_dataspace.h5", "storage holds less than its dataspace"},
   };
   for (const auto& [name, expected] : cases)
     expect_error([&] { read_ismrmrd((dir / name).string()); }, ErrorCode::kInvalidArgument, {name, expected});
