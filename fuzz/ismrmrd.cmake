@@ -15,7 +15,7 @@ set(_cfg ${CMAKE_CURRENT_BINARY_DIR}/ismrmrd_include)
 file(WRITE ${_cfg}/fieldft/config.hpp "#pragma once\n#define FIELDFT_HAVE_ISMRMRD 1\n")
 fieldft_add_fuzzer(ismrmrd
   SOURCES ${_root}/src/io/ismrmrd.cpp ${_root}/src/io/ismrmrd_read.cpp ${_root}/src/io/ismrmrd_maps.cpp
-          ${_root}/src/io/ismrmrd_write.cpp ${_root}/src/io/hdf5_util.cpp ${_root}/src/io/hdf5_guard.cpp
+          ${_root}/src/io/ismrmrd_write.cpp ${_root}/src/io/hdf5_util.cpp ${_root}/src/io/hdf5_guard.cpp ${_root}/src/io/hdf5_headers.cpp
           ${_root}/src/core/names.cpp
   LIBRARIES ISMRMRD::ISMRMRD)
 target_include_directories(ismrmrd_fuzz BEFORE PRIVATE ${_cfg})

@@ -11,7 +11,7 @@
 // tree B (for include/fieldft/config.hpp, FIELDFT_HAVE_ISMRMRD 1):
 //   F="-std=c++20 -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -Iinclude -Isrc -IB/include -I/usr/include/hdf5/serial"
 //   L="-lismrmrd -L/usr/lib/x86_64-linux-gnu/hdf5/serial -lhdf5 -lpugixml"
-//   S="src/io/ismrmrd.cpp src/io/ismrmrd_read.cpp src/io/ismrmrd_maps.cpp src/io/hdf5_util.cpp src/io/hdf5_guard.cpp src/core/names.cpp"
+//   S="src/io/ismrmrd.cpp src/io/ismrmrd_read.cpp src/io/ismrmrd_maps.cpp src/io/hdf5_util.cpp src/io/hdf5_guard.cpp src/io/hdf5_headers.cpp src/core/names.cpp"
 //   clang++ $F -fsanitize=fuzzer fuzz/ismrmrd_fuzz.cpp $S $L -o build/fuzz/ismrmrd_fuzz
 //   clang++ $F fuzz/ismrmrd_seeds.cpp $S src/io/ismrmrd_write.cpp $L -o build/fuzz/ismrmrd_seeds
 //   build/fuzz/ismrmrd_seeds build/fuzz/ismrmrd_corpus
@@ -27,7 +27,7 @@
 //     data (fieldft checks those lengths against the heap first, src/io/hdf5_guard.*, but other
 //     paths remain). The built-in AddressSanitizer options make allocations over 1 GiB fail, as
 //     they may on a real system, instead of reporting them as out-of-memory.
-//   * SIGFPE inside H5Dopen2 on some corrupt datatype messages (fuzz/ismrmrd_libhdf5_crashes):
+//   * SIGFPE inside H5Dopen2 on a corrupt chunked-layout message (fuzz/ismrmrd_libhdf5_crashes):
 //     not guarded; a run finds it within minutes, hence -fork=N -ignore_crashes=1 above, and
 //     every saved crash must be triaged by its stack (libhdf5 frames only: known).
 #include <unistd.h>

@@ -9,10 +9,12 @@ namespace fieldft::io::detail {
 using namespace hdf5;
 
 // Array 0 of the NDArray variable `name` in `group`; nullopt when absent.
-std::optional<NdArray> read_ndarray(hid_t group, const std::string& path, const std::string& name,
+std::optional<NdArray> read_ndarray(hid_t group, const FileFacts& facts, const std::string& name,
                                     std::uint64_t max_bytes) {
+  const std::string& path = facts.path;
   if (!has_link(group, name.c_str())) return std::nullopt;
   const std::string what = "NDArray '" + name + "'";
+  check_object_header(group, name.c_str(), facts, what);
   Id dset(H5Dopen2(group, name.c_str(), H5P_DEFAULT), H5Dclose);
   if (!dset.ok()) fail(ErrorCode::kInvalidArgument, path, what + " is not a readable dataset");
   const auto dims = extent(dset.get(), path, what);

@@ -10,10 +10,13 @@
 #include <string>
 #include <vector>
 
+#include "io/hdf5_guard.hpp"
 #include "io/hdf5_util.hpp"
 #include "io/ismrmrd.hpp"
 
 namespace fieldft::io::detail {
+
+using hdf5::FileFacts;
 
 struct NdArray {
   std::vector<std::size_t> dims;  // ISMRMRD order: fastest first
@@ -23,7 +26,7 @@ struct NdArray {
 
 // Array 0 of the NDArray variable `name` in `group`, converted to complex double; nullopt when
 // absent; errors for another number of arrays, other element types, more than max_bytes.
-std::optional<NdArray> read_ndarray(hid_t group, const std::string& path, const std::string& name,
+std::optional<NdArray> read_ndarray(hid_t group, const FileFacts& facts, const std::string& name,
                                     std::uint64_t max_bytes);
 
 // Checks a map's shape against d's grid and K maps (K = 0: one map; see ismrmrd.hpp for the

@@ -36,6 +36,7 @@ using namespace detail;
 std::string read_xml(hid_t group, const hdf5::FileFacts& facts, const std::string& gname, std::uint64_t max_bytes) {
   const std::string& path = facts.path;
   if (!has_link(group, "xml")) fail(ErrorCode::kInvalidArgument, path, "no XML header ('/" + gname + "/xml')");
+  check_object_header(group, "xml", facts, "the XML header");
   Id dset(H5Dopen2(group, "xml", H5P_DEFAULT), H5Dclose);
   if (!dset.ok()) fail(ErrorCode::kInvalidArgument, path, "the XML header is not a readable dataset");
   Id ftype(H5Dget_type(dset.get()), H5Tclose);
@@ -280,6 +281,7 @@ RawData read_ismrmrd(const std::string& path, const IsmrmrdReadOptions& o) {
   // Acquisitions.
   const std::string gname = "/" + o.group + "/data";
   if (!has_link(group.get(), "data")) fail(ErrorCode::kInvalidArgument, path, "no acquisitions ('" + gname + "')");
+  check_object_header(group.get(), "data", file.facts, "the acquisitions");
   Id dset(H5Dopen2(group.get(), "data", H5P_DEFAULT), H5Dclose);
   if (!dset.ok()) fail(ErrorCode::kInvalidArgument, path, "the acquisitions are not a readable dataset");
   const auto adims = extent(dset.get(), path, "the acquisitions");
@@ -471,10 +473,10 @@ RawData read_ismrmrd(const std::string& path, const IsmrmrdReadOptions& o) {
   if (o.read_maps) {
     const std::uint64_t mb = max_bytes;
     auto from = [&](const std::string& other, const std::string& name) -> std::optional<NdArray> {
-      if (other.empty()) return read_ndarray(group.get(), path, name, mb);
+      if (other.empty()) return read_ndarray(group.get(), file.facts, name, mb);
       const File f2 = open_file(other);
       Id g2 = open_group(f2.id.get(), other, o.group);
-      auto a = read_ndarray(g2.get(), other, name, mb);
+      auto a = read_ndarray(g2.get(), f2.facts, name, mb);
       if (!a) fail(ErrorCode::kInvalidArgument, other, "no NDArray '" + name + "' in '/" + o.group + "'");
       return a;
     };
@@ -487,7 +489,7 @@ RawData read_ismrmrd(const std::string& path, const IsmrmrdReadOptions& o) {
       d.field_map = real_part(map_values(std::move(*a), d, 0, o.map_order, fp, "FieldMap", false));
     if (auto a = from(o.phase_maps_path, "PhaseMaps"))
       d.phase_maps = real_part(map_values(std::move(*a), d, d.num_shots, o.map_order, pp, "PhaseMaps", false));
-    if (auto a = read_ndarray(group.get(), path, "Truth", mb))
+    if (auto a = read_ndarray(group.get(), file.facts, "Truth", mb))
       d.truth = map_values(std::move(*a), d, 0, o.map_order, path, "Truth", true);
   }
   return d;

@@ -589,6 +589,7 @@ TEST_F(IsmrmrdTest, FuzzerRegressions) {
       {"dangling_heap_collection.h5", "no heap object"},
       {"compound_member_outside.h5", "outside its compound"},
       {"storage_smaller_than_dataspace.h5", "storage holds less than its dataspace"},
+      {"zero_size_member_type.h5", "member of size 0"},
   };
   for (const auto& [name, expected] : cases)
     expect_error([&] { read_ismrmrd((dir / name).string()); }, ErrorCode::kInvalidArgument, {name, expected});
