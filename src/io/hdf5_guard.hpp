@@ -63,10 +63,10 @@ void check_storage_size(hid_t dset, const std::string& path, const std::string& 
                         std::size_t element_size);
 
 // Before H5Dopen2(loc, name): refuses a dataset whose datatype message holds a type of size 0 or
-// an array dimension of 0 (libhdf5 divides by them while decoding: SIGFPE in H5T_copy, found by
-// the fuzzer). Reads version 1 object headers only and gives no verdict on what it cannot parse
-// (src/io/hdf5_headers.cpp). Not covered: a corrupt chunked-layout message (SIGFPE in
-// H5D__chunk_set_info, fuzz/ismrmrd_libhdf5_crashes).
+// an array dimension of 0, or whose chunked layout has a chunk dimension of 0 or not one per axis
+// of its dataspace (+ 1) (libhdf5 divides by them while decoding: SIGFPE in H5T_copy and in
+// H5D__chunk_set_info, found by the fuzzer). Reads version 1 object headers only and gives no
+// verdict on what it cannot parse (src/io/hdf5_headers.cpp).
 void check_object_header(hid_t loc, const char* name, const FileFacts& facts, const std::string& what);
 
 }  // namespace fieldft::io::hdf5

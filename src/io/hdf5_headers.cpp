@@ -1,8 +1,9 @@
-// fieldft::io::hdf5::check_object_header (hdf5_guard.hpp): a dataset's datatype message, read
-// from the file's bytes before H5Dopen2 decodes it.
+// fieldft::io::hdf5::check_object_header (hdf5_guard.hpp): a dataset's datatype, dataspace and
+// layout messages, read from the file's bytes before H5Dopen2 decodes them.
 //
 // Only version 1 object headers (what libhdf5 writes by default, and ISMRMRD files have) are
-// walked, and only unshared datatype messages are read.
+// walked, and only unshared datatype messages, dataspace messages of versions 1 and 2 and layout
+// messages of versions 1 to 4 are read.
 // Anything else (shared datatypes, opaque types, other header versions), or anything that does
 // not parse, gives no verdict: the check refuses a file only on a size or dimension it has read
 // as zero in a message it parsed to its end.
@@ -109,6 +110,43 @@ bool zero_sized_type(Reader& r, int depth) {
   }
 }
 
+// A chunked layout message's dimensionality (the dataspace's rank + 1) and whether one of its
+// chunk dimensions is zero; chunked = false for another layout or a message it cannot parse.
+struct Chunking {
+  bool chunked = false;
+  std::uint64_t dims = 0;
+  bool zero = false;
+};
+
+Chunking chunking(const std::vector<unsigned char>& msg, unsigned addr_size) {
+  Reader r{msg};
+  Chunking c;
+  const std::uint64_t version = r.u(1);
+  unsigned width = 4;
+  if (version == 1 || version == 2) {
+    c.dims = r.u(1);
+    if (r.u(1) != 2) return {};
+    r.skip(5 + addr_size);
+  } else if (version == 3) {
+    if (r.u(1) != 2) return {};
+    c.dims = r.u(1);
+    r.skip(addr_size);
+  } else if (version == 4) {
+    if (r.u(1) != 2) return {};
+    r.skip(1);  // flags
+    c.dims = r.u(1);
+    width = static_cast<unsigned>(r.u(1));
+    if (width < 1 || width > 8) return {};
+  } else {
+    return {};
+  }
+  for (std::uint64_t i = 0; i < c.dims && r.ok; ++i)
+    if (r.u(width) == 0 && r.ok) c.zero = true;
+  if (!r.ok) return {};
+  c.chunked = true;
+  return c;
+}
+
 }  // namespace
 
 void check_object_header(hid_t loc, const char* name, const FileFacts& facts, const std::string& what) {
@@ -132,6 +170,8 @@ void check_object_header(hid_t loc, const char* name, const FileFacts& facts, co
   pr.skip(4);
   const std::uint64_t first = pr.u(4);
   std::vector<std::pair<std::uint64_t, std::uint64_t>> blocks = {{at + 16, first}};
+  Chunking chunk;
+  int rank = -1;
   for (std::size_t k = 0; k < blocks.size() && k < 64 && left > 0; ++k) {
     const std::vector<unsigned char> block = read(blocks[k].first, blocks[k].second);
     Reader r{block};
@@ -152,9 +192,18 @@ void check_object_header(hid_t loc, const char* name, const FileFacts& facts, co
         if (zero_sized_type(t, 0) && t.ok)
           throw Error(ErrorCode::kInvalidArgument, "ISMRMRD file '" + facts.path + "': " + what +
                                                        ": its datatype has a member of size 0 (corrupt datatype)");
+      } else if (type == 0x08) {
+        chunk = chunking(msg, facts.addr_size);
+      } else if (type == 0x01 && msg.size() >= 2 && (msg[0] == 1 || msg[0] == 2)) {
+        rank = msg[1];  // dataspace message, versions 1 and 2: the rank at byte 1
       }
     }
   }
+  // libhdf5 divides the dataspace's extent by one chunk dimension per axis (+ the element size).
+  if (chunk.chunked && (chunk.zero || (rank >= 0 && chunk.dims != static_cast<std::uint64_t>(rank) + 1)))
+    throw Error(ErrorCode::kInvalidArgument,
+                "ISMRMRD file '" + facts.path + "': " + what +
+                    ": its chunk dimensions do not fit its dataspace, or one is 0 (corrupt layout)");
 }
 
 }  // namespace fieldft::io::hdf5
