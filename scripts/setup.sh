@@ -42,6 +42,7 @@ packages=(
   libbenchmark-dev                           # micro benchmarks in bench/
   libcli11-dev nlohmann-json3-dev            # the fieldft command-line tool
   libnifti2-dev                              # NIfTI output (src/io; optional: FIELDFT_NIFTI)
+  libismrmrd-dev                             # ISMRMRD raw data in and out (brings libhdf5-dev, libpugixml-dev)
   python3 python3-venv python3-pip           # Python package and its tests
 )
 
