@@ -31,6 +31,17 @@ struct ToeplitzGeometry {
   }
 };
 
+// The CUDA engine's fused path (src/cuda/toeplitz.cu) takes 2D grids whose 2N_d are powers of
+// two in [16, 2048] (its line FFTs); other geometries take its cuFFT path.
+inline bool fused_toeplitz_geometry(const ToeplitzGeometry& g) {
+  if (g.dim != 2) return false;
+  for (int d = 0; d < 2; ++d) {
+    const std::int64_t l = 2 * g.n[d];
+    if (l < 16 || l > 2048 || (l & (l - 1)) != 0) return false;
+  }
+  return true;
+}
+
 // One backend's Toeplitz apply. Pointers live in the engine's memory (host, or its device); a
 // device engine enqueues on its stream and returns (make_kernel excepted, see there).
 template <class T>
@@ -58,6 +69,21 @@ class ToeplitzEngine {
   // Returns false, having done nothing, where there is no fused form (the caller then expands,
   // applies and combines); the CUDA engine has one in 2D for 2N_d powers of two in [16, 2048].
   virtual bool apply_sense(const T* /*kernel*/, const Complex* /*maps*/, const Complex* /*x*/, Complex* /*z*/) {
+    return false;
+  }
+  // The field-corrected normal's kernels: kernel[i] = FFT(p)[i] / ∏ L_d, complex (p from complex
+  // weights has no Hermitian symmetry to project onto). Consumes psf_buffer(); a device engine
+  // synchronises its stream before returning.
+  virtual void make_complex_kernel(Complex* kernel) = 0;
+  // The field-corrected (SENSE) normal of ONE image x with segment kernels (mri/field_toeplitz.hpp):
+  // the B = C·K images are c + C·l for coil c < C and segment l < K,
+  //   z = Σ_{c,l} conj(S_c ∘ b_l) ∘ crop_N(IFFT(kernel_l ∘ FFT(pad_2N(S_c ∘ b_l ∘ x)))),
+  // kernel_l at kernels + l·padded_cells() (complex), maps S: C·N values (null: C = 1, S = 1),
+  // phases b: K·N values. Returns false, having done nothing, where the engine has no such form
+  // (the CUDA engine has it on its fused path only).
+  virtual bool has_field_sense() const { return false; }
+  virtual bool apply_field_sense(const Complex* /*kernels*/, std::int64_t /*k*/, const Complex* /*maps*/,
+                                 const Complex* /*phases*/, const Complex* /*x*/, Complex* /*z*/) {
     return false;
   }
 };

@@ -50,6 +50,55 @@ class ToeplitzCpu final : public core::ToeplitzEngine<T> {
     for (std::int64_t i = 0; i < n; ++i) kernel[i] = p[i].real() * scale;
   }
 
+  void make_complex_kernel(Complex* kernel) override {
+    Complex* p = grid_.get();
+    const FftwPlan<T> fft(g_.dim, l_.data(), 1, p, -1, false, nthreads_);
+    fft.execute();
+    const T scale = static_cast<T>(1.0 / static_cast<double>(cells_));
+    const std::int64_t n = cells_;
+#pragma omp parallel for schedule(static) num_threads(nthreads_) if (n >= kParallelMin)
+    for (std::int64_t i = 0; i < n; ++i) kernel[i] = p[i] * scale;
+  }
+
+  bool has_field_sense() const override { return true; }
+  bool apply_field_sense(const Complex* kernels, std::int64_t k, const Complex* maps, const Complex* phases,
+                         const Complex* x, Complex* z) override {
+    Complex* grid = grid_.get();
+    const std::int64_t nx = g_.n[0], ny = g_.n[1], nz = g_.n[2], lx = l_[0], ly = l_[1], lz = l_[2];
+    const std::int64_t n = g_.voxels(), coils = g_.batch / k, rows = ly * lz * g_.batch, work = cells_ * g_.batch;
+    // S_c(v)·b_l(v) of image b = c + C·l at voxel v.
+    const auto factor = [&](std::int64_t b, std::int64_t v) {
+      const Complex s = maps ? maps[(b % coils) * n + v] : Complex(1, 0);
+      return s * phases[(b / coils) * n + v];
+    };
+#pragma omp parallel for schedule(static) num_threads(nthreads_) if (work >= kParallelMin)
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const std::int64_t y = r % ly, z3 = (r / ly) % lz, b = r / (ly * lz);
+      Complex* row = grid + r * lx;
+      std::int64_t copied = 0;
+      if (y < ny && z3 < nz) {
+        const std::int64_t v0 = nx * (y + ny * z3);
+        for (std::int64_t i = 0; i < nx; ++i) row[i] = factor(b, v0 + i) * x[v0 + i];
+        copied = nx;
+      }
+      std::fill(row + copied, row + lx, Complex(0, 0));
+    }
+    run(forward_.begin(), forward_.end(), grid);
+    const std::int64_t cells = cells_, batch = g_.batch;
+#pragma omp parallel for schedule(static) num_threads(nthreads_) if (work >= kParallelMin)
+    for (std::int64_t i = 0; i < cells; ++i)
+      for (std::int64_t b = 0; b < batch; ++b) grid[i + b * cells] *= kernels[(b / coils) * cells + i];
+    run(inverse_.rbegin(), inverse_.rend(), grid);
+#pragma omp parallel for schedule(static) num_threads(nthreads_) if (work >= kParallelMin)
+    for (std::int64_t v = 0; v < n; ++v) {
+      const std::int64_t i = v % nx, y = (v / nx) % ny, z3 = v / (nx * ny), cell = i + lx * (y + ly * z3);
+      Complex acc(0, 0);
+      for (std::int64_t b = 0; b < batch; ++b) acc += std::conj(factor(b, v)) * grid[cell + b * cells];
+      z[v] = acc;
+    }
+    return true;
+  }
+
   void apply(const T* kernel, const Complex* x, Complex* z) override {
     Complex* grid = grid_.get();
     const std::int64_t nx = g_.n[0], ny = g_.n[1], nz = g_.n[2], lx = l_[0], ly = l_[1], lz = l_[2];

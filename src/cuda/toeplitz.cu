@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <memory>
 #include <numbers>
+#include <type_traits>
 #include <vector>
 
 #include "cuda/cuda_check.cuh"
@@ -103,6 +104,14 @@ __global__ void crop_kernel(Layout g, const Cplx<T>* __restrict__ grid, Cplx<T>*
   }
 }
 
+// kernel[s] = f[s] · scale.
+template <class T>
+__global__ void scaled_copy_kernel(std::int64_t n, T scale, const Cplx<T>* __restrict__ f, Cplx<T>* __restrict__ kernel) {
+  for (std::int64_t s = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; s < n;
+       s += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
+    kernel[s] = f[s] * scale;
+}
+
 // kernel[s] = Re(f[s]) · scale.
 template <class T>
 __global__ void real_part_kernel(std::int64_t n, T scale, const Cplx<T>* __restrict__ f, T* __restrict__ kernel) {
@@ -121,7 +130,20 @@ struct Fused {
   int nx, ny;
   std::int64_t voxels;  // nx·ny
   std::int64_t batch;   // B
+  // The SENSE form's factor of image b at voxel v: S_{b mod C}(v) (maps; C = coils), times
+  // b_{b / C}(v) (phases, the field-corrected form; null otherwise).
+  std::int64_t coils;
+  const void* phases;
 };
+
+// S_c(v)·b_l(v) of image b (the SENSE form's factor; maps null: S = 1).
+template <class T>
+__device__ __forceinline__ Cplx<T> sense_factor(const Fused& f, const Cplx<T>* __restrict__ maps, std::int64_t b,
+                                                std::int64_t v) {
+  Cplx<T> s = maps ? maps[(b % f.coils) * f.voxels + v] : Cplx<T>{1, 0};
+  if (f.phases) s = cmul(s, static_cast<const Cplx<T>*>(f.phases)[(b / f.coils) * f.voxels + v]);
+  return s;
+}
 
 template <int L>
 constexpr int row_lines() {
@@ -161,7 +183,7 @@ __global__ void __launch_bounds__(kFusedRowThreads)
   for (int m = 0; m < 4; ++m) {  // t + m·L/8 < L/2 = N_x: the image; the upper half is the padding
     const std::int64_t i = row + t + m * TG;
     if constexpr (SENSE) {
-      v[m] = cmul(x[i], maps[b * f.voxels + i]);
+      v[m] = cmul(x[i], sense_factor(f, maps, b, i));
     } else {
       v[m] = x[b * f.voxels + i];
     }
@@ -174,10 +196,11 @@ __global__ void __launch_bounds__(kFusedRowThreads)
 }
 
 // Column kx of image b: its N_y rows, padded, FFT, kernel, inverse FFT, the first N_y back.
-// lx = 2N_x, the rows' length; the kernel is kernel[kx + lx·ky].
-template <class T, int L, int G>
+// lx = 2N_x, the rows' length; the kernel is kernel[kx + lx·ky]: real (K = T), or complex
+// (K = Cplx<T>, the field-corrected form) with image b taking kernel b / coils, lx·L cells apart.
+template <class T, class K, int L, int G>
 __global__ void __launch_bounds__(G*(L / 8))
-    columns(Fused f, int lx, const T* __restrict__ kernel, const Cplx<T>* __restrict__ tw, Cplx<T>* __restrict__ rows) {
+    columns(Fused f, int lx, const K* __restrict__ kernel, const Cplx<T>* __restrict__ tw, Cplx<T>* __restrict__ rows) {
   constexpr int TG = L / 8;
   extern __shared__ __align__(16) unsigned char fused_raw[];
   const int g = threadIdx.x % G, t = threadIdx.x / G;
@@ -192,8 +215,17 @@ __global__ void __launch_bounds__(G*(L / 8))
       v[m + 4] = Cplx<T>{0, 0};
     }
     line_fft<T, L, -1>(v, t, buf, G, tw);
+    const K* kb = kernel;
+    if constexpr (!std::is_same_v<K, T>) kb += (b / f.coils) * lx * static_cast<std::int64_t>(L);
 #pragma unroll
-    for (int m = 0; m < 8; ++m) v[m] = v[m] * kernel[kx + lx * static_cast<std::int64_t>(t + m * TG)];
+    for (int m = 0; m < 8; ++m) {
+      const K k = kb[kx + lx * static_cast<std::int64_t>(t + m * TG)];
+      if constexpr (std::is_same_v<K, T>) {
+        v[m] = v[m] * k;
+      } else {
+        v[m] = cmul(v[m], k);
+      }
+    }
     line_fft<T, L, +1>(v, t, buf, G, tw);
 #pragma unroll
     for (int m = 0; m < 4; ++m) col[(t + m * TG) * static_cast<std::int64_t>(lx)] = v[m];
@@ -239,7 +271,7 @@ __global__ void __launch_bounds__(kFusedRowThreads)
       if (on)
 #pragma unroll
         for (int m = 0; m < 4; ++m) {
-          const Cplx<T> s = maps[b * f.voxels + row + t + m * TG];
+          const Cplx<T> s = sense_factor(f, maps, b, row + t + m * TG);
           acc[m] = cadd(acc[m], Cplx<T>{s.re * v[m].re + s.im * v[m].im, s.re * v[m].im - s.im * v[m].re});
         }
     }
@@ -273,16 +305,6 @@ void with_line_length(int L, F&& f) {
   }
 }
 
-// Whether the fused path takes geometry g.
-bool fused_geometry(const core::ToeplitzGeometry& g) {
-  if (g.dim != 2) return false;
-  for (int d = 0; d < 2; ++d) {
-    const std::int64_t l = 2 * g.n[d];
-    if (!is_power_of_two(l) || l < kLineFftMin || l > kLineFftMax) return false;
-  }
-  return true;
-}
-
 // exp(−2πi·k/L) for k < L, computed in double.
 template <class T>
 std::vector<Cplx<T>> twiddles(std::int64_t L) {
@@ -300,7 +322,7 @@ class ToeplitzCuda final : public core::ToeplitzEngine<T> {
   using Complex = std::complex<T>;
 
   ToeplitzCuda(const core::ToeplitzGeometry& g, int device, void* stream)
-      : g_(g), device_(device), stream_(static_cast<cudaStream_t>(stream)), fused_(fused_geometry(g)) {
+      : g_(g), device_(device), stream_(static_cast<cudaStream_t>(stream)), fused_(core::fused_toeplitz_geometry(g)) {
     DeviceGuard guard(device_);
     const auto l = g.padded();
     const int last = g.dim - 1;
@@ -311,7 +333,7 @@ class ToeplitzCuda final : public core::ToeplitzEngine<T> {
       const std::int64_t rows = g.batch * g.n[1] * l[0];
       grid_ = DeviceBuffer<Cplx<T>>(static_cast<std::size_t>(rows > g.padded_cells() ? rows : g.padded_cells()),
                                     "Toeplitz row buffer");
-      fused_layout_ = {static_cast<int>(g.n[0]), static_cast<int>(g.n[1]), g.voxels(), g.batch};
+      fused_layout_ = {static_cast<int>(g.n[0]), static_cast<int>(g.n[1]), g.voxels(), g.batch, g.batch, nullptr};
       for (int d = 0; d < 2; ++d) {
         const auto w = twiddles<T>(l[d]);
         twiddle_[d] = DeviceBuffer<Cplx<T>>(w.size(), "Toeplitz twiddles");
@@ -340,24 +362,38 @@ class ToeplitzCuda final : public core::ToeplitzEngine<T> {
 
   void make_kernel(T* kernel) override {
     DeviceGuard guard(device_);
-    const auto l = g_.padded();
-    long long n[3];
-    for (int d = 0; d < g_.dim; ++d) n[d] = l[g_.dim - 1 - d];  // slowest first
-    const std::int64_t cells = g_.padded_cells();
-    // A plan of its own (the standard layout of one grid), used once: destroyed only after the
-    // stream has run it.
-    const CufftPlan<T> fft(g_.dim, n, 1, cells, 1, stream_);
-    fft.exec(grid_.get(), -1);
+    const std::int64_t cells = psf_fft();
     real_part_kernel<T><<<blocks_for(cells), kThreads, 0, stream_>>>(
         cells, static_cast<T>(1.0 / static_cast<double>(cells)), grid_.get(), kernel);
     FIELDFT_CUDA_CHECK_LAUNCH();
     FIELDFT_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
 
+  void make_complex_kernel(Complex* kernel) override {
+    DeviceGuard guard(device_);
+    const std::int64_t cells = psf_fft();
+    scaled_copy_kernel<T><<<blocks_for(cells), kThreads, 0, stream_>>>(
+        cells, static_cast<T>(1.0 / static_cast<double>(cells)), grid_.get(), reinterpret_cast<Cplx<T>*>(kernel));
+    FIELDFT_CUDA_CHECK_LAUNCH();
+    FIELDFT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
+  bool has_field_sense() const override { return fused_; }
+  bool apply_field_sense(const Complex* kernels, std::int64_t k, const Complex* maps, const Complex* phases,
+                         const Complex* x, Complex* z) override {
+    if (!fused_) return false;
+    DeviceGuard guard(device_);
+    Fused f = fused_layout_;
+    f.coils = g_.batch / k;
+    f.phases = phases;
+    run_fused<true>(f, reinterpret_cast<const Cplx<T>*>(kernels), maps, x, z);
+    return true;
+  }
+
   void apply(const T* kernel, const Complex* x, Complex* z) override {
     DeviceGuard guard(device_);
     if (fused_) {
-      run_fused<false>(kernel, nullptr, x, z);
+      run_fused<false>(fused_layout_, kernel, nullptr, x, z);
       return;
     }
     Cplx<T>* grid = grid_.get();
@@ -378,15 +414,27 @@ class ToeplitzCuda final : public core::ToeplitzEngine<T> {
   bool apply_sense(const T* kernel, const Complex* maps, const Complex* x, Complex* z) override {
     if (!fused_) return false;
     DeviceGuard guard(device_);
-    run_fused<true>(kernel, maps, x, z);
+    run_fused<true>(fused_layout_, kernel, maps, x, z);
     return true;
   }
 
  private:
-  // The three fused kernels (top of the file) on the stream.
-  template <bool SENSE>
-  void run_fused(const T* kernel, const Complex* maps, const Complex* x, Complex* z) {
-    const Fused f = fused_layout_;
+  // The psf_buffer's FFT (one full grid) on the stream; returns the cells. A plan of its own (the
+  // standard layout of one grid), used once: destroyed only after the stream has run it.
+  std::int64_t psf_fft() {
+    const auto l = g_.padded();
+    long long n[3];
+    for (int d = 0; d < g_.dim; ++d) n[d] = l[g_.dim - 1 - d];  // slowest first
+    const std::int64_t cells = g_.padded_cells();
+    const CufftPlan<T> fft(g_.dim, n, 1, cells, 1, stream_);
+    fft.exec(grid_.get(), -1);
+    return cells;
+  }
+
+  // The three fused kernels (top of the file) on the stream; K: the kernel's type (T, or Cplx<T>
+  // for the field-corrected form's kernels).
+  template <bool SENSE, class K>
+  void run_fused(const Fused f, const K* kernel, const Complex* maps, const Complex* x, Complex* z) {
     const auto* xc = reinterpret_cast<const Cplx<T>*>(x);
     const auto* mc = reinterpret_cast<const Cplx<T>*>(maps);
     auto* zc = reinterpret_cast<Cplx<T>*>(z);
@@ -402,7 +450,7 @@ class ToeplitzCuda final : public core::ToeplitzEngine<T> {
     with_line_length(ly, [&](auto lc) {
       constexpr int L = decltype(lc)::value, G = column_group<T, L>();
       const dim3 grid(static_cast<unsigned>(lx / G), static_cast<unsigned>(f.batch < 65535 ? f.batch : 65535));
-      columns<T, L, G><<<grid, G * (L / 8), G * line_fft_padded(L) * sizeof(Cplx<T>), stream_>>>(
+      columns<T, K, L, G><<<grid, G * (L / 8), G * line_fft_padded(L) * sizeof(Cplx<T>), stream_>>>(
           f, lx, kernel, twiddle_[1].get(), rows);
       FIELDFT_CUDA_CHECK_LAUNCH();
     });

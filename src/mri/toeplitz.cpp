@@ -18,6 +18,7 @@
 #include "fieldft/error.hpp"
 #include "fieldft/mri/toeplitz.hpp"
 #include "mri/encoding_shapes.hpp"
+#include "mri/toeplitz_psf.hpp"
 
 namespace fieldft::mri {
 
@@ -103,25 +104,7 @@ ToeplitzNormal<T>::ToeplitzNormal(std::shared_ptr<const Encoding<T>> encoding, C
   kernel->weighted = !weights.empty();
   kernel->data = kernel->memory.template get_as<T>(g.padded_cells());
 
-  // p on the 2N grid: type 1, isign +1, 2N_d modes in FFT order, at the encoding's points
-  // x_d = 2π k_d / N_d (computed in double, as NufftEncoding does).
-  const int dim = e.dim();
-  std::int64_t modes[3];
-  for (int d = 0; d < dim; ++d) modes[d] = 2 * e.grid()[d];
-  nufft::Options o = options_.nufft;
-  o.modeord = 1;
-  nufft::Plan<T> psf(1, std::span<const std::int64_t>(modes, static_cast<std::size_t>(dim)), +1, 1, options_.eps,
-                     this->context(), o);
-  std::vector<T> x[3];
-  const T* p[3] = {nullptr, nullptr, nullptr};
-  for (int d = 0; d < dim; ++d) {
-    const auto k = e.k(d);
-    const double scale = 2 * std::numbers::pi / static_cast<double>(e.grid()[d]);
-    x[d].resize(static_cast<std::size_t>(m));
-    for (std::int64_t j = 0; j < m; ++j) x[d][j] = static_cast<T>(scale * static_cast<double>(k[j]));
-    p[d] = x[d].data();
-  }
-  psf.set_points(m, p[0], p[1], p[2]);
+  detail::PsfTransform<T> psf(e, this->context(), options_.eps, options_.nufft);
   std::vector<Complex> c(static_cast<std::size_t>(m), Complex(1, 0));
   for (std::size_t j = 0; j < weights.size(); ++j) c[j] = Complex(weights[j], 0);
   // Host strengths: on a device the plan stages them and waits for the result.

@@ -1,0 +1,84 @@
+// fieldft::mri::FieldToeplitzNormal — the normal operator of the field-corrected (SENSE) model as
+// a sum of Toeplitz convolutions, one per time segment of the field DIFFERENCE (DESIGN.md §3).
+//
+// Model (fieldft/mri/encoding.hpp): s_j = Σ_v m_v exp(−i(2π k_j·r_v + ω_v t_j)), ω the field map
+// in rad/s, W = diag(w_j) real >= 0; with coil maps S_c the SENSE model E(S_c ∘ x). Then
+//   (AᴴWA x)_n = Σ_m x_m Σ_j w_j exp(+2πi k_j·(r_n − r_m)) exp(+i(ω_n − ω_m) t_j),
+// which is no longer shift invariant. Time segmentation of the DIFFERENCE Δ = ω_n − ω_m,
+//   exp(+iΔt) ≈ Σ_{l<L} h_l(t) exp(+iΔτ_l)
+// (the least-squares interpolator of src/core/time_segmentation.hpp designed over the histogram
+// of Δ, i.e. the field histogram's autocorrelation, symmetric about 0), splits it into
+//   AᴴWA ≈ Σ_l diag(conj b_l) T_l diag(b_l),   b_l(v) = exp(−iω_v τ_l),
+// with T_l the Toeplitz operator of the point-spread function p_l(d) = Σ_j w_j h_l(t_j)
+// exp(+2πi k_j·d/N): complex weights, so its kernel on the 2N grid is the complex FFT of p_l (no
+// Hermitian projection). For SENSE, Σ_c conj(S_c) of that applied to S_c ∘ x.
+// Why this factorisation: Fessler et al.'s time-segmented Toeplitz (IEEE TSP 53(9), 2005) takes
+// the model's own L segments and needs a kernel per segment PAIR, L² FFT-domain products per coil
+// (L(L+1)/2 kernels); segmenting the difference needs L' kernels and L' FFT pairs per coil, with
+// L' a little above L (the difference spans twice the field range, but its histogram is peaked at
+// 0), and it reuses the SENSE Toeplitz machinery unchanged: the C·L' images (coil c, segment l)
+// are the coils of one fused pass whose factor S_c·b_l is formed on the fly (the L' phase images
+// are stored once, never per coil) and whose kernel is picked per segment.
+//
+// Accuracy: each term's phase factor is within `accuracy` (worst case over the readout times and
+// the difference histogram), so the operator is within about accuracy·Σ_l|h_l| of the exact
+// AᴴWA, plus the type 1 transforms' eps (tested against the exact DFT normal).
+// Backends: the CPU engine; on CUDA the fused Toeplitz path (2D, 2N_d powers of two in
+// [16, 2048]); elsewhere construction throws kNotImplemented (3D comes with a later engine).
+// Shapes: domain = codomain = the image; apply = apply_adjoint (Hermitian up to the
+// approximation). Vectors in the context's memory; every apply is stream-ordered, allocates
+// nothing. Set-up (timed): the difference design on the host, L' type 1 transforms and FFTs.
+// Memory: C·L' grids of 2^d·N complex values (half that on the fused path), L' complex kernels of
+// 2^d·N, L' phase images and the maps.
+#pragma once
+
+#include <complex>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "fieldft/context.hpp"
+#include "fieldft/mri/encoding.hpp"
+#include "fieldft/nufft.hpp"
+#include "fieldft/op/linear_operator.hpp"
+
+namespace fieldft::mri {
+
+struct FieldToeplitzOptions {
+  double accuracy = 1e-3;  // worst-case relative error of the difference phase factor, > 0
+  int max_segments = 64;   // the largest L' tried
+  double eps = 1e-5;       // the type 1 transforms' tolerance
+  nufft::Options nufft;    // their method and tuning (backend, device, stream: the context's)
+};
+
+template <class T>
+class FieldToeplitzNormal final : public op::LinearOperator<T> {
+ public:
+  using Complex = std::complex<T>;
+  // maps: C·N values (image + {C}, host memory) or empty (no coils); weights: M values >= 0 or
+  // empty (W = I). Both are read during this call.
+  FieldToeplitzNormal(std::shared_ptr<const Encoding<T>> encoding, Context context,
+                      std::span<const Complex> maps = {}, std::int64_t coils = 1, std::span<const T> weights = {},
+                      FieldToeplitzOptions options = {});
+  ~FieldToeplitzNormal() override;
+
+  std::string name() const override;
+  void apply(const Complex* x, Complex* z) override;
+  void apply_adjoint(const Complex* x, Complex* z) override;
+
+  int segments() const noexcept;           // L'
+  double worst_error() const noexcept;     // of the difference interpolator at L'
+  double setup_seconds() const noexcept;   // wall time of the construction
+  // Whether `context` can run one for `encoding` (the CPU always; CUDA on its fused path).
+  static bool supported(const Encoding<T>& encoding, const Context& context);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+extern template class FieldToeplitzNormal<float>;
+extern template class FieldToeplitzNormal<double>;
+
+}  // namespace fieldft::mri

@@ -1,0 +1,212 @@
+// fieldft::mri::FieldToeplitzNormal (fieldft/mri/field_toeplitz.hpp): validation, the design of
+// the difference interpolator (src/core/time_segmentation.hpp), the L' complex kernels (one type
+// 1 transform of w_j·h_l(t_j) each, then the engine's complex FFT) and the dispatch to the
+// Toeplitz engine's field-corrected SENSE pass (src/cpu/toeplitz_cpu.cpp, src/cuda/toeplitz.cu).
+#include "fieldft/mri/field_toeplitz.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "fieldft/config.hpp"  // first: FIELDFT_HAVE_CUDA selects the includes below
+#include "core/time_segmentation.hpp"
+#include "core/toeplitz.hpp"
+#include "cpu/toeplitz_cpu.hpp"
+#if FIELDFT_HAVE_CUDA
+#include "cuda/toeplitz.hpp"
+#endif
+#include "fieldft/error.hpp"
+#include "mri/toeplitz_psf.hpp"
+#include "op/upload.hpp"
+
+namespace fieldft::mri {
+
+namespace {
+
+constexpr int kQuantiles = 256;  // field values whose pairwise differences stand for Δ's histogram
+
+template <class T>
+core::ToeplitzGeometry geometry(const Encoding<T>& e, std::int64_t batch) {
+  core::ToeplitzGeometry g;
+  g.dim = e.dim();
+  g.n = e.grid();
+  g.batch = batch;
+  return g;
+}
+
+// The differences ω_a − ω_b over kQuantiles quantiles of the field map (its minimum and maximum
+// among them), both signs: a sample of Δ's histogram, the autocorrelation of the field's, whose
+// extremes ±(ω_max − ω_min) it contains. Empty without a field map.
+template <class T>
+std::vector<double> field_differences(std::span<const T> field) {
+  if (field.empty()) return {};
+  std::vector<double> sorted(field.begin(), field.end());
+  std::sort(sorted.begin(), sorted.end());
+  const std::size_t n = sorted.size(), q = std::min<std::size_t>(n, kQuantiles);
+  std::vector<double> quantiles(q);
+  for (std::size_t i = 0; i < q; ++i) quantiles[i] = sorted[q == 1 ? 0 : i * (n - 1) / (q - 1)];
+  std::vector<double> d;
+  d.reserve(q * q);
+  for (double a : quantiles)
+    for (double b : quantiles) d.push_back(a - b);
+  return d;
+}
+
+}  // namespace
+
+template <class T>
+struct FieldToeplitzNormal<T>::Impl {
+  explicit Impl(const Context& c) : kernels(c), phases(c), maps(c) {}
+  std::shared_ptr<const Encoding<T>> encoding;
+  std::unique_ptr<core::ToeplitzEngine<T>> engine;
+  op::Workspace kernels, phases, maps;
+  const Complex* kernel_data = nullptr;
+  const Complex* phase_data = nullptr;
+  const Complex* map_data = nullptr;  // null: no coils
+  std::int64_t coils = 1;
+  int segments = 0;
+  double worst_error = 0, setup_seconds = 0;
+  bool weighted = false;
+};
+
+template <class T>
+bool FieldToeplitzNormal<T>::supported(const Encoding<T>& e, const Context& context) {
+  return context.is_host() || core::fused_toeplitz_geometry(geometry(e, 1));
+}
+
+template <class T>
+FieldToeplitzNormal<T>::FieldToeplitzNormal(std::shared_ptr<const Encoding<T>> encoding, Context context,
+                                            std::span<const Complex> maps, std::int64_t coils,
+                                            std::span<const T> weights, FieldToeplitzOptions options)
+    : op::LinearOperator<T>(encoding ? encoding->image_shape() : op::Shape{1},
+                            encoding ? encoding->image_shape() : op::Shape{1}, context),
+      impl_(std::make_unique<Impl>(this->context())) {
+  const std::string who = "FieldToeplitzNormal";
+  require(encoding != nullptr, ErrorCode::kInvalidArgument, who + ": the encoding is null");
+  const auto start = std::chrono::steady_clock::now();
+  const Encoding<T>& e = *encoding;
+  const std::int64_t n = e.num_voxels(), m = e.num_samples();
+  require(coils >= 1, ErrorCode::kInvalidArgument, who + ": coils is " + std::to_string(coils) + ", expected >= 1");
+  require(maps.empty() || static_cast<std::int64_t>(maps.size()) == n * coils, ErrorCode::kShapeMismatch,
+          who + ": the maps hold " + std::to_string(maps.size()) + " values, expected " + std::to_string(n * coils) +
+              " (the image's " + std::to_string(n) + " voxels times " + std::to_string(coils) + " coils) or none");
+  require(!maps.empty() || coils == 1, ErrorCode::kInvalidArgument,
+          who + ": " + std::to_string(coils) + " coils but no maps");
+  require(weights.empty() || static_cast<std::int64_t>(weights.size()) == m, ErrorCode::kShapeMismatch,
+          who + ": weights has " + std::to_string(weights.size()) + " values, expected " + std::to_string(m) +
+              " (one per sample) or none");
+  for (std::size_t j = 0; j < weights.size(); ++j)
+    require(std::isfinite(weights[j]) && weights[j] >= 0, ErrorCode::kInvalidArgument,
+            who + ": weights[" + std::to_string(j) + "] is " + std::to_string(weights[j]) +
+                ", expected a finite value >= 0");
+  for (std::size_t i = 0; i < maps.size(); ++i)
+    require(std::isfinite(maps[i].real()) && std::isfinite(maps[i].imag()), ErrorCode::kNonFinite,
+            who + ": maps[" + std::to_string(i) + "] is not finite");
+  require(supported(e, this->context()), ErrorCode::kNotImplemented,
+          who + ": on a CUDA device it needs a 2D grid whose doubled sizes are powers of two in [16, 2048] (the "
+                "fused Toeplitz path); got " + op::shape_string(e.image_shape()) +
+                "; use the time-segmented encoding's own normal there");
+
+  // The difference interpolator.
+  const auto diffs = field_differences(e.field());
+  const std::vector<double> times(e.times().begin(), e.times().end());
+  core::TimeSegmentationRequest req;
+  req.field = diffs;
+  req.times = times;
+  req.samples = m;
+  req.accuracy = options.accuracy;
+  req.max_segments = options.max_segments;
+  const core::TimeSegmentationDesign d = core::design_time_segmentation(req);
+  const int segs = d.segments;
+  impl_->encoding = std::move(encoding);
+  impl_->segments = segs;
+  impl_->worst_error = d.interpolation.worst_error;
+  impl_->coils = coils;
+  impl_->weighted = !weights.empty();
+
+  // b_l(v) = exp(−iω_v τ_l), and the maps.
+  const auto field = e.field();
+  std::vector<Complex> b(static_cast<std::size_t>(n * segs));
+  for (int l = 0; l < segs; ++l)
+    for (std::int64_t v = 0; v < n; ++v) {
+      const double phase = field.empty() ? 0.0 : -static_cast<double>(field[v]) * d.segment_times[l];
+      b[static_cast<std::size_t>(l * n + v)] = Complex(static_cast<T>(std::cos(phase)), static_cast<T>(std::sin(phase)));
+    }
+  impl_->phase_data = op::upload(impl_->phases, b);
+  if (!maps.empty()) impl_->map_data = op::upload(impl_->maps, maps);
+
+  // The engine over the C·L' images, and the L' kernels.
+  const core::ToeplitzGeometry g = geometry(e, coils * segs);
+  const Context& c = this->context();
+  if (c.is_host()) {
+    impl_->engine = cpu::make_toeplitz_engine<T>(g, cpu_threads_for(c.nthreads()), /*measure=*/true);
+  } else {
+#if FIELDFT_HAVE_CUDA
+    impl_->engine = cuda::make_toeplitz_engine<T>(g, c.device(), c.stream());
+#else
+    throw Error(ErrorCode::kBackendUnavailable, who + ": a CUDA context, but fieldft was built without CUDA");
+#endif
+  }
+  const std::int64_t cells = g.padded_cells();
+  Complex* kernels = impl_->kernels.template get_as<Complex>(cells * segs);
+  detail::PsfTransform<T> psf(e, c, options.eps, options.nufft);
+  std::vector<Complex> strengths(static_cast<std::size_t>(m));
+  for (int l = 0; l < segs; ++l) {
+    for (std::int64_t j = 0; j < m; ++j) {
+      const std::complex<double> h =
+          d.interpolation.coefficients[static_cast<std::size_t>(d.times.index[static_cast<std::size_t>(j)]) * segs + l];
+      const double w = weights.empty() ? 1.0 : static_cast<double>(weights[j]);
+      strengths[static_cast<std::size_t>(j)] = Complex(static_cast<T>(w * h.real()), static_cast<T>(w * h.imag()));
+    }
+    psf.execute(strengths.data(), impl_->engine->psf_buffer());
+    impl_->engine->make_complex_kernel(kernels + l * cells);
+  }
+  impl_->kernel_data = kernels;
+  c.synchronize();
+  impl_->setup_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+template <class T>
+FieldToeplitzNormal<T>::~FieldToeplitzNormal() = default;
+
+template <class T>
+std::string FieldToeplitzNormal<T>::name() const {
+  std::string s = "FieldToeplitzNormal(" + op::shape_string(this->domain_shape()) + ", L' " +
+                  std::to_string(impl_->segments);
+  if (impl_->map_data) s += ", " + std::to_string(impl_->coils) + " coils";
+  if (impl_->weighted) s += ", weighted";
+  return s + ")";
+}
+
+template <class T>
+void FieldToeplitzNormal<T>::apply(const Complex* x, Complex* z) {
+  const bool done = impl_->engine->apply_field_sense(impl_->kernel_data, impl_->segments, impl_->map_data,
+                                                     impl_->phase_data, x, z);
+  require(done, ErrorCode::kInternal, name() + ": the engine has no field-corrected pass");
+}
+
+template <class T>
+void FieldToeplitzNormal<T>::apply_adjoint(const Complex* x, Complex* z) {
+  apply(x, z);
+}
+
+template <class T>
+int FieldToeplitzNormal<T>::segments() const noexcept {
+  return impl_->segments;
+}
+template <class T>
+double FieldToeplitzNormal<T>::worst_error() const noexcept {
+  return impl_->worst_error;
+}
+template <class T>
+double FieldToeplitzNormal<T>::setup_seconds() const noexcept {
+  return impl_->setup_seconds;
+}
+
+template class FieldToeplitzNormal<float>;
+template class FieldToeplitzNormal<double>;
+
+}  // namespace fieldft::mri
