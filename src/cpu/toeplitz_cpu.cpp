@@ -40,10 +40,7 @@ class ToeplitzCpu final : public core::ToeplitzEngine<T> {
   Complex* psf_buffer() override { return grid_.get(); }
 
   void make_kernel(T* kernel) override {
-    Complex* p = grid_.get();
-    // FFTW_ESTIMATE plans without touching the data, which already holds p.
-    const FftwPlan<T> fft(g_.dim, l_.data(), 1, p, -1, false, nthreads_);
-    fft.execute();
+    const Complex* p = psf_fft();
     const T scale = static_cast<T>(1.0 / static_cast<double>(cells_));
     const std::int64_t n = cells_;
 #pragma omp parallel for schedule(static) num_threads(nthreads_) if (n >= kParallelMin)
@@ -51,9 +48,7 @@ class ToeplitzCpu final : public core::ToeplitzEngine<T> {
   }
 
   void make_complex_kernel(Complex* kernel) override {
-    Complex* p = grid_.get();
-    const FftwPlan<T> fft(g_.dim, l_.data(), 1, p, -1, false, nthreads_);
-    fft.execute();
+    const Complex* p = psf_fft();
     const T scale = static_cast<T>(1.0 / static_cast<double>(cells_));
     const std::int64_t n = cells_;
 #pragma omp parallel for schedule(static) num_threads(nthreads_) if (n >= kParallelMin)
@@ -133,6 +128,15 @@ class ToeplitzCpu final : public core::ToeplitzEngine<T> {
   }
 
  private:
+  // The full FFT of psf_buffer(), in place. FFTW_ESTIMATE plans without touching the data, which
+  // already holds p.
+  const Complex* psf_fft() {
+    Complex* p = grid_.get();
+    const FftwPlan<T> fft(g_.dim, l_.data(), 1, p, -1, false, nthreads_);
+    fft.execute();
+    return p;
+  }
+
   // The passes [first, last) on each image's grid. The images are cells_ = ∏ 2N_d apart, a
   // multiple of 4 complex values (32 bytes or more): each keeps the planned array's SIMD
   // alignment, as FFTW's new-array execute requires.
