@@ -84,16 +84,41 @@ FieldToeplitzNormal<T>::FieldToeplitzNormal(std::shared_ptr<const Encoding<T>> e
     : op::LinearOperator<T>(encoding ? encoding->image_shape() : op::Shape{1},
                             encoding ? encoding->image_shape() : op::Shape{1}, context),
       impl_(std::make_unique<Impl>(this->context())) {
+  impl_->encoding = std::move(encoding);
+  build(maps, nullptr, coils, weights, options);
+}
+
+template <class T>
+FieldToeplitzNormal<T>::FieldToeplitzNormal(std::shared_ptr<const Encoding<T>> encoding, Context context, Empty)
+    : op::LinearOperator<T>(encoding ? encoding->image_shape() : op::Shape{1},
+                            encoding ? encoding->image_shape() : op::Shape{1}, context),
+      impl_(std::make_unique<Impl>(this->context())) {
+  impl_->encoding = std::move(encoding);
+}
+
+template <class T>
+std::unique_ptr<FieldToeplitzNormal<T>> FieldToeplitzNormal<T>::with_context_maps(
+    std::shared_ptr<const Encoding<T>> encoding, Context context, const Complex* context_maps, std::int64_t coils,
+    std::span<const T> weights, FieldToeplitzOptions options) {
+  require(context_maps != nullptr, ErrorCode::kInvalidArgument, "FieldToeplitzNormal: the maps are null");
+  std::unique_ptr<FieldToeplitzNormal<T>> f(new FieldToeplitzNormal<T>(std::move(encoding), std::move(context), Empty{}));
+  f->build({}, context_maps, coils, weights, options);
+  return f;
+}
+
+template <class T>
+void FieldToeplitzNormal<T>::build(std::span<const Complex> maps, const Complex* context_maps, std::int64_t coils,
+                                   std::span<const T> weights, const FieldToeplitzOptions& options) {
   const std::string who = "FieldToeplitzNormal";
-  require(encoding != nullptr, ErrorCode::kInvalidArgument, who + ": the encoding is null");
+  require(impl_->encoding != nullptr, ErrorCode::kInvalidArgument, who + ": the encoding is null");
   const auto start = std::chrono::steady_clock::now();
-  const Encoding<T>& e = *encoding;
+  const Encoding<T>& e = *impl_->encoding;
   const std::int64_t n = e.num_voxels(), m = e.num_samples();
   require(coils >= 1, ErrorCode::kInvalidArgument, who + ": coils is " + std::to_string(coils) + ", expected >= 1");
   require(maps.empty() || static_cast<std::int64_t>(maps.size()) == n * coils, ErrorCode::kShapeMismatch,
           who + ": the maps hold " + std::to_string(maps.size()) + " values, expected " + std::to_string(n * coils) +
               " (the image's " + std::to_string(n) + " voxels times " + std::to_string(coils) + " coils) or none");
-  require(!maps.empty() || coils == 1, ErrorCode::kInvalidArgument,
+  require(!maps.empty() || context_maps || coils == 1, ErrorCode::kInvalidArgument,
           who + ": " + std::to_string(coils) + " coils but no maps");
   require(weights.empty() || static_cast<std::int64_t>(weights.size()) == m, ErrorCode::kShapeMismatch,
           who + ": weights has " + std::to_string(weights.size()) + " values, expected " + std::to_string(m) +
@@ -121,7 +146,6 @@ FieldToeplitzNormal<T>::FieldToeplitzNormal(std::shared_ptr<const Encoding<T>> e
   req.max_segments = options.max_segments;
   const core::TimeSegmentationDesign d = core::design_time_segmentation(req);
   const int segs = d.segments;
-  impl_->encoding = std::move(encoding);
   impl_->segments = segs;
   impl_->worst_error = d.interpolation.worst_error;
   impl_->coils = coils;
@@ -136,6 +160,7 @@ FieldToeplitzNormal<T>::FieldToeplitzNormal(std::shared_ptr<const Encoding<T>> e
       b[static_cast<std::size_t>(l * n + v)] = Complex(static_cast<T>(std::cos(phase)), static_cast<T>(std::sin(phase)));
     }
   impl_->phase_data = op::upload(impl_->phases, b);
+  impl_->map_data = context_maps;
   if (!maps.empty()) impl_->map_data = op::upload(impl_->maps, maps);
 
   // The engine over the C·L' images, and the L' kernels.

@@ -5,6 +5,8 @@
 #include <string>
 
 #include "fieldft/error.hpp"
+#include "fieldft/mri/field_toeplitz.hpp"
+#include "fieldft/mri/time_segmentation.hpp"
 #include "fieldft/mri/toeplitz.hpp"
 #include "fieldft/op/vector_ops.hpp"
 #include "op/upload.hpp"
@@ -117,6 +119,7 @@ class SenseNormal final : public op::LinearOperator<T> {
 // image + {C} (+ {k}), image i's coil c at v + N·(c + C·i). Apply and adjoint expand and combine
 // with VectorOps around E_C (as op::compose(E_C, op::diag_expand(maps)) would); the normal
 // takes E_C's fused SENSE Toeplitz pass (NufftEncoding::apply_sense_normal) where there is one,
+// the field-corrected Toeplitz normal in its SENSE form for a TimeSegmentedEncoding that uses it,
 // else Σ_c conj(S_c) ∘ E_CᴴE_C (S_c ∘ x) through E_C's own normal.
 template <class T>
 class SenseOperator final : public op::LinearOperator<T> {
@@ -128,6 +131,7 @@ class SenseOperator final : public op::LinearOperator<T> {
       : op::LinearOperator<T>(std::move(domain), encoding->codomain_shape(), encoding->context()),
         e_(std::move(encoding)),
         nufft_(images == 1 ? dynamic_cast<NufftEncoding<T>*>(e_.get()) : nullptr),
+        tseg_(images == 1 ? dynamic_cast<TimeSegmentedEncoding<T>*>(e_.get()) : nullptr),
         maps_(std::move(maps)),
         images_(images),
         vec_(this->context()) {}
@@ -147,6 +151,20 @@ class SenseOperator final : public op::LinearOperator<T> {
   }
   void apply_normal(const Complex* x, Complex* z) override {
     if (nufft_ && nufft_->apply_sense_normal(maps_->data, x, z)) return;
+    if (tseg_ && tseg_->uses_toeplitz()) {  // the field-corrected Toeplitz normal, SENSE form
+      if (!field_normal_) {
+        const TimeSegmentationOptions& t = tseg_->options();
+        FieldToeplitzOptions o;
+        o.accuracy = t.accuracy;
+        o.max_segments = t.max_segments;
+        o.eps = t.eps;
+        o.nufft = t.nufft;
+        field_normal_ = FieldToeplitzNormal<T>::with_context_maps(tseg_->encoding_ptr(), this->context(), maps_->data,
+                                                                  maps_->coils, std::span<const T>(), o);
+      }
+      field_normal_->apply(x, z);
+      return;
+    }
     Complex* t1 = this->scratch(1, e_->domain_size());
     Complex* t2 = this->scratch(2, e_->domain_size());
     expand(x, t1);
@@ -177,6 +195,8 @@ class SenseOperator final : public op::LinearOperator<T> {
 
   op::OperatorPtr<T> e_;
   NufftEncoding<T>* nufft_;  // e_ when it is a NufftEncoding of one image's coils, else null
+  TimeSegmentedEncoding<T>* tseg_;  // e_ when it is a TimeSegmentedEncoding of one image's coils
+  std::unique_ptr<FieldToeplitzNormal<T>> field_normal_;  // tseg_'s Toeplitz normal, built when first used
   std::shared_ptr<const Maps<T>> maps_;
   std::int64_t images_;
   op::VectorOps<T> vec_;

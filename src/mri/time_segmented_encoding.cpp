@@ -134,8 +134,20 @@ TimeSegmentedEncoding<T>::TimeSegmentedEncoding(std::shared_ptr<const Encoding<T
     v.range = op::upload(t->range, range);
     tables_ = std::move(t);
   }
+  switch (options_.toeplitz) {
+    case Toeplitz::kOff:
+      break;
+    case Toeplitz::kOn:
+    case Toeplitz::kAuto:
+      uses_toeplitz_ = FieldToeplitzNormal<T>::supported(e, this->context());
+      break;
+    default:
+      throw Error(ErrorCode::kInvalidArgument, "TimeSegmentedEncoding: options.toeplitz is " +
+                                                   std::to_string(static_cast<int>(options_.toeplitz)) +
+                                                   ", expected Toeplitz::kOff (0), kOn (1) or kAuto (2)");
+  }
   // One NUFFT for the L·B stacked images; its normal is never used (this operator's is A then
-  // Aᴴ), so no Toeplitz kernel.
+  // Aᴴ, or the field-corrected Toeplitz normal), so no Toeplitz kernel of its own.
   std::int64_t nufft_batch = 0;
   require(!__builtin_mul_overflow(options_.batch, static_cast<std::int64_t>(tables_->view.segments), &nufft_batch),
           ErrorCode::kTooLarge, "TimeSegmentedEncoding: L·B overflows 64 bits");
@@ -158,6 +170,25 @@ int TimeSegmentedEncoding<T>::segments() const noexcept {
 template <class T>
 const TimeSegmentationReport& TimeSegmentedEncoding<T>::report() const noexcept {
   return tables_->report;
+}
+
+template <class T>
+void TimeSegmentedEncoding<T>::apply_normal(const Complex* x, Complex* z) {
+  if (!uses_toeplitz_) {
+    op::LinearOperator<T>::apply_normal(x, z);
+    return;
+  }
+  if (!field_normal_) {
+    FieldToeplitzOptions o;
+    o.accuracy = options_.accuracy;
+    o.max_segments = options_.max_segments;
+    o.eps = options_.eps;
+    o.nufft = options_.nufft;
+    field_normal_ = std::make_unique<FieldToeplitzNormal<T>>(encoding_, this->context(), std::span<const Complex>(), 1,
+                                                             std::span<const T>(), o);
+  }
+  const std::int64_t n = encoding_->num_voxels();
+  for (std::int64_t b = 0; b < options_.batch; ++b) field_normal_->apply(x + n * b, z + n * b);
 }
 
 template <class T>

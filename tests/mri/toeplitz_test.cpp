@@ -21,6 +21,7 @@
 
 #include "fieldft/mri/encoding.hpp"
 #include "fieldft/mri/field_toeplitz.hpp"
+#include "fieldft/mri/time_segmentation.hpp"
 #include "fieldft/mri/toeplitz.hpp"
 #include "fieldft/mri/sense.hpp"
 #include "fieldft/op/combinators.hpp"
@@ -356,6 +357,23 @@ TYPED_TEST(ToeplitzTyped, FieldCorrectedNormalMatchesTheExactOne) {
     EXPECT_LE(e_sense, tol);
     std::printf("[ %s, L' %d: vs the exact field-corrected normal ] plain %.2e, SENSE %.2e (threshold %.2e)\n",
                 sense.name().c_str(), sense.segments(), e_plain, e_sense, tol);
+
+    // TimeSegmentedEncoding and mri::sense on it take this normal by themselves (kAuto): the
+    // same AᴴA as their forward then adjoint passes, each within the accuracy.
+    mri::TimeSegmentationOptions to;
+    to.accuracy = accuracy;
+    to.eps = toeplitz_eps<T>();
+    to.batch = coils;
+    auto ts_on = std::make_shared<mri::TimeSegmentedEncoding<T>>(enc, ctx, to);
+    to.toeplitz = mri::Toeplitz::kOff;
+    auto ts_off = std::make_shared<mri::TimeSegmentedEncoding<T>>(enc, ctx, to);
+    EXPECT_TRUE(ts_on->uses_toeplitz());
+    EXPECT_FALSE(ts_off->uses_toeplitz());
+    const auto xc = random_complex<T>(n * coils, ++seed);
+    EXPECT_LE(battery_detail::rel_diff(run_normal(*ts_on, xc), run_normal(*ts_off, xc)), tol) << "encoding";
+    const op::Shape ms{grid[0], grid[1], coils};
+    auto s_on = mri::sense<T>(ts_on, maps, ms), s_off = mri::sense<T>(ts_off, maps, ms);
+    EXPECT_LE(battery_detail::rel_diff(run_normal(*s_on, x), run_normal(*s_off, x)), tol) << "SENSE";
   }
 }
 

@@ -61,6 +61,12 @@ class FieldToeplitzNormal final : public op::LinearOperator<T> {
   FieldToeplitzNormal(std::shared_ptr<const Encoding<T>> encoding, Context context,
                       std::span<const Complex> maps = {}, std::int64_t coils = 1, std::span<const T> weights = {},
                       FieldToeplitzOptions options = {});
+  // The same with the maps already in context memory (C·N values that must outlive the
+  // operator; mri::sense passes its own).
+  static std::unique_ptr<FieldToeplitzNormal> with_context_maps(std::shared_ptr<const Encoding<T>> encoding,
+                                                                Context context, const Complex* context_maps,
+                                                                std::int64_t coils, std::span<const T> weights = {},
+                                                                FieldToeplitzOptions options = {});
   ~FieldToeplitzNormal() override;
 
   std::string name() const override;
@@ -74,6 +80,10 @@ class FieldToeplitzNormal final : public op::LinearOperator<T> {
   static bool supported(const Encoding<T>& encoding, const Context& context);
 
  private:
+  struct Empty {};
+  FieldToeplitzNormal(std::shared_ptr<const Encoding<T>> encoding, Context context, Empty);
+  void build(std::span<const Complex> maps, const Complex* context_maps, std::int64_t coils, std::span<const T> weights,
+             const FieldToeplitzOptions& options);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -59,6 +59,7 @@
 #include "fieldft/context.hpp"
 #include "fieldft/detail/time_segmentation.hpp"
 #include "fieldft/mri/encoding.hpp"
+#include "fieldft/mri/field_toeplitz.hpp"
 #include "fieldft/nufft.hpp"
 #include "fieldft/op/linear_operator.hpp"
 
@@ -74,6 +75,13 @@ struct TimeSegmentationOptions {
   double eps = 1e-5;       // the NUFFT's tolerance (relative l2), as NufftEncodingOptions::eps
   std::int64_t batch = 1;  // B stacked images per call (coils, shots, frames)
   nufft::Options nufft;    // as NufftEncodingOptions::nufft
+  // The normal operator: kOn / kAuto take the field-corrected Toeplitz normal
+  // (fieldft/mri/field_toeplitz.hpp, its kernels built at the first apply_normal with this
+  // accuracy and eps) where FieldToeplitzNormal::supported says the context can run it (the CPU;
+  // CUDA in 2D with 2N_d powers of two in [16, 2048]); kOff, and elsewhere, the forward and
+  // adjoint passes (L·B NUFFTs each way). mri::sense with this encoding takes the SENSE form of
+  // the same normal.
+  Toeplitz toeplitz = Toeplitz::kAuto;
 };
 
 struct TimeSegmentationReport {
@@ -109,6 +117,11 @@ class TimeSegmentedEncoding final : public op::LinearOperator<T> {
 
   const Encoding<T>& encoding() const noexcept { return *encoding_; }
   std::int64_t batch() const noexcept { return options_.batch; }
+  const TimeSegmentationOptions& options() const noexcept { return options_; }
+  const std::shared_ptr<const Encoding<T>>& encoding_ptr() const noexcept { return encoding_; }
+  // AᴴA: the field-corrected Toeplitz normal per image when uses_toeplitz(), else the default.
+  void apply_normal(const Complex* x, Complex* z) override;
+  bool uses_toeplitz() const noexcept { return uses_toeplitz_; }
   int segments() const noexcept;
   const TimeSegmentationReport& report() const noexcept;
   // The NUFFT of batch L·B underneath (its plans' choices: forward_info(), adjoint_info()).
@@ -130,6 +143,8 @@ class TimeSegmentedEncoding final : public op::LinearOperator<T> {
   op::Shape batch_shape_;
   std::shared_ptr<const Tables> tables_;
   std::unique_ptr<NufftEncoding<T>> nufft_;
+  bool uses_toeplitz_ = false;
+  std::unique_ptr<FieldToeplitzNormal<T>> field_normal_;  // built at the first apply_normal
 };
 
 extern template class TimeSegmentedEncoding<float>;
