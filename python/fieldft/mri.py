@@ -168,6 +168,17 @@ def _check_encoding(encoding):
         raise TypeError(f"encoding must be a fieldft.mri.Encoding, got {type(encoding).__name__}")
 
 
+def _setup(encoding, dtype, device, stream, nthreads, opts):
+    """What every operator factory on an Encoding needs: (dtype, place, Plan options, the C++
+    encoding of dtype's precision, the compiled operator class)."""
+    dtype = _complex_dtype(dtype)
+    place = _Place(device, stream, nthreads)
+    options = make_options("cpu" if place.device < 0 else "cuda", dict(opts, stream=0))
+    enc = encoding._core(_arrays.real_dtype_of(dtype))
+    cls = _core.OperatorF if dtype == np.complex64 else _core.OperatorD
+    return dtype, place, options, enc, cls
+
+
 _NUFFT_OPTIONS = ("upsampfac", "method", "max_batch", "bin_size", "fft_planning", "spread_boxes")
 _TOEPLITZ = {"off": 0, "on": 1, "auto": 2}
 
@@ -202,11 +213,7 @@ class NufftEncoding(Operator):
             extra = " (the encoding fixes the others)" if set(unknown) <= set(OPTION_NAMES) else ""
             raise TypeError(f"unknown option(s) {', '.join(unknown)}; valid options: "
                             f"{', '.join(_NUFFT_OPTIONS)}{extra}")
-        dtype = _complex_dtype(dtype)
-        place = _Place(device, stream, nthreads)
-        options = make_options("cpu" if place.device < 0 else "cuda", dict(opts, stream=0))
-        enc = encoding._core(_arrays.real_dtype_of(dtype))
-        cls = _core.OperatorF if dtype == np.complex64 else _core.OperatorD
+        dtype, place, options, enc, cls = _setup(encoding, dtype, device, stream, nthreads, opts)
         with caller_terms(_message(encoding.ndim)):
             core = cls.nufft_encoding(enc, float(eps), count64(batch, "batch"), options, _toeplitz_code(toeplitz),
                                       *place.args())
@@ -312,11 +319,7 @@ class TimeSegmentedEncoding(Operator):
         _check_encoding(encoding)
         _check_nufft_options(opts, "tseg")
         args = _tseg_args(accuracy, interpolator, max_segments, segments)
-        dtype = _complex_dtype(dtype)
-        place = _Place(device, stream, nthreads)
-        options = make_options("cpu" if place.device < 0 else "cuda", dict(opts, stream=0))
-        enc = encoding._core(_arrays.real_dtype_of(dtype))
-        cls = _core.OperatorF if dtype == np.complex64 else _core.OperatorD
+        dtype, place, options, enc, cls = _setup(encoding, dtype, device, stream, nthreads, opts)
         with caller_terms(_message(encoding.ndim)):
             core = cls.tseg_encoding(enc, *args, float(eps), count64(batch, "batch"), options, *place.args())
         super().__init__(core)
@@ -466,13 +469,9 @@ def sense(encoding, maps, *, kind="nufft", eps=1e-5, accuracy=1e-3, interpolator
     _check_kind(kind)
     _check_nufft_options(opts, kind)
     tseg = _tseg_args(accuracy, interpolator, max_segments, segments)
-    dtype = _complex_dtype(dtype)
+    dtype, place, options, enc, cls = _setup(encoding, dtype, device, stream, nthreads, opts)
     values, _, _ = _fixed_values_for(maps, dtype)
     _check_maps(values, encoding.shape)
-    place = _Place(device, stream, nthreads)
-    options = make_options("cpu" if place.device < 0 else "cuda", dict(opts, stream=0))
-    enc = encoding._core(_arrays.real_dtype_of(dtype))
-    cls = _core.OperatorF if dtype == np.complex64 else _core.OperatorD
     with caller_terms(_message(encoding.ndim)):
         core = cls.sense(enc, values.__array_interface__["data"][0], values.size, list(reversed(values.shape)),
                          _KINDS[kind], float(eps), options, _toeplitz_code(toeplitz), *tseg, *place.args())
@@ -531,17 +530,12 @@ def pcsense(encoding, maps, phase_maps, *, kind="nufft", eps=1e-5, accuracy=1e-3
     _check_kind(kind)
     _check_nufft_options(opts, kind)
     tseg = _tseg_args(accuracy, interpolator, max_segments, segments)
-    dtype = _complex_dtype(dtype)
+    dtype, place, options, enc, cls = _setup(encoding, dtype, device, stream, nthreads, opts)
     values, _, _ = _fixed_values_for(maps, dtype)
     _check_maps(values, encoding.shape)
-    real = _arrays.real_dtype_of(dtype)
     phase = _host(phase_maps, "phase_maps", np.float64)
     _check_phase_maps(phase, encoding.shape, encoding.num_shots)
-    phase = np.ascontiguousarray(phase, dtype=real)
-    place = _Place(device, stream, nthreads)
-    options = make_options("cpu" if place.device < 0 else "cuda", dict(opts, stream=0))
-    enc = encoding._core(real)
-    cls = _core.OperatorF if dtype == np.complex64 else _core.OperatorD
+    phase = np.ascontiguousarray(phase, dtype=_arrays.real_dtype_of(dtype))
     with caller_terms(_message(encoding.ndim)):
         core = cls.pcsense(enc, values.__array_interface__["data"][0], values.size, list(reversed(values.shape)),
                            phase.__array_interface__["data"][0], phase.size, list(reversed(phase.shape)),

@@ -124,6 +124,20 @@ mri::TimeSegmentationOptions tseg_options(double accuracy, int interpolator, int
   return o;
 }
 
+// The fields SenseOptions and PcSenseOptions share, from the Python layer's values (kind:
+// EncodingKind's value, toeplitz: Toeplitz's).
+template <class Options>
+Options kind_options(int kind, double eps, const nufft::Options& nufft_options, int toeplitz, double accuracy,
+                     int interpolator, int max_segments, int segments) {
+  Options o;
+  o.encoding = static_cast<mri::EncodingKind>(kind);
+  o.eps = eps;
+  o.nufft = nufft_options;
+  o.toeplitz = static_cast<mri::Toeplitz>(toeplitz);
+  o.time_segmentation = tseg_options(accuracy, interpolator, max_segments, segments);
+  return o;
+}
+
 nb::dict report_dict(const mri::TimeSegmentationReport& r) {
   nb::dict d;
   d["L"] = r.segments;
@@ -404,12 +418,8 @@ void bind_operator(nb::module_& m, const char* name) {
                      int interpolator, int max_segments, int segments, int device, std::uintptr_t stream,
                      int nthreads, nb::object owner) {
                     return make<T>(owner_list(owner), [&] {
-                      mri::SenseOptions o;
-                      o.encoding = static_cast<mri::EncodingKind>(kind);
-                      o.eps = eps;
-                      o.nufft = nufft_options;
-                      o.toeplitz = static_cast<mri::Toeplitz>(toeplitz);
-                      o.time_segmentation = tseg_options(accuracy, interpolator, max_segments, segments);
+                      const auto o = kind_options<mri::SenseOptions>(kind, eps, nufft_options, toeplitz, accuracy,
+                                                                     interpolator, max_segments, segments);
                       return mri::sense<T>(e.e, host_values<T>(maps, n), to_shape(maps_shape),
                                            make_context(device, stream, nthreads), o);
                     });
@@ -426,12 +436,9 @@ void bind_operator(nb::module_& m, const char* name) {
                      int max_segments, int segments, int device, std::uintptr_t stream, int nthreads,
                      nb::object owner) {
                     return make<T>(owner_list(owner), [&] {
-                      mri::PcSenseOptions<T> o;
-                      o.encoding = static_cast<mri::EncodingKind>(kind);
-                      o.eps = eps;
-                      o.nufft = nufft_options;
-                      o.toeplitz = static_cast<mri::Toeplitz>(toeplitz);
-                      o.time_segmentation = tseg_options(accuracy, interpolator, max_segments, segments);
+                      const auto o = kind_options<mri::PcSenseOptions<T>>(kind, eps, nufft_options, toeplitz,
+                                                                          accuracy, interpolator, max_segments,
+                                                                          segments);
                       return mri::pcsense<T>(e.e, host_values<T>(maps, n), to_shape(maps_shape),
                                              real_span<T>(phase, nphase), to_shape(phase_shape),
                                              make_context(device, stream, nthreads), o);

@@ -375,29 +375,39 @@ struct Acquisition {
   std::vector<cdouble> truth, y;  // y: exact noise-free data of the DFT pcSENSE model, {M, C}
 };
 
+// The 32² problem of the reconstructions (above); `field`: with readout times at a 1e-5 s dwell
+// and a smooth ±80 Hz field map (TimeSegmentedReconstructsLikeTheDft).
+Acquisition simulate(bool field) {
+  Acquisition q;
+  ProblemSpec s{.grid = {32, 32},
+                .coils = 8,
+                .shots = 4,
+                .interleaves = 4,
+                .reach = std::numbers::sqrt2,
+                .crop = true,
+                .normalize = true,
+                .max_phase = 3.0,
+                .seed = 9};
+  if (field) {
+    s.field = true;
+    s.dwell = 1e-5;
+    s.max_hz = 80;
+  }
+  q.p = make_problem(s);
+  const auto phantom = mri::shepp_logan(q.p.grid);
+  q.truth.resize(phantom.size());
+  for (std::int64_t v = 0; v < q.p.voxels; ++v) {
+    const double u = 2.0 * static_cast<double>(v % 32 - 16) / 32, w = 2.0 * static_cast<double>(v / 32 - 16) / 32;
+    q.truth[v] = phantom[v] * std::polar(1.0, 0.8 * u - 0.5 * w);
+  }
+  auto e = make_pcsense<double>(q.p, Context::host(), options_of<double>(K::kDft, 0));
+  q.y.resize(static_cast<std::size_t>(q.p.samples * q.p.coils));
+  e->apply(q.truth.data(), q.y.data());
+  return q;
+}
+
 const Acquisition& acquisition() {
-  static const Acquisition a = [] {
-    Acquisition q;
-    q.p = make_problem({.grid = {32, 32},
-                        .coils = 8,
-                        .shots = 4,
-                        .interleaves = 4,
-                        .reach = std::numbers::sqrt2,
-                        .crop = true,
-                        .normalize = true,
-                        .max_phase = 3.0,
-                        .seed = 9});
-    const auto phantom = mri::shepp_logan(q.p.grid);
-    q.truth.resize(phantom.size());
-    for (std::int64_t v = 0; v < q.p.voxels; ++v) {
-      const double u = 2.0 * static_cast<double>(v % 32 - 16) / 32, w = 2.0 * static_cast<double>(v / 32 - 16) / 32;
-      q.truth[v] = phantom[v] * std::polar(1.0, 0.8 * u - 0.5 * w);
-    }
-    auto e = make_pcsense<double>(q.p, Context::host(), options_of<double>(K::kDft, 0));
-    q.y.resize(static_cast<std::size_t>(q.p.samples * q.p.coils));
-    e->apply(q.truth.data(), q.y.data());
-    return q;
-  }();
+  static const Acquisition a = simulate(false);
   return a;
 }
 
@@ -459,35 +469,16 @@ TYPED_TEST(PcSense, RecoversWhatSenseRuins) {
   }
 }
 
-// Field-map data: the acquisition above with readout times (1e-5 s dwell, about 8 ms per arm) and
-// a smooth ±80 Hz field map (peak phase ≈ 4 rad), the data of the exact DFT pcSENSE model in
-// double. options.encoding = kTimeSegmented (accuracy 1e-3, L chosen per shot) against kDft: the
-// forward within the accuracy (its l2 error sits far below the worst case the accuracy bounds;
-// measured 1.6e-5, float and double), and the CG images (60 iterations, λ = 1e-4·M as above) within the
-// accuracy of each other (measured 2.4e-5; 8.5e-5 from the truth) and each within the pcSENSE bound of the truth.
+// Field-map data: simulate(true), the data of the exact DFT pcSENSE model in double with a peak
+// field phase of about 2π·80 Hz·8 ms ≈ 4 rad. options.encoding = kTimeSegmented (accuracy 1e-3,
+// L chosen per shot) against kDft: the forward within the accuracy (its l2 error sits far below
+// the worst case the accuracy bounds; measured 1.6e-5, float and double), and the CG images (60
+// iterations, λ = 1e-4·M as above) within the accuracy of each other (measured 2.4e-5) and each
+// within the pcSENSE bound of the truth (measured 8.5e-5).
 TYPED_TEST(PcSense, TimeSegmentedReconstructsLikeTheDft) {
   using T = TypeParam;
   constexpr double accuracy = 1e-3;
-  static const Acquisition field = [] {
-    Acquisition q;
-    q.p = make_problem({.grid = {32, 32},
-                        .coils = 8,
-                        .shots = 4,
-                        .interleaves = 4,
-                        .reach = std::numbers::sqrt2,
-                        .field = true,
-                        .crop = true,
-                        .normalize = true,
-                        .max_phase = 3.0,
-                        .seed = 9,
-                        .dwell = 1e-5,
-                        .max_hz = 80});
-    q.truth = acquisition().truth;
-    auto e = make_pcsense<double>(q.p, Context::host(), options_of<double>(K::kDft, 0));
-    q.y.resize(static_cast<std::size_t>(q.p.samples * q.p.coils));
-    e->apply(q.truth.data(), q.y.data());
-    return q;
-  }();
+  static const Acquisition field = simulate(true);
   const Context c = test_context();
   auto ts = make_pcsense<T>(field.p, c, options_of<T>(K::kTimeSegmented, pcs_eps<T>(), mri::Toeplitz::kAuto, accuracy));
   auto dft = make_pcsense<T>(field.p, c, options_of<T>(K::kDft, 0));
