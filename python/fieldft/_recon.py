@@ -4,8 +4,9 @@
 
 It builds the SENSE model y_c = E(S_c ∘ x) (fieldft.mri: the NUFFT; with a field map, time
 segmentation on the NUFFT or the exact DFT), or the multi-shot pcSENSE model
-y_{s,c} = E_s(S_c ∘ e^{iφ_s} ∘ x) when shot phase maps are given, then runs a solver from fieldft.solve on the arrays' device, with a progress bar (tqdm where
-installed, else one line on stderr) and an optional per-iteration callback.
+y_{s,c} = E_s(S_c ∘ e^{iφ_s} ∘ x) when shot phase maps are given, then runs a solver from
+fieldft.solve on the arrays' device, with a progress bar (tqdm where installed, else one line on
+stderr) and an optional per-iteration callback.
 """
 
 from __future__ import annotations

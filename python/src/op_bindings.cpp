@@ -395,8 +395,8 @@ void bind_operator(nb::module_& m, const char* name) {
                       o.eps = eps;
                       o.batch = batch;
                       o.nufft = nufft_options;
-                      return std::make_shared<mri::TimeSegmentedEncoding<T>>(e.e, make_context(device, stream, nthreads),
-                                                                             o);
+                      const Context c = make_context(device, stream, nthreads);
+                      return std::make_shared<mri::TimeSegmentedEncoding<T>>(e.e, c, o);
                     });
                   },
                   "encoding"_a, "accuracy"_a, "interpolator"_a, "max_segments"_a, "segments"_a, "eps"_a, "batch"_a,

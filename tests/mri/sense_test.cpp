@@ -411,8 +411,8 @@ OperatorPtr<T> make_field_sense(const Context& c, mri::EncodingKind kind) {
 // acquisition sits far below the worst case (docs/architecture.md, "Time segmentation":
 // 30–100×). Bounds: the forward within kTsegAccuracy (measured 1.4e-5, float and double);
 // the images within kTsegAccuracy + agreement_bound() (the latter for the two unconverged solves
-// and the NUFFT, as above; measured 8.7e-5 float, 2.2e-5 double). A wrong sign of the field phase, or the field ignored (kNufft on
-// the field-free encoding), gives errors of order 0.1–1 here.
+// and the NUFFT, as above; measured 8.7e-5 float, 2.2e-5 double). A wrong sign of the field
+// phase, or the field ignored (kNufft on the field-free encoding), gives errors of order 0.1–1.
 TYPED_TEST(Sense, TimeSegmentedReconstructsLikeTheDft) {
   using T = TypeParam;
   const Acquisition& q = acquisition();
@@ -433,8 +433,8 @@ TYPED_TEST(Sense, TimeSegmentedReconstructsLikeTheDft) {
   const auto xt = reconstruct<T>(*ts, f.y, o), xd = reconstruct<T>(*dft, f.y, o);
   const double d = nrmse(xt, std::vector<cdouble>(xd.begin(), xd.end()));
   ::testing::Test::RecordProperty("tseg_vs_dft", ::testing::PrintToString(d));
-  std::printf("[ tseg ] %s: forward %.3g, image against the DFT's %.3g\n", std::is_same_v<T, float> ? "float" : "double",
-              forward, d);
+  std::printf("[ tseg ] %s: forward %.3g, image against the DFT's %.3g\n",
+              std::is_same_v<T, float> ? "float" : "double", forward, d);
   EXPECT_LT(d, kTsegAccuracy + agreement_bound<T>());
   // And the uncorrected NUFFT on the same data is far off (the field matters here).
   const std::vector<T> kx(q.kx.begin(), q.kx.end()), ky(q.ky.begin(), q.ky.end());
