@@ -2,9 +2,11 @@
 
     image = fieldft.recon(kspace, coords, (256, 256), maps, iterations=30)      # numpy, cupy or torch
 
-It builds the SENSE model y_c = E(S_c ∘ x) (fieldft.mri: the NUFFT, or the exact DFT with a field
-map), then runs a solver from fieldft.solve on the arrays' device, with a progress bar (tqdm where
-installed, else one line on stderr) and an optional per-iteration callback.
+It builds the SENSE model y_c = E(S_c ∘ x) (fieldft.mri: the NUFFT; with a field map, time
+segmentation on the NUFFT or the exact DFT), or the multi-shot pcSENSE model
+y_{s,c} = E_s(S_c ∘ e^{iφ_s} ∘ x) when shot phase maps are given, then runs a solver from
+fieldft.solve on the arrays' device, with a progress bar (tqdm where installed, else one line on
+stderr) and an optional per-iteration callback.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from . import _arrays, _core, mri, op, solve
 __all__ = ["recon"]
 
 _METHODS = ("cg", "pwls", "l1-wavelet", "tv")
-_ENCODINGS = ("nufft", "dft")
+_ENCODINGS = ("nufft", "dft", "tseg", "auto")
 
 
 class _Progress:
@@ -63,8 +65,9 @@ def _device_of(info) -> str:
 
 
 def recon(kspace, coords, shape, maps=None, *, method: str = "cg", weights=None, lam: float = 0.0,
-          iterations: int = 30, tol: float = 0.0, encoding: str = "nufft", eps: float = 1e-4, times=None,
-          field=None, device=None, nthreads: int = 0, progress: bool = True, delta: float = 0.01,
+          iterations: int = 30, tol: float = 0.0, encoding: str = "auto", eps: float = 1e-4,
+          accuracy: float = 1e-3, field_map=None, times=None, shots=None, phase_maps=None, field=None,
+          device=None, nthreads: int = 0, progress: bool = True, delta: float = 0.01,
           levels: int = 4, rho: float = 1.0, cg_iterations: int = 5,
           callback: Optional[Callable[[solve.Report], Optional[bool]]] = None, info: bool = False):
     """Reconstructs an image from multi-coil non-Cartesian k-space.
@@ -84,9 +87,23 @@ def recon(kspace, coords, shape, maps=None, *, method: str = "cg", weights=None,
       "l1-wavelet"  FISTA with λ‖Ψx‖₁, Ψ an orthonormal Daubechies-4 wavelet (`levels`);
       "tv"          ADMM with isotropic total variation λ Σ |Dx| (`rho`, `cg_iterations`).
     weights: real k-space weights W >= 0, (M,) (the same for every coil) or (C, M).
-    encoding: "nufft" (the fast transform; no field map) or "dft" (the exact field-corrected DFT:
-      times (M,) in seconds and field (*shape) in rad/s give the off-resonance phase).
-    eps: the NUFFT's tolerance. device: where to run (default: where kspace is).
+    field_map: the off-resonance map Δω in rad/s, of the image shape (numpy, cupy or torch);
+      times: the M readout times in seconds (required with a field map). The model's phase is
+      exp(-i Δω_v t_j) (fieldft.mri.Encoding). `field` is an older name of field_map.
+    shots: M integer shot labels >= 0 (fieldft.mri.shot_labels makes them for the simulated
+      trajectories); phase_maps: (S, *shape) real phases in radians, one per shot, S = the
+      largest label + 1 (1 without labels). With phase_maps the model is pcSENSE,
+      y_{s,c} = E_s(S_c ∘ e^{+iφ_s} ∘ x) (fieldft.mri.pcsense: φ_s is the phase of shot s's own
+      image relative to x); without, shots only label the samples. Give coil maps explicitly
+      with phase maps: maps estimated from the data carry the shots' phases.
+    encoding: "nufft" (the fast transform; no field map), "dft" (the exact field-corrected DFT),
+      "tseg" (time segmentation on the NUFFT: the field map through L NUFFTs, L chosen so that
+      the worst-case phase error is within `accuracy`; fieldft.mri.TimeSegmentedEncoding) or
+      "auto" (default): "tseg" when a field map is given, "nufft" otherwise. A choice between
+      "tseg" and "dft" by predicted cost (and Toeplitz or not) is planned; "auto" does not make
+      it yet.
+    eps: the NUFFT's tolerance ("nufft", "tseg"). accuracy: the time segmentation's ("tseg").
+    device: where to run (default: where kspace is).
     progress: a progress bar (forces one residual per iteration onto the host).
     callback(fieldft.solve.Report): after every iteration; return False to stop.
     info=True returns (image, fieldft.solve.Result).
@@ -115,23 +132,42 @@ def recon(kspace, coords, shape, maps=None, *, method: str = "cg", weights=None,
         if mshape != (coils,) + shape:
             raise _core.ShapeMismatchError(f"`maps` has shape {mshape}; expected {(coils,) + shape} "
                                            "(coils, *image shape)")
+    if field is not None:
+        if field_map is not None:
+            raise TypeError("recon: give field_map or its older name field, not both")
+        field_map = field
+    if field_map is not None and times is None:
+        raise _core.InvalidArgumentError("recon: a field_map needs the readout times (times=, M values in "
+                                         "seconds): without them the off-resonance phase Δω·t is zero")
+    if encoding == "auto":
+        encoding = "tseg" if field_map is not None else "nufft"
+    if encoding == "nufft" and field_map is not None:
+        raise _core.InvalidArgumentError("encoding='nufft' cannot apply a field map; use encoding='tseg' (time "
+                                         "segmentation on the NUFFT) or 'dft' (the exact field-corrected DFT), "
+                                         "or encoding='auto'")
     device = _device_of(k) if device is None else device
-    enc = mri.Encoding(shape, coords, times=times, field=field)
+    enc = mri.Encoding(shape, coords, times=times, field=field_map, shots=shots)
     if enc.num_samples != k.shape[-1]:
         raise _core.ShapeMismatchError(f"`kspace` has {k.shape[-1]} samples per coil but `coords` has "
                                        f"{enc.num_samples}")
     dtype = k.dtype
-    if encoding == "nufft":
-        if field is not None:
-            raise _core.InvalidArgumentError("encoding='nufft' cannot apply a field map; use encoding='dft' "
-                                             "(the exact field-corrected DFT)")
-        e = mri.NufftEncoding(enc, eps, batch=coils, dtype=dtype, device=device, nthreads=nthreads)
-    else:
-        e = mri.DftEncoding(enc, batch=coils, dtype=dtype, device=device, nthreads=nthreads)
+    place = dict(dtype=dtype, device=device, nthreads=nthreads)
+    kind = dict(kind=encoding, eps=eps, accuracy=accuracy)
     y = kspace if not single else kspace.reshape((1, -1))
     if estimate is not None:
         maps = mri.estimate_coil_maps(enc, y, method=estimate, nthreads=nthreads)
-    a = e if maps is None else e @ op.diag_expand(maps, dtype=dtype, device=device, nthreads=nthreads)
+    if phase_maps is not None:
+        if maps is None:
+            maps = np.ones((1,) + shape, dtype=dtype)
+        a = mri.pcsense(enc, maps, phase_maps, **kind, **place)
+    elif maps is not None:
+        a = mri.sense(enc, maps, **kind, **place)
+    elif encoding == "nufft":
+        a = mri.NufftEncoding(enc, eps, batch=coils, **place)
+    elif encoding == "dft":
+        a = mri.DftEncoding(enc, batch=coils, **place)
+    else:
+        a = mri.TimeSegmentedEncoding(enc, accuracy=accuracy, eps=eps, batch=coils, **place)
     w = None
     if weights is not None:
         wi = _arrays.inspect(weights, "weights")
@@ -145,7 +181,6 @@ def recon(kspace, coords, shape, maps=None, *, method: str = "cg", weights=None,
             if bar is not None:
                 bar.update(report)
             return None if callback is None else callback(report)
-    place = dict(dtype=dtype, device=device, nthreads=nthreads)
     common = dict(weights=w, max_iter=iterations, tol=tol, callback=cb, info=True)
     try:
         if method == "cg":

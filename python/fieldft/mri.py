@@ -3,8 +3,10 @@
     enc = fieldft.mri.Encoding((Ny, Nx), k, times=t, field=dw)     # k: (M, 2) = (ky, kx) columns
     F = fieldft.mri.NufftEncoding(enc, eps=1e-5, batch=C)          # (C, Ny, Nx) -> (C, M)
     E = fieldft.mri.DftEncoding(enc)                                # exact, with the field map
+    T = fieldft.mri.TimeSegmentedEncoding(enc, accuracy=1e-3)       # the field map through the NUFFT
     S = fieldft.mri.sense(enc, maps, eps=1e-5)                      # SENSE, maps (C, Ny, Nx):
                                                                     # F @ fieldft.op.diag_expand(maps)
+    P = fieldft.mri.pcsense(enc, maps, phase_maps)                  # multi-shot pcSENSE, phase (S, Ny, Nx)
     w = fieldft.mri.density_compensation(enc)                       # (M,) gridding weights
 
 Model (include/fieldft/mri/encoding.hpp):  s_j = Σ_v m_v exp(-i (2π k_j·r_v + Δω_v t_j)),
@@ -32,8 +34,9 @@ from ._engine import c_int, caller_terms, count64
 from ._plan import OPTION_NAMES, make_options
 from .op import Operator, _complex_dtype, _fixed_values, _Place, _python_shapes
 
-__all__ = ["Encoding", "NufftEncoding", "DftEncoding", "DftR2Encoding", "sense", "estimate_coil_maps",
-           "density_compensation", "shepp_logan", "spiral", "radial", "readout_times", "coil_maps", "field_map",
+__all__ = ["Encoding", "NufftEncoding", "DftEncoding", "DftR2Encoding", "TimeSegmentedEncoding",
+           "plan_time_segmentation", "sense", "pcsense", "estimate_coil_maps", "density_compensation", "shepp_logan",
+           "spiral", "radial", "readout_times", "coil_maps", "field_map", "shot_phase_maps", "shot_labels",
            "add_noise"]
 
 
@@ -165,6 +168,17 @@ def _check_encoding(encoding):
         raise TypeError(f"encoding must be a fieldft.mri.Encoding, got {type(encoding).__name__}")
 
 
+def _setup(encoding, dtype, device, stream, nthreads, opts):
+    """What every operator factory on an Encoding needs: (dtype, place, Plan options, the C++
+    encoding of dtype's precision, the compiled operator class)."""
+    dtype = _complex_dtype(dtype)
+    place = _Place(device, stream, nthreads)
+    options = make_options("cpu" if place.device < 0 else "cuda", dict(opts, stream=0))
+    enc = encoding._core(_arrays.real_dtype_of(dtype))
+    cls = _core.OperatorF if dtype == np.complex64 else _core.OperatorD
+    return dtype, place, options, enc, cls
+
+
 _NUFFT_OPTIONS = ("upsampfac", "method", "max_batch", "bin_size", "fft_planning", "spread_boxes")
 _TOEPLITZ = {"off": 0, "on": 1, "auto": 2}
 
@@ -199,11 +213,7 @@ class NufftEncoding(Operator):
             extra = " (the encoding fixes the others)" if set(unknown) <= set(OPTION_NAMES) else ""
             raise TypeError(f"unknown option(s) {', '.join(unknown)}; valid options: "
                             f"{', '.join(_NUFFT_OPTIONS)}{extra}")
-        dtype = _complex_dtype(dtype)
-        place = _Place(device, stream, nthreads)
-        options = make_options("cpu" if place.device < 0 else "cuda", dict(opts, stream=0))
-        enc = encoding._core(_arrays.real_dtype_of(dtype))
-        cls = _core.OperatorF if dtype == np.complex64 else _core.OperatorD
+        dtype, place, options, enc, cls = _setup(encoding, dtype, device, stream, nthreads, opts)
         with caller_terms(_message(encoding.ndim)):
             core = cls.nufft_encoding(enc, float(eps), count64(batch, "batch"), options, _toeplitz_code(toeplitz),
                                       *place.args())
@@ -255,6 +265,88 @@ class DftR2Encoding(DftEncoding):
 
     _r2 = True
 
+
+
+# ---------------------------------------------------------------------------------------------
+# Time segmentation (include/fieldft/mri/time_segmentation.hpp).
+
+_INTERPOLATORS = {"least-squares": 0, "hanning": 1}
+_KINDS = {"nufft": 0, "dft": 1, "tseg": 2}
+
+
+def _tseg_args(accuracy, interpolator, max_segments, segments):
+    """(accuracy, interpolator code, max_segments, segments) for the compiled factories; the
+    ranges themselves are checked by the C++ design (its messages name them)."""
+    if interpolator not in _INTERPOLATORS:
+        raise _core.InvalidArgumentError(
+            f"interpolator must be 'least-squares' or 'hanning', got {interpolator!r}")
+    if segments is None:
+        segments = 0
+    return (float(accuracy), _INTERPOLATORS[interpolator], c_int(max_segments, "max_segments"),
+            c_int(segments, "segments"))
+
+
+def _check_nufft_options(opts, kind):
+    unknown = sorted(set(opts) - set(_NUFFT_OPTIONS))
+    if unknown or (opts and kind == "dft"):
+        raise TypeError(f"unknown option(s) {', '.join(unknown or sorted(opts))}; valid options (kind 'nufft' "
+                        f"or 'tseg'): {', '.join(_NUFFT_OPTIONS)}")
+
+
+class TimeSegmentedEncoding(Operator):
+    """The field-corrected encoding through the NUFFT by time segmentation:
+    exp(-iΔω t) ≈ Σ_l h_l(t) exp(-iΔω τ_l), L segments chosen from a requested accuracy.
+
+    TimeSegmentedEncoding(encoding, accuracy=1e-3, interpolator="least-squares", max_segments=64,
+                          segments=None, eps=1e-5, batch=1, *, dtype="complex64", device="cpu",
+                          stream=None, nthreads=0, **opts)
+
+    accuracy: the worst-case relative error of the phase approximation over every readout time
+    and the field map's histogram; L is the smallest in 1 … max_segments (<= 1024) that reaches
+    it. segments: force L (the error is then reported, not required). interpolator:
+    "least-squares" (min-max over the field map's histogram; few segments) or "hanning" (raised
+    cosine between neighbouring segments; several times more). eps: the NUFFT's tolerance; the
+    operator's own error against DftEncoding is about the phase error plus eps times
+    report["amplification"]. batch and opts as for NufftEncoding. Without a field map (or
+    times) L = 1 and the operator is the NUFFT. `report`: a dict with L, interpolator, error
+    (the worst-case phase error at L), accuracy, forced, amplification, distinct_times,
+    field_bins, design_seconds and reason (how L came about). No accuracy reachable with
+    max_segments segments raises InvalidArgumentError naming the best error and its L.
+    """
+
+    def __init__(self, encoding, accuracy=1e-3, interpolator="least-squares", max_segments=64, segments=None,
+                 eps=1e-5, batch=1, *, dtype="complex64", device="cpu", stream=None, nthreads=0, **opts):
+        _check_encoding(encoding)
+        _check_nufft_options(opts, "tseg")
+        args = _tseg_args(accuracy, interpolator, max_segments, segments)
+        dtype, place, options, enc, cls = _setup(encoding, dtype, device, stream, nthreads, opts)
+        with caller_terms(_message(encoding.ndim)):
+            core = cls.tseg_encoding(enc, *args, float(eps), count64(batch, "batch"), options, *place.args())
+        super().__init__(core)
+        self.encoding = encoding
+        self.eps = float(eps)
+        self.batch = int(batch)
+
+    @property
+    def report(self) -> dict:
+        """How L was chosen: L, interpolator, error, accuracy, forced, amplification,
+        distinct_times, field_bins, design_seconds, reason."""
+        return type(self._core).tseg_report(self._core)
+
+    @property
+    def segments(self) -> int:
+        """L, the number of time segments."""
+        return self.report["L"]
+
+
+def plan_time_segmentation(encoding, accuracy=1e-3, interpolator="least-squares", max_segments=64,
+                           segments=None) -> dict:
+    """What TimeSegmentedEncoding(encoding, ...) would choose, without building plans: its
+    `report` dict (L, error, accuracy, forced, reason, ...); the same errors."""
+    _check_encoding(encoding)
+    args = _tseg_args(accuracy, interpolator, max_segments, segments)
+    with caller_terms(_message(encoding.ndim)):
+        return encoding._core(np.float64).plan_time_segmentation(*args)
 
 
 _COIL_METHODS = {"rss": 0, "espirit": 1}
@@ -335,15 +427,19 @@ def _check_maps(maps, image_shape):
             "Python order); coil sensitivities must be finite")
 
 
-def sense(encoding, maps, *, kind="nufft", eps=1e-5, dtype="complex64", device="cpu", stream=None, nthreads=0,
-          toeplitz="auto", **opts) -> Operator:
+def sense(encoding, maps, *, kind="nufft", eps=1e-5, accuracy=1e-3, interpolator="least-squares", max_segments=64,
+          segments=None, dtype="complex64", device="cpu", stream=None, nthreads=0, toeplitz="auto",
+          **opts) -> Operator:
     """The SENSE model y_c = E(S_c ∘ x) as ONE operator, the coils a batch axis of one transform.
 
-    sense(encoding, maps, *, kind="nufft", eps=1e-5, dtype="complex64", device="cpu", stream=None,
-          nthreads=0, **opts)
+    sense(encoding, maps, *, kind="nufft", eps=1e-5, accuracy=1e-3, interpolator="least-squares",
+          max_segments=64, segments=None, dtype="complex64", device="cpu", stream=None, nthreads=0,
+          **opts)
         encoding: a fieldft.mri.Encoding; kind "nufft" (NufftEncoding, accurate to eps; no field
-        map; toeplitz and opts as for NufftEncoding) or "dft" (the exact field-corrected DFT, with
-        the field map and readout times).
+        map; toeplitz and opts as for NufftEncoding), "dft" (the exact field-corrected DFT, with
+        the field map and readout times) or "tseg" (TimeSegmentedEncoding: the field map and
+        readout times through the NUFFT, L chosen from `accuracy`; interpolator, max_segments,
+        segments, eps and opts as there).
     sense(batched_encoding, maps)
         batched_encoding: a ready encoding operator over the C coils (ishape (C, *shape), e.g.
         NufftEncoding(enc, batch=C)); the result runs where it does, with its dtype.
@@ -353,7 +449,9 @@ def sense(encoding, maps, *, kind="nufft", eps=1e-5, dtype="complex64", device="
     belong to the solver, not to this operator.
     """
     if isinstance(encoding, Operator):
-        if opts or kind != "nufft" or eps != 1e-5 or device != "cpu" or stream is not None or nthreads != 0:
+        if (opts or kind != "nufft" or eps != 1e-5 or accuracy != 1e-3 or interpolator != "least-squares"
+                or max_segments != 64 or segments is not None or device != "cpu" or stream is not None
+                or nthreads != 0):
             raise TypeError("sense(batched_encoding, maps) takes no other arguments: the operator fixes them")
         values, _, _ = _fixed_values_for(maps, encoding.dtype)
         ishape = tuple(encoding.ishape)
@@ -368,23 +466,80 @@ def sense(encoding, maps, *, kind="nufft", eps=1e-5, dtype="complex64", device="
                                                  list(reversed(values.shape)))
         return Operator(core)
     _check_encoding(encoding)
-    if kind not in ("nufft", "dft"):
-        raise _core.InvalidArgumentError(f"kind must be 'nufft' or 'dft', got {kind!r}")
-    unknown = sorted(set(opts) - set(_NUFFT_OPTIONS))
-    if unknown or (opts and kind == "dft"):
-        raise TypeError(f"unknown option(s) {', '.join(unknown or sorted(opts))}; valid options (kind 'nufft'): "
-                        f"{', '.join(_NUFFT_OPTIONS)}")
-    dtype = _complex_dtype(dtype)
+    _check_kind(kind)
+    _check_nufft_options(opts, kind)
+    tseg = _tseg_args(accuracy, interpolator, max_segments, segments)
+    dtype, place, options, enc, cls = _setup(encoding, dtype, device, stream, nthreads, opts)
     values, _, _ = _fixed_values_for(maps, dtype)
     _check_maps(values, encoding.shape)
-    place = _Place(device, stream, nthreads)
-    options = make_options("cpu" if place.device < 0 else "cuda", dict(opts, stream=0))
-    enc = encoding._core(_arrays.real_dtype_of(dtype))
-    cls = _core.OperatorF if dtype == np.complex64 else _core.OperatorD
     with caller_terms(_message(encoding.ndim)):
         core = cls.sense(enc, values.__array_interface__["data"][0], values.size, list(reversed(values.shape)),
-                         0 if kind == "nufft" else 1, float(eps), options, _toeplitz_code(toeplitz),
-                         *place.args())
+                         _KINDS[kind], float(eps), options, _toeplitz_code(toeplitz), *tseg, *place.args())
+    op = Operator(core)
+    op.encoding = encoding
+    return op
+
+
+def _check_kind(kind):
+    if kind not in _KINDS:
+        raise _core.InvalidArgumentError(f"kind must be 'nufft', 'dft' or 'tseg', got {kind!r}")
+
+
+def _check_phase_maps(phase, image_shape, shots):
+    """phase: (S, *image_shape) real radians with S the encoding's shots, finite; errors in the
+    caller's (Python) terms."""
+    want = (shots,) + tuple(image_shape)
+    if phase.ndim != len(image_shape) + 1 or phase.shape[1:] != tuple(image_shape):
+        raise _core.ShapeMismatchError(
+            f"pcsense: the phase maps have shape {phase.shape}, expected {want} (the number of shots followed "
+            "by the image shape)")
+    if phase.shape[0] != shots:
+        raise _core.ShapeMismatchError(
+            f"pcsense: phase maps for {phase.shape[0]} shots (shape {phase.shape}), but the encoding's shot labels "
+            f"give {shots} shots; expected {want}")
+    bad = np.argwhere(~np.isfinite(phase))
+    if bad.size:
+        first = tuple(int(i) for i in bad[0])
+        raise _core.NonFiniteError(
+            f"pcsense: the phase map of shot {first[0]} is {phase[first]} at voxel {first[1:]} (Python order); "
+            "phases must be finite (radians)")
+
+
+def pcsense(encoding, maps, phase_maps, *, kind="nufft", eps=1e-5, accuracy=1e-3, interpolator="least-squares",
+            max_segments=64, segments=None, dtype="complex64", device="cpu", stream=None, nthreads=0,
+            toeplitz="auto", **opts) -> Operator:
+    """Multi-shot phase-corrected SENSE as ONE operator: y_{s,c} = E_s(S_c ∘ e^{+iφ_s} ∘ x).
+
+    pcsense(encoding, maps, phase_maps, *, kind="nufft", eps=1e-5, accuracy=1e-3,
+            interpolator="least-squares", max_segments=64, segments=None, dtype="complex64",
+            device="cpu", stream=None, nthreads=0, toeplitz="auto", **opts)
+
+    encoding: a fieldft.mri.Encoding whose `shots` label the samples (S = encoding.num_shots;
+    none: one shot); E_s: the encoding of shot s's samples (their k, times, and the common field
+    map), built per shot by `kind` with its options as in sense() ("nufft", "dft" or "tseg": L is
+    then chosen per shot). maps: (C, *shape) coil sensitivities. phase_maps: (S, *shape) real
+    phases in radians; the forward model MULTIPLIES the image by e^{+iφ_s}, so φ_s is the phase of
+    shot s's own image relative to x (how such maps are estimated), for data in the Encoding's
+    exp(-i2πk·r) convention (include/fieldft/mri/pcsense.hpp). ishape `shape`, oshape (C, M), the
+    samples in the encoding's original order; adjoint Σ_s e^{-iφ_s} Σ_c conj(maps[c]) E_sᴴ y.
+    Errors: phase maps of another image shape or for another number of shots
+    (ShapeMismatchError), NaN/Inf in them (NonFiniteError), a shot label without samples
+    (InvalidArgumentError), sense()'s checks of the maps.
+    """
+    _check_encoding(encoding)
+    _check_kind(kind)
+    _check_nufft_options(opts, kind)
+    tseg = _tseg_args(accuracy, interpolator, max_segments, segments)
+    dtype, place, options, enc, cls = _setup(encoding, dtype, device, stream, nthreads, opts)
+    values, _, _ = _fixed_values_for(maps, dtype)
+    _check_maps(values, encoding.shape)
+    phase = _host(phase_maps, "phase_maps", np.float64)
+    _check_phase_maps(phase, encoding.shape, encoding.num_shots)
+    phase = np.ascontiguousarray(phase, dtype=_arrays.real_dtype_of(dtype))
+    with caller_terms(_message(encoding.ndim)):
+        core = cls.pcsense(enc, values.__array_interface__["data"][0], values.size, list(reversed(values.shape)),
+                           phase.__array_interface__["data"][0], phase.size, list(reversed(phase.shape)),
+                           _KINDS[kind], float(eps), options, _toeplitz_code(toeplitz), *tseg, *place.args())
     op = Operator(core)
     op.encoding = encoding
     return op
@@ -467,6 +622,34 @@ def field_map(shape, max_hz=50.0, blobs=3, seed=1) -> np.ndarray:
     with caller_terms(_python_shapes):
         v = _core.sim_field_map(list(reversed(shape)), float(max_hz), operator.index(blobs), operator.index(seed))
     return v.reshape(shape)
+
+
+def shot_phase_maps(shape, shots, max_phase=3.0, seed=1) -> np.ndarray:
+    """Smooth per-shot phase maps in radians, float64 of shape (shots, *shape): for each shot a
+    constant + linear + quadratic polynomial in the voxel positions (the shape of motion-induced
+    phase in diffusion-weighted shots), seeded, scaled so that max |φ_s| = max_phase; the
+    phase_maps of pcsense."""
+    shape = _image_shape(shape)
+    with caller_terms(_python_shapes):
+        v = _core.sim_shot_phase_maps(list(reversed(shape)), operator.index(shots), float(max_phase),
+                                      operator.index(seed))
+    return v.reshape((int(shots),) + shape)
+
+
+def shot_labels(k, shots) -> np.ndarray:
+    """Shot labels for a trajectory from spiral() or radial(): interleave l (arm or spoke) is
+    acquired in shot l mod shots (1 <= shots <= interleaves; in 3D every kz plane's arm l in the
+    same shot). k: (interleaves, samples, 2) or (Nz, interleaves, samples, 3); returns int32 labels
+    of shape k.shape[:-1], the Encoding's `shots` (flattened in the same order as k)."""
+    shape = tuple(np.shape(k))
+    if len(shape) not in (3, 4) or shape[-1] != len(shape) - 1:
+        raise _core.ShapeMismatchError(
+            f"shot_labels: k has shape {shape}, expected (interleaves, samples, 2) or "
+            "(Nz, interleaves, samples, 3) as spiral() and radial() give it")
+    partitions = shape[0] if len(shape) == 4 else 1
+    with caller_terms(_python_shapes):
+        v = _core.sim_shot_labels(shape[-3], shape[-2], partitions, operator.index(shots))
+    return v.reshape(shape[:-1])
 
 
 def add_noise(data, sigma, seed) -> np.ndarray:

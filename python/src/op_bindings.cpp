@@ -39,7 +39,9 @@
 #include "fieldft/mri/coil_maps.hpp"
 #include "fieldft/mri/density.hpp"
 #include "fieldft/mri/encoding.hpp"
+#include "fieldft/mri/pcsense.hpp"
 #include "fieldft/mri/sense.hpp"
+#include "fieldft/mri/time_segmentation.hpp"
 #include "fieldft/nufft.hpp"
 #include "fieldft/op/combinators.hpp"
 #include "fieldft/op/linear_operator.hpp"
@@ -112,6 +114,45 @@ std::span<const T> real_span(std::uintptr_t p, std::int64_t n) {
   return {reinterpret_cast<const T*>(p), static_cast<std::size_t>(n)};
 }
 
+// TimeSegmentationOptions from the Python layer's values (interpolator: the enum's value).
+mri::TimeSegmentationOptions tseg_options(double accuracy, int interpolator, int max_segments, int segments) {
+  mri::TimeSegmentationOptions o;
+  o.accuracy = accuracy;
+  o.interpolator = static_cast<mri::SegmentInterpolator>(interpolator);
+  o.max_segments = max_segments;
+  o.segments = segments;
+  return o;
+}
+
+// The fields SenseOptions and PcSenseOptions share, from the Python layer's values (kind:
+// EncodingKind's value, toeplitz: Toeplitz's).
+template <class Options>
+Options kind_options(int kind, double eps, const nufft::Options& nufft_options, int toeplitz, double accuracy,
+                     int interpolator, int max_segments, int segments) {
+  Options o;
+  o.encoding = static_cast<mri::EncodingKind>(kind);
+  o.eps = eps;
+  o.nufft = nufft_options;
+  o.toeplitz = static_cast<mri::Toeplitz>(toeplitz);
+  o.time_segmentation = tseg_options(accuracy, interpolator, max_segments, segments);
+  return o;
+}
+
+nb::dict report_dict(const mri::TimeSegmentationReport& r) {
+  nb::dict d;
+  d["L"] = r.segments;
+  d["interpolator"] = r.interpolator == mri::SegmentInterpolator::kHanning ? "hanning" : "least-squares";
+  d["error"] = r.worst_error;
+  d["accuracy"] = r.accuracy;
+  d["forced"] = r.forced;
+  d["amplification"] = r.amplification;
+  d["distinct_times"] = r.distinct_times;
+  d["field_bins"] = r.field_bins;
+  d["design_seconds"] = r.design_seconds;
+  d["reason"] = r.reason;
+  return d;
+}
+
 template <class T>
 void bind_encoding(nb::module_& mod, const char* name) {
   using E = PyEncoding<T>;
@@ -138,6 +179,16 @@ void bind_encoding(nb::module_& mod, const char* name) {
       .def_prop_ro("num_samples", [](const E& e) { return e.e->num_samples(); })
       .def_prop_ro("num_shots", [](const E& e) { return e.e->num_shots(); })
       .def_prop_ro("has_field", [](const E& e) { return e.e->has_field(); })
+      // mri::plan_time_segmentation: the design and the choice of L alone (no plans), as a dict.
+      .def("plan_time_segmentation",
+           [](const E& e, double accuracy, int interpolator, int max_segments, int segments) {
+             mri::TimeSegmentationReport r;
+             without_gil([&] {
+               r = mri::plan_time_segmentation<T>(*e.e, tseg_options(accuracy, interpolator, max_segments, segments));
+             });
+             return report_dict(r);
+           },
+           "accuracy"_a, "interpolator"_a, "max_segments"_a, "segments"_a)
       // mri::estimate_coil_maps (coil_maps.hpp): data (C·M) and maps (N·C) at the place
       // (device, stream, nthreads); density: host pointer to ndensity doubles (0: cell counting).
       .def("estimate_coil_maps",
@@ -333,24 +384,69 @@ void bind_operator(nb::module_& m, const char* name) {
                     });
                   },
                   "encoding"_a, "batch"_a, "r2"_a, "device"_a, "stream"_a, "nthreads"_a, "owner"_a.none())
+      // mri::TimeSegmentedEncoding (mri/time_segmentation.hpp); interpolator 0 = least squares,
+      // 1 = Hanning; segments 0 = choose L from the accuracy.
+      .def_static("tseg_encoding",
+                  [](const E& e, double accuracy, int interpolator, int max_segments, int segments, double eps,
+                     std::int64_t batch, const nufft::Options& nufft_options, int device, std::uintptr_t stream,
+                     int nthreads, nb::object owner) {
+                    return make<T>(owner_list(owner), [&]() -> op::OperatorPtr<T> {
+                      mri::TimeSegmentationOptions o = tseg_options(accuracy, interpolator, max_segments, segments);
+                      o.eps = eps;
+                      o.batch = batch;
+                      o.nufft = nufft_options;
+                      const Context c = make_context(device, stream, nthreads);
+                      return std::make_shared<mri::TimeSegmentedEncoding<T>>(e.e, c, o);
+                    });
+                  },
+                  "encoding"_a, "accuracy"_a, "interpolator"_a, "max_segments"_a, "segments"_a, "eps"_a, "batch"_a,
+                  "options"_a, "device"_a, "stream"_a, "nthreads"_a, "owner"_a.none())
+      // The report of a TimeSegmentedEncoding (None for any other operator).
+      .def_static("tseg_report",
+                  [](const O& a) -> nb::object {
+                    auto* t = dynamic_cast<mri::TimeSegmentedEncoding<T>*>(a.ptr().get());
+                    if (t == nullptr) return nb::none();
+                    return report_dict(t->report());
+                  },
+                  "op"_a)
       // SENSE (mri/sense.hpp): maps: n host values of shape maps_shape (C++ order, coils last);
-      // kind 0 = NUFFT (eps, options), 1 = the exact DFT.
+      // kind 0 = NUFFT (eps, options), 1 = the exact DFT, 2 = time segmentation (accuracy,
+      // interpolator, max_segments, segments; eps and options for its NUFFT).
       .def_static("sense",
                   [](const E& e, std::uintptr_t maps, std::int64_t n, const std::vector<std::int64_t>& maps_shape,
-                     int kind, double eps, const nufft::Options& nufft_options, int toeplitz, int device,
-                     std::uintptr_t stream, int nthreads, nb::object owner) {
+                     int kind, double eps, const nufft::Options& nufft_options, int toeplitz, double accuracy,
+                     int interpolator, int max_segments, int segments, int device, std::uintptr_t stream,
+                     int nthreads, nb::object owner) {
                     return make<T>(owner_list(owner), [&] {
-                      mri::SenseOptions o;
-                      o.encoding = static_cast<mri::EncodingKind>(kind);
-                      o.eps = eps;
-                      o.nufft = nufft_options;
-                      o.toeplitz = static_cast<mri::Toeplitz>(toeplitz);
+                      const auto o = kind_options<mri::SenseOptions>(kind, eps, nufft_options, toeplitz, accuracy,
+                                                                     interpolator, max_segments, segments);
                       return mri::sense<T>(e.e, host_values<T>(maps, n), to_shape(maps_shape),
                                            make_context(device, stream, nthreads), o);
                     });
                   },
                   "encoding"_a, "maps"_a, "n"_a, "maps_shape"_a, "kind"_a, "eps"_a, "options"_a, "toeplitz"_a,
-                  "device"_a, "stream"_a, "nthreads"_a, "owner"_a.none())
+                  "accuracy"_a, "interpolator"_a, "max_segments"_a, "segments"_a, "device"_a, "stream"_a,
+                  "nthreads"_a, "owner"_a.none())
+      // pcSENSE (mri/pcsense.hpp): maps as for sense; phase: nphase host reals of shape
+      // phase_shape (C++ order, shots last); kind and its options as for sense.
+      .def_static("pcsense",
+                  [](const E& e, std::uintptr_t maps, std::int64_t n, const std::vector<std::int64_t>& maps_shape,
+                     std::uintptr_t phase, std::int64_t nphase, const std::vector<std::int64_t>& phase_shape, int kind,
+                     double eps, const nufft::Options& nufft_options, int toeplitz, double accuracy, int interpolator,
+                     int max_segments, int segments, int device, std::uintptr_t stream, int nthreads,
+                     nb::object owner) {
+                    return make<T>(owner_list(owner), [&] {
+                      const auto o = kind_options<mri::PcSenseOptions<T>>(kind, eps, nufft_options, toeplitz,
+                                                                          accuracy, interpolator, max_segments,
+                                                                          segments);
+                      return mri::pcsense<T>(e.e, host_values<T>(maps, n), to_shape(maps_shape),
+                                             real_span<T>(phase, nphase), to_shape(phase_shape),
+                                             make_context(device, stream, nthreads), o);
+                    });
+                  },
+                  "encoding"_a, "maps"_a, "n"_a, "maps_shape"_a, "phase"_a, "nphase"_a, "phase_shape"_a, "kind"_a,
+                  "eps"_a, "options"_a, "toeplitz"_a, "accuracy"_a, "interpolator"_a, "max_segments"_a,
+                  "segments"_a, "device"_a, "stream"_a, "nthreads"_a, "owner"_a.none())
       // SENSE on a ready batched encoding operator (its place; its owners kept).
       .def_static("sense_on",
                   [](const O& a, std::uintptr_t maps, std::int64_t n, const std::vector<std::int64_t>& maps_shape) {

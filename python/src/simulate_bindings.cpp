@@ -72,6 +72,32 @@ void bind_simulate(nb::module_& m) {
     without_gil([&] { v = mri::field_map(grid, {max_hz, blobs, seed}); });
     return to_numpy(std::move(v));
   }, "grid"_a, "max_hz"_a, "blobs"_a, "seed"_a);
+  // Layout image + {S} (φ_s(v) at v + voxels·s), radians.
+  m.def("sim_shot_phase_maps", [](const std::vector<std::int64_t>& grid, std::int64_t shots, double max_phase,
+                                  std::uint64_t seed) {
+    std::vector<double> v;
+    without_gil([&] { v = mri::shot_phase_maps(grid, shots, {max_phase, seed}); });
+    return to_numpy(std::move(v));
+  }, "grid"_a, "shots"_a, "max_phase"_a, "seed"_a);
+  // The labels of a trajectory of `partitions` × `interleaves` × `samples` samples (readouts
+  // contiguous, partitions slowest), as mri::shot_labels gives them.
+  m.def("sim_shot_labels", [](std::int64_t interleaves, std::int64_t samples, std::int64_t partitions,
+                              std::int64_t shots) {
+    mri::Trajectory t;
+    t.interleaves = interleaves;
+    t.samples = samples;
+    t.partitions = partitions;
+    std::vector<std::int32_t> v;
+    without_gil([&] {
+      std::int64_t n = 0;
+      require(interleaves >= 0 && samples >= 0 && partitions >= 0 &&
+                  !__builtin_mul_overflow(interleaves, samples, &n) && !__builtin_mul_overflow(n, partitions, &n),
+              ErrorCode::kInvalidArgument, "shot_labels: the trajectory's sizes are negative or overflow");
+      t.kx.assign(static_cast<std::size_t>(n), 0.0);
+      v = mri::shot_labels(t, shots);
+    });
+    return to_numpy(std::move(v));
+  }, "interleaves"_a, "samples"_a, "partitions"_a, "shots"_a);
   // In place on n contiguous host values of complex64 / complex128.
   m.def("sim_add_noise_f", &add_noise<float>, "data"_a, "n"_a, "sigma"_a, "seed"_a);
   m.def("sim_add_noise_d", &add_noise<double>, "data"_a, "n"_a, "sigma"_a, "seed"_a);

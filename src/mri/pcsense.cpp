@@ -122,6 +122,7 @@ ShotEncodingFactory<T> factory_of(const PcSenseOptions<T>& o, const Context& con
   so.eps = o.eps;
   so.nufft = o.nufft;
   so.toeplitz = o.toeplitz;
+  so.time_segmentation = o.time_segmentation;
   return [so, context, who](std::shared_ptr<const Encoding<T>> e, std::int64_t batch) {
     return detail::batched_encoding<T>(std::move(e), so, batch, context, who);
   };

@@ -23,8 +23,9 @@ op::OperatorPtr<T> batched_encoding(std::shared_ptr<const Encoding<T>> encoding,
     case EncodingKind::kNufft: {
       require(!encoding->has_field(), ErrorCode::kInvalidArgument,
               who + ": the encoding has a field map, which the NUFFT encoding cannot model; use "
-                    "options.encoding = EncodingKind::kDft (the exact field-corrected DFT), or an encoding "
-                    "without a field map");
+                    "options.encoding = EncodingKind::kTimeSegmented (time segmentation on the NUFFT, L "
+                    "chosen from options.time_segmentation.accuracy) or EncodingKind::kDft (the exact "
+                    "field-corrected DFT), or an encoding without a field map");
       NufftEncodingOptions o;
       o.eps = options.eps;
       o.batch = batch;
@@ -37,10 +38,17 @@ op::OperatorPtr<T> batched_encoding(std::shared_ptr<const Encoding<T>> encoding,
       o.batch = batch;
       return std::make_shared<DftEncoding<T>>(std::move(encoding), std::move(context), o);
     }
+    case EncodingKind::kTimeSegmented: {
+      TimeSegmentationOptions o = options.time_segmentation;
+      o.eps = options.eps;
+      o.batch = batch;
+      o.nufft = options.nufft;
+      return std::make_shared<TimeSegmentedEncoding<T>>(std::move(encoding), std::move(context), o);
+    }
     default:
-      throw Error(ErrorCode::kInvalidArgument, who + ": options.encoding is " +
-                                                   std::to_string(static_cast<int>(options.encoding)) +
-                                                   ", expected EncodingKind::kNufft (0) or kDft (1)");
+      throw Error(ErrorCode::kInvalidArgument,
+                  who + ": options.encoding is " + std::to_string(static_cast<int>(options.encoding)) +
+                      ", expected EncodingKind::kNufft (0), kDft (1) or kTimeSegmented (2)");
   }
 }
 

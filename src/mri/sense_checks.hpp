@@ -66,8 +66,9 @@ void require_finite_maps(std::span<const std::complex<T>> maps, const op::Shape&
   }
 }
 
-// The encoding of options.encoding (NufftEncoding with options' eps, nufft and toeplitz, or
-// DftEncoding) on `encoding` with `batch` stacked images, at `context`. kInvalidArgument for kNufft
+// The encoding of options.encoding (NufftEncoding with options' eps, nufft and toeplitz,
+// DftEncoding, or TimeSegmentedEncoding with options' time_segmentation, eps and nufft) on
+// `encoding` with `batch` stacked images, at `context`. kInvalidArgument for kNufft
 // with a field map and for an unknown kind; `who` starts the messages. Defined in sense.cpp.
 template <class T>
 op::OperatorPtr<T> batched_encoding(std::shared_ptr<const Encoding<T>> encoding, const SenseOptions& options,

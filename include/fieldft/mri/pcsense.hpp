@@ -44,6 +44,9 @@
 // Encodings of a shot (options):
 //   encoding = kNufft   NufftEncoding (eps, nufft, toeplitz as in SenseOptions; no field map);
 //   encoding = kDft     DftEncoding: the exact field-corrected DFT with the field map and times;
+//   encoding = kTimeSegmented  TimeSegmentedEncoding of the shot's samples (eps, nufft and
+//                       time_segmentation as in SenseOptions): L is chosen per shot, from that
+//                       shot's readout times and the common field map;
 //   shot_encoding       a callable (shot_encoding, batch) -> operator that builds any other
 //                       encoding of the shot's samples batched over `batch` = C coils, e.g. time
 //                       segmentation:  [&](auto e, std::int64_t b) {
@@ -64,7 +67,8 @@
 //                     maps for a number of shots other than the labels give; phase_maps.size() not
 //                     shape_size(phase_shape); a callable's operator of the wrong sizes;
 //   kInvalidArgument  a null encoding; C < 1; a shot label in 0 … S−1 with no samples; kNufft
-//                     with a field map; an unknown encoding kind; options.eps as the NUFFT
+//                     with a field map; an unknown encoding kind; kTimeSegmented's option errors
+//                     and an accuracy no L reaches for some shot; options.eps as the NUFFT
 //                     refuses it; a callable that returns null;
 //   kNonFinite        a NaN or Inf in the maps (naming coil and voxel) or in the phase maps
 //                     (naming shot and voxel);
@@ -97,7 +101,8 @@ struct PcSenseOptions {
   double eps = 1e-5;                       // kNufft: NufftEncodingOptions::eps
   nufft::Options nufft{};                  // kNufft: NufftEncodingOptions::nufft
   Toeplitz toeplitz = Toeplitz::kAuto;     // kNufft: NufftEncodingOptions::toeplitz
-  ShotEncodingFactory<T> shot_encoding{};  // set: replaces the four fields above
+  TimeSegmentationOptions time_segmentation{};  // kTimeSegmented: as SenseOptions::time_segmentation
+  ShotEncodingFactory<T> shot_encoding{};  // set: replaces the five fields above
 };
 
 template <class T>

@@ -24,8 +24,10 @@
 //
 // Factories:
 //   sense<T>(encoding, maps, maps_shape, context, options)
-//       builds E_C from the geometry: a NufftEncoding (options.encoding = kNufft, no field map)
-//       or a DftEncoding (kDft, exact, with the field map and readout times) with batch C.
+//       builds E_C from the geometry with batch C: a NufftEncoding (options.encoding = kNufft, no
+//       field map), a DftEncoding (kDft, exact, with the field map and readout times) or a
+//       TimeSegmentedEncoding (kTimeSegmented: the field map and times through the NUFFT, L chosen
+//       from options.time_segmentation.accuracy; fieldft/mri/time_segmentation.hpp).
 //   sense<T>(batched_encoding, maps, maps_shape)
 //       takes a ready batched encoding operator E_C (domain image + {C}, e.g. a NufftEncoding or
 //       DftEncoding made with batch C, or op::batch(E, C)); the result lives in its context.
@@ -37,7 +39,9 @@
 //                   …"), or maps.size() is not shape_size(maps_shape) (expected vs got); the ready
 //                   operator's domain is not maps_shape;
 //   kInvalidArgument  C < 1; a null encoding or operator; options.eps as the NUFFT refuses it;
-//                   kNufft with an encoding that has a field map (use kDft or time segmentation);
+//                   kNufft with an encoding that has a field map (the message names kTimeSegmented
+//                   and kDft); kTimeSegmented's option errors and "no L up to max_segments reaches
+//                   the accuracy" (TimeSegmentedEncoding's);
 //   kNonFinite      a NaN or Inf in the maps, naming the coil and the voxel (x, y[, z]).
 #pragma once
 
@@ -48,6 +52,7 @@
 
 #include "fieldft/context.hpp"
 #include "fieldft/mri/encoding.hpp"
+#include "fieldft/mri/time_segmentation.hpp"
 #include "fieldft/nufft.hpp"
 #include "fieldft/op/combinators.hpp"
 
@@ -56,13 +61,17 @@ namespace fieldft::mri {
 enum class EncodingKind : int {
   kNufft = 0,  // NufftEncoding: type 2 / type 1 NUFFT, accurate to eps; no field map
   kDft = 1,    // DftEncoding: the exact field-corrected DFT
+  kTimeSegmented = 2,  // TimeSegmentedEncoding: the field-corrected model through the NUFFT
 };
 
 struct SenseOptions {
   EncodingKind encoding = EncodingKind::kNufft;
-  double eps = 1e-5;       // kNufft: the NUFFT tolerance (NufftEncodingOptions::eps)
-  nufft::Options nufft{};  // kNufft: method and tuning (NufftEncodingOptions::nufft)
+  double eps = 1e-5;       // kNufft, kTimeSegmented: the NUFFT tolerance (NufftEncodingOptions::eps)
+  nufft::Options nufft{};  // kNufft, kTimeSegmented: method and tuning (NufftEncodingOptions::nufft)
   Toeplitz toeplitz = Toeplitz::kAuto;  // kNufft: the normal operator (NufftEncodingOptions::toeplitz)
+  // kTimeSegmented: accuracy, interpolator, max_segments and segments; its eps, batch and nufft
+  // are not read (eps and nufft above, and the coil count, are used).
+  TimeSegmentationOptions time_segmentation{};
 };
 
 template <class T>
