@@ -47,6 +47,8 @@ Subcommand add_info_command(CLI::App& parent);
 Subcommand add_nufft_command(CLI::App& parent);
 Subcommand add_demo_command(CLI::App& parent);
 Subcommand add_dft_command(CLI::App& parent);
+Subcommand add_simulate_command(CLI::App& parent);
+Subcommand add_recon_command(CLI::App& parent);
 
 // Options of every command that builds a plan. Defaults here are the ones --help shows.
 struct TransformArgs {
