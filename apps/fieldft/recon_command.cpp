@@ -129,10 +129,9 @@ Costs encoding_costs(const mri::Encoding<T>& e, double accuracy, double eps) {
   const int d = e.dim();
   const double w = std::ceil(-std::log10(eps)) + 1;  // the kernel's width for eps
   const double fine = n * std::pow(2.0, d);
-  // Weights: one DFT term (a vectorised sincos and a multiply-add) against one kernel term of the
-  // spreader or one FFT butterfly, which cost ~10x less each than a DFT term... per term; but the
-  // spreader's gathers and the FFT's passes make each worth ~10 DFT terms on a CPU (order of
-  // magnitude: at 48^2 the exact DFT beat an 8-segment NUFFT, at 128^2 it loses).
+  // Weight 10: a kernel term of the spreader or an FFT butterfly, with its gathers and passes
+  // over memory, costs about ten vectorised DFT terms (sincos + multiply-add) on a CPU. Order of
+  // magnitude only; it puts the switch between 48^2 (the DFT wins) and 128^2 (L NUFFTs win).
   c.tseg = 10.0 * r.segments * (m * std::pow(w, d) + fine * std::log2(fine) + 2 * (m + n));
   return c;
 }
@@ -226,11 +225,18 @@ int run_recon(const ReconArgs& a) {
       enc_kind = "nufft";
       choices["encoding_reason"] = "no field map: NUFFT";
     } else {
-      costs = encoding_costs(*geometry, a.accuracy, eps);
-      enc_kind = costs.dft <= costs.tseg ? "dft" : "tseg";
       std::ostringstream s;
-      s << std::setprecision(3) << "field map present: time segmentation with L = " << costs.segments
-        << " costs ~" << costs.tseg << " per coil against " << costs.dft << " for the exact DFT (M·N)";
+      try {
+        costs = encoding_costs(*geometry, a.accuracy, eps);
+        enc_kind = costs.dft <= costs.tseg ? "dft" : "tseg";
+        s << std::setprecision(3) << "field map present: time segmentation with L = " << costs.segments
+          << " costs ~" << costs.tseg << " per coil against " << costs.dft << " for the exact DFT (M·N)";
+      } catch (const Error& e) {
+        // The interpolator's design can fail to reach the accuracy (e.g. very short readouts);
+        // the exact DFT is always available.
+        enc_kind = "dft";
+        s << "field map present; time segmentation refused (" << e.what() << ")";
+      }
       choices["encoding_reason"] = s.str();
     }
   } else {
