@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <optional>
 
 #include "fieldft/error.hpp"
 #include "io/cfl.hpp"
@@ -62,6 +63,9 @@ std::array<std::int64_t, 3> image_grid(const std::vector<std::int64_t>& dims, st
 
 }  // namespace
 
+io::RawData read_cfl_set(const std::string& ksp_name, const std::string& traj_name, const std::string& prefix,
+                         std::array<std::int64_t, 3> matrix);
+
 bool is_ismrmrd_path(const std::string& path) {
   return ends_with(path, ".h5") || ends_with(path, ".hdf5") || ends_with(path, ".mrd");
 }
@@ -94,19 +98,23 @@ void write_cfl_dataset(const std::string& prefix, const io::RawData& d) {
   io::write_cfl_kspace(prefix + "_ksp", s, r, d.coils, to_cfloat(d.data));
 }
 
-io::RawData read_cfl_dataset(const std::string& prefix, std::array<std::int64_t, 3> matrix) {
-  const std::string ksp_name = prefix + "_ksp";
+io::RawData read_cfl_dataset(const std::string& prefix, std::array<std::int64_t, 3> matrix, const std::string& traj) {
+  return read_cfl_set(prefix + "_ksp", traj.empty() ? prefix + "_traj" : io::cfl_base(traj), prefix, matrix);
+}
+
+io::RawData read_cfl_set(const std::string& ksp_name, const std::string& traj_name, const std::string& prefix,
+                         std::array<std::int64_t, 3> matrix) {
   if (!cfl_exists(ksp_name))
     throw Error(ErrorCode::kInvalidArgument,
                 "'" + prefix + "': no BART k-space " + ksp_name + ".cfl/.hdr (expected an ISMRMRD .h5 file or a .cfl "
-                "set P_ksp, P_traj, ... named by P or P_ksp.cfl)");
-  if (!cfl_exists(prefix + "_traj"))
-    throw Error(ErrorCode::kInvalidArgument, "'" + prefix + "': the trajectory " + prefix + "_traj.cfl/.hdr is missing");
+                "set P_ksp, P_traj, ... named by P or P_ksp.cfl, or a BART k-space with --traj)");
+  if (!cfl_exists(traj_name))
+    throw Error(ErrorCode::kInvalidArgument, "'" + prefix + "': the trajectory " + traj_name + ".cfl/.hdr is missing");
   io::RawData d;
   io::BartKspace k = io::read_cfl_kspace(ksp_name);
-  io::BartTrajectory t = io::read_cfl_trajectory(prefix + "_traj");
+  io::BartTrajectory t = io::read_cfl_trajectory(traj_name);
   if (t.samples != k.samples || t.spokes != k.spokes)
-    throw Error(ErrorCode::kShapeMismatch, prefix + "_traj: " + std::to_string(t.samples) + " x " +
+    throw Error(ErrorCode::kShapeMismatch, traj_name + ": " + std::to_string(t.samples) + " x " +
                                                std::to_string(t.spokes) + " samples, the k-space has " +
                                                std::to_string(k.samples) + " x " + std::to_string(k.spokes));
   const std::int64_t m = k.samples * k.spokes;
@@ -184,14 +192,17 @@ io::RawData read_cfl_dataset(const std::string& prefix, std::array<std::int64_t,
   return d;
 }
 
-io::RawData read_dataset(const std::string& path, std::array<std::int64_t, 3> matrix) {
+io::RawData read_dataset(const std::string& path, std::array<std::int64_t, 3> matrix, const std::string& traj) {
   if (is_ismrmrd_path(path)) {
     std::error_code ec;
     if (!std::filesystem::exists(path, ec))
       throw Error(ErrorCode::kInvalidArgument, "'" + path + "' does not exist");
     return io::read_ismrmrd(path);
   }
-  return read_cfl_dataset(cfl_prefix(path), matrix);
+  const std::string base = io::cfl_base(path);
+  if (!traj.empty() && !ends_with(base, "_ksp") && cfl_exists(base))
+    return read_cfl_set(base, io::cfl_base(traj), base, matrix);  // BART naming: ksp + traj, no companions
+  return read_cfl_dataset(cfl_prefix(path), matrix, traj);
 }
 
 std::string grid_text(const io::RawData& d) {

@@ -31,10 +31,15 @@ void write_cfl_dataset(const std::string& prefix, const io::RawData& d);
 
 // Reads a .cfl set. The grid comes from the maps, field, phase or truth when one is present, else
 // from `matrix` (non-zero entries), else from the trajectory's extent (2·⌈max |k_d|⌉ per axis).
-io::RawData read_cfl_dataset(const std::string& prefix, std::array<std::int64_t, 3> matrix = {0, 0, 0});
+// `traj` (a .cfl base) replaces P_traj when not empty.
+io::RawData read_cfl_dataset(const std::string& prefix, std::array<std::int64_t, 3> matrix = {0, 0, 0},
+                             const std::string& traj = {});
 
-// ISMRMRD or .cfl by the path (see above); a clear fieldft::Error for a missing file.
-io::RawData read_dataset(const std::string& path, std::array<std::int64_t, 3> matrix = {0, 0, 0});
+// ISMRMRD or .cfl by the path (see above); a clear fieldft::Error for a missing file. With `traj`
+// given, a .cfl `path` may also be any BART k-space file (e.g. `ksp` from `bart`), with the
+// trajectory in `traj` and no companions: the usual BART naming.
+io::RawData read_dataset(const std::string& path, std::array<std::int64_t, 3> matrix = {0, 0, 0},
+                         const std::string& traj = {});
 
 // "128x128" or "64x64x32".
 std::string grid_text(const io::RawData& d);

@@ -46,6 +46,7 @@ struct ReconArgs {
   std::string prec = "f";
   std::string truth;
   std::string matrix;
+  std::string traj;
   std::string progress = "auto";
   bool json = false;
 };
@@ -187,7 +188,7 @@ int run_recon(const ReconArgs& a) {
     while (std::getline(ss, part, 'x') && i < 3) matrix[i++] = std::stoll(part);
     if (i == 1) matrix[1] = matrix[0];
   }
-  io::RawData d = read_dataset(a.in, matrix);
+  io::RawData d = read_dataset(a.in, matrix, a.traj);
   times["read"] = since(t0);
   const std::int64_t m = d.num_samples(), n = d.num_voxels(), coils = d.coils;
   std::vector<std::int64_t> shape{d.grid[0], d.grid[1]};
@@ -497,6 +498,10 @@ Subcommand add_recon_command(CLI::App& parent) {
                 return std::filesystem::exists(p + ".cfl") ? std::string() : "no file '" + p + "'";
               }, ""));
   app->add_option("--matrix", a->matrix, ".cfl input without maps or truth: the image grid N, NxN or NxNxNz (default: from the trajectory's extent)");
+  app->add_option("--traj", a->traj,
+                  ".cfl input: the BART trajectory [3, samples, readouts] (cycles/FOV), instead of P_traj; with it the "
+                  "input may be any BART k-space [1, samples, readouts, coils], e.g. `fieldft recon ksp --traj traj "
+                  "--maps sens.cfl -o img.nii`");
   app->add_option("--prec", a->prec, "Precision of the reconstruction: f (float) or d (double)")
       ->check(CLI::IsMember({"f", "d"}))
       ->capture_default_str();
