@@ -65,6 +65,10 @@ struct TransformArgs {
   bool json = false;
 };
 
+// An image grid from "N" (N x N), "NxM" or "NxMxK", sizes in [2, 4096]; UsageError naming
+// `option` otherwise.
+std::vector<std::int64_t> parse_matrix(const std::string& text, const std::string& option);
+
 // An integer option's check "must be >= lo", shown in --help as INT:>=lo.
 CLI::Validator at_least(std::int64_t lo);
 

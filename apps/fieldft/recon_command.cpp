@@ -182,11 +182,8 @@ int run_recon(const ReconArgs& a) {
   auto t0 = std::chrono::steady_clock::now();
   std::array<std::int64_t, 3> matrix{0, 0, 0};
   if (!a.matrix.empty()) {
-    std::stringstream ss(a.matrix);
-    std::string part;
-    std::size_t i = 0;
-    while (std::getline(ss, part, 'x') && i < 3) matrix[i++] = std::stoll(part);
-    if (i == 1) matrix[1] = matrix[0];
+    const auto g = parse_matrix(a.matrix, "--matrix");
+    for (std::size_t i = 0; i < g.size(); ++i) matrix[i] = g[i];
   }
   io::RawData d = read_dataset(a.in, matrix, a.traj);
   times["read"] = since(t0);

@@ -41,28 +41,6 @@ struct SimArgs {
   bool json = false;
 };
 
-// "128" (2D square), "128x96" or "128x128x32".
-std::vector<std::int64_t> parse_matrix(const std::string& text) {
-  std::vector<std::int64_t> g;
-  std::stringstream ss(text);
-  std::string part;
-  while (std::getline(ss, part, 'x')) {
-    std::size_t used = 0;
-    long long v = 0;
-    try {
-      v = std::stoll(part, &used);
-    } catch (...) {
-      used = 0;
-    }
-    if (used != part.size() || part.empty() || v < 2 || v > 4096)
-      throw UsageError("--matrix: '" + text + "' must be N, NxN or NxNxNz with sizes in [2, 4096]");
-    g.push_back(v);
-  }
-  if (g.size() == 1) g.push_back(g[0]);
-  if (g.size() < 2 || g.size() > 3) throw UsageError("--matrix: '" + text + "' must have 1 to 3 sizes");
-  return g;
-}
-
 // Centre-out spokes of a 3D radial ("koosh ball") acquisition: directions on a Fibonacci sphere
 // (nearly uniform), L spokes of S samples, k = (Nx/2, Ny/2, Nz/2)·τ·u_l, τ = s/S.
 mri::Trajectory radial3d(std::span<const std::int64_t> g, std::int64_t spokes, std::int64_t samples) {
@@ -115,7 +93,8 @@ int run_simulate(const SimArgs& a) {
     if (!dir.empty() && !std::filesystem::is_directory(dir, ec))
       throw UsageError("-o: the directory of '" + o + "' does not exist");
   }
-  const std::vector<std::int64_t> g = parse_matrix(a.matrix);
+  const std::vector<std::int64_t> g = parse_matrix(a.matrix, "--matrix");
+  if (a.shot_phase > 0 && a.shots < 2) throw UsageError("--shot-phase needs --shots >= 2 (one phase map per shot)");
   const int dim = static_cast<int>(g.size());
   const mri::Trajectory traj = make_trajectory(a, g);
   if (a.shots > traj.interleaves)
