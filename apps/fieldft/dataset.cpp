@@ -10,11 +10,11 @@
 
 namespace fieldft::cli {
 
-namespace {
-
 bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
+
+namespace {
 
 bool cfl_exists(const std::string& base) {
   std::error_code ec;

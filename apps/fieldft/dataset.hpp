@@ -19,6 +19,9 @@
 
 namespace fieldft::cli {
 
+// Whether s ends with tail (file extensions).
+bool ends_with(const std::string& s, const std::string& tail);
+
 // Whether `path` names an ISMRMRD file (by its extension .h5 / .hdf5 / .mrd).
 bool is_ismrmrd_path(const std::string& path);
 

@@ -1,5 +1,6 @@
 // `fieldft recon IN -o OUT`: iterative SENSE / pcSENSE reconstruction of an ISMRMRD file or a
 // BART .cfl set (dataset.hpp), with field-map correction, choosing the model from the data.
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -52,10 +53,6 @@ struct ReconArgs {
 };
 
 enum class OutKind { kNifti, kNpy, kCfl, kPng };
-
-bool ends_with(const std::string& s, const std::string& tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
 
 std::optional<OutKind> out_kind(const std::string& p) {
   if (ends_with(p, ".nii") || ends_with(p, ".nii.gz")) return OutKind::kNifti;
@@ -393,6 +390,9 @@ int run_recon(const ReconArgs& a) {
   }
   times["write"] = since(t0);
   times["total"] = since(t_start);
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  const double peak_mib = static_cast<double>(usage.ru_maxrss) / 1024.0;  // Linux: kilobytes
 
   const std::string grid = grid_text(d);
   if (a.json) {
@@ -413,6 +413,7 @@ int run_recon(const ReconArgs& a) {
     j["residuals"] = residuals;
     j["residual"] = res.residual;
     j["seconds"] = times;
+    j["peak_memory_mib"] = peak_mib;
     j["outputs"] = a.outs;
     j["notes"] = notes;
     if (nrmse) {
@@ -436,7 +437,8 @@ int run_recon(const ReconArgs& a) {
   for (const auto& s : notes) std::cout << "note:     " << s << "\n";
   std::cout << "times:    read " << times["read"].get<double>() << " s, coil maps " << times["coil_maps"].get<double>()
             << " s, setup " << times["setup"].get<double>() << " s, solve " << times["solve"].get<double>()
-            << " s, write " << times["write"].get<double>() << " s, total " << times["total"].get<double>() << " s\n";
+            << " s, write " << times["write"].get<double>() << " s, total " << times["total"].get<double>()
+            << " s; peak memory " << peak_mib << " MiB\n";
   if (nrmse) std::cout << "quality:  NRMSE " << *nrmse << " (magnitude, vs " << truth_source << ")\n";
   std::cout << "wrote:    ";
   for (std::size_t i = 0; i < a.outs.size(); ++i) std::cout << (i ? ", " : "") << a.outs[i];
