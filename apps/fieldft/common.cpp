@@ -28,6 +28,21 @@ std::vector<std::string> method_names() {
 
 }  // namespace
 
+std::vector<std::int64_t> parse_matrix(const std::string& text, const std::string& option) {
+  std::vector<std::int64_t> g;
+  std::stringstream ss(text);
+  std::string part;
+  while (std::getline(ss, part, 'x')) {
+    std::int64_t v = 0;
+    if (!CLI::detail::lexical_cast(part, v) || v < 2 || v > 4096)
+      throw UsageError(option + ": '" + text + "' must be N, NxM or NxMxK with sizes in [2, 4096]");
+    g.push_back(v);
+  }
+  if (g.size() == 1) g.push_back(g[0]);
+  if (g.size() < 2 || g.size() > 3) throw UsageError(option + ": '" + text + "' must have 1 to 3 sizes");
+  return g;
+}
+
 CLI::Validator at_least(std::int64_t lo) {
   const std::string bound = std::to_string(lo);
   return CLI::Validator(

@@ -47,6 +47,8 @@ Subcommand add_info_command(CLI::App& parent);
 Subcommand add_nufft_command(CLI::App& parent);
 Subcommand add_demo_command(CLI::App& parent);
 Subcommand add_dft_command(CLI::App& parent);
+Subcommand add_simulate_command(CLI::App& parent);
+Subcommand add_recon_command(CLI::App& parent);
 
 // Options of every command that builds a plan. Defaults here are the ones --help shows.
 struct TransformArgs {
@@ -62,6 +64,10 @@ struct TransformArgs {
   std::int64_t check_count = 1000;
   bool json = false;
 };
+
+// An image grid from "N" (N x N), "NxM" or "NxMxK", sizes in [2, 4096]; UsageError naming
+// `option` otherwise.
+std::vector<std::int64_t> parse_matrix(const std::string& text, const std::string& option);
 
 // An integer option's check "must be >= lo", shown in --help as INT:>=lo.
 CLI::Validator at_least(std::int64_t lo);

@@ -373,6 +373,20 @@ std::vector<double> field_map(std::span<const std::int64_t> grid, const FieldMap
   // probability 0; guard anyway.
   const double scale = peak > 0 ? 2 * kPi * o.max_hz / peak : 0.0;
   for (double& x : f) x *= scale;
+  if (o.susceptibility_hz != 0) {
+    require_range(o.susceptibility_hz, -1e9, 1e9, false, who, "options.susceptibility_hz");
+    require_range(o.susceptibility_width, 0, 1e3, true, who, "options.susceptibility_width");
+    for (int d = 0; d < 3; ++d)
+      require_range(o.susceptibility_center[d], -1e3, 1e3, false, who, "options.susceptibility_center");
+    const double inv_w2 = 1 / (o.susceptibility_width * o.susceptibility_width);
+    for (std::int64_t v = 0; v < g.voxels; ++v) {
+      const double u[3] = {voxel_coordinate(v % g.n[0], g.n[0]), voxel_coordinate((v / g.n[0]) % g.n[1], g.n[1]),
+                           g.dim == 3 ? voxel_coordinate(v / (g.n[0] * g.n[1]), g.n[2]) : 0.0};
+      double r2 = 0;
+      for (int d = 0; d < g.dim; ++d) r2 += (u[d] - o.susceptibility_center[d]) * (u[d] - o.susceptibility_center[d]);
+      f[static_cast<std::size_t>(v)] += 2 * kPi * o.susceptibility_hz * std::exp(-r2 * inv_w2);
+    }
+  }
   return f;
 }
 

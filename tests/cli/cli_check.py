@@ -121,6 +121,12 @@ HELP_OPTIONS = {
     "dft": ["--dim", "--size", "--samples", "--prec", "--backend", "--r2", "--images", "--check",
             "--check-count", "--repeat", "--field", "--tmax", "--threads", "--device", "--seed",
             "--json"],
+    "simulate": ["--out", "--matrix", "--coils", "--traj", "--interleaves", "--samples", "--shots",
+                 "--dwell", "--field-hz", "--susceptibility-hz", "--shot-phase", "--snr", "--fov",
+                 "--encoding", "--seed", "--threads", "--json"],
+    "recon": ["--out", "--model", "--encoding", "--accuracy", "--eps", "--maps", "--iters",
+              "--lambda", "--tolerance", "--truth", "--matrix", "--prec", "--backend", "--device",
+              "--threads", "--progress", "--json"],
 }
 
 

@@ -65,6 +65,10 @@
 // Field map (field_map): Σ_b A_b exp(−|u − c_b|²/w_b²) over `blobs` Gaussian blobs with seeded
 // centres (|u_d| <= 0.5), widths (0.2 … 0.5) and signed amplitudes, scaled so that
 // max_v |Δf_v| = max_hz exactly; returned as Δω = 2π·Δf in rad/s (Encoding's unit), image layout.
+// Optionally a localised susceptibility-like offset is added AFTER that scaling (so the map's
+// maximum may then exceed max_hz): susceptibility_hz · exp(−|u − c|²/w²) with centre c =
+// susceptibility_center and width w = susceptibility_width (half-FOV units) — the sharp, strong
+// off-resonance near air–tissue boundaries (sinuses, ear canals) that smooth maps lack.
 //
 // Multi-shot phase (shot_phase_maps): for each shot s a smooth phase map, the low-order
 // polynomial φ_s(u) = a_s + Σ_d b_{s,d} u_d + Σ_{d<=e} q_{s,de} u_d u_e in the voxel positions u
@@ -164,6 +168,9 @@ struct FieldMapOptions {
   double max_hz = 50;      // >= 0: max |Δf| in Hz
   int blobs = 3;           // >= 1
   std::uint64_t seed = 1;
+  double susceptibility_hz = 0;                          // finite, |.| <= 1e9: offset's peak in Hz; 0: none
+  double susceptibility_center[3] = {0.0, 0.45, 0.0};    // half-FOV units (z unused in 2D)
+  double susceptibility_width = 0.12;                    // > 0, half-FOV units
 };
 
 // Δω in rad/s, image layout.

@@ -1,0 +1,525 @@
+// `fieldft recon IN -o OUT`: iterative SENSE / pcSENSE reconstruction of an ISMRMRD file or a
+// BART .cfl set (dataset.hpp), with field-map correction, choosing the model from the data.
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "common.hpp"
+#include "dataset.hpp"
+#include "fieldft/mri/coil_maps.hpp"
+#include "fieldft/mri/encoding.hpp"
+#include "fieldft/mri/pcsense.hpp"
+#include "fieldft/mri/sense.hpp"
+#include "fieldft/mri/time_segmentation.hpp"
+#include "fieldft/solve/cg.hpp"
+#include "io/cfl.hpp"
+#include "io/nifti.hpp"
+#include "io/npy.hpp"
+#include "io/preview.hpp"
+
+namespace fieldft::cli {
+
+namespace {
+
+struct ReconArgs {
+  std::string in;
+  std::vector<std::string> outs;
+  std::string model = "auto";
+  std::string encoding = "auto";
+  double accuracy = 1e-3;
+  double eps = 0;
+  std::string maps = "auto";
+  int iters = 20;
+  double lambda = 0;
+  double tolerance = 0;
+  std::string backend = "auto";
+  int device = 0;
+  int threads = 0;
+  std::string prec = "f";
+  std::string truth;
+  std::string matrix;
+  std::string traj;
+  std::string progress = "auto";
+  bool json = false;
+};
+
+enum class OutKind { kNifti, kNpy, kCfl, kPng };
+
+std::optional<OutKind> out_kind(const std::string& p) {
+  if (ends_with(p, ".nii") || ends_with(p, ".nii.gz")) return OutKind::kNifti;
+  if (ends_with(p, ".npy")) return OutKind::kNpy;
+  if (ends_with(p, ".cfl")) return OutKind::kCfl;
+  if (ends_with(p, ".png") || ends_with(p, ".pgm")) return OutKind::kPng;
+  return std::nullopt;
+}
+
+// Every output checked before any work: a known extension, a directory that exists and that we
+// may write (so that one bad -o never leaves the others written and this one missing).
+void check_outputs(const std::vector<std::string>& outs) {
+  if (outs.empty()) throw UsageError("-o/--out is required (FILE.nii, .nii.gz, .npy, .cfl or .png; repeatable)");
+  for (const auto& o : outs) {
+    const auto k = out_kind(o);
+    if (!k) throw UsageError("-o: '" + o + "' must end in .nii, .nii.gz, .npy, .cfl, .png or .pgm");
+    if (*k == OutKind::kNifti && !io::nifti_available())
+      throw Error(ErrorCode::kBackendUnavailable, "'" + o + "': this build has no NIfTI support (FIELDFT_NIFTI)");
+    std::filesystem::path dir = std::filesystem::path(o).parent_path();
+    if (dir.empty()) dir = ".";
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec))
+      throw Error(ErrorCode::kInvalidArgument, "cannot write '" + o + "': its directory does not exist");
+    if (::access(dir.c_str(), W_OK) != 0)
+      throw Error(ErrorCode::kInvalidArgument, "cannot write '" + o + "': its directory is not writable");
+    if (std::filesystem::is_directory(o, ec))
+      throw Error(ErrorCode::kInvalidArgument, "cannot write '" + o + "': it is a directory");
+  }
+}
+
+double since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// A truth image from --truth: .cfl image, .npy (numpy order, complex or real), or ISMRMRD's Truth.
+std::vector<std::complex<double>> read_truth(const std::string& path, std::int64_t voxels) {
+  std::vector<std::complex<double>> t;
+  if (is_ismrmrd_path(path)) {
+    t = io::read_ismrmrd(path).truth;
+    if (t.empty()) throw Error(ErrorCode::kInvalidArgument, "--truth '" + path + "': no Truth array in the file");
+  } else if (ends_with(path, ".npy")) {
+    auto a = io::read_npy<std::complex<double>>(path);
+    t = std::move(a.data);
+  } else {
+    auto a = io::read_cfl_image(io::cfl_base(path));
+    t.assign(a.data.begin(), a.data.end());
+  }
+  if (static_cast<std::int64_t>(t.size()) != voxels)
+    throw Error(ErrorCode::kShapeMismatch, "--truth '" + path + "': " + std::to_string(t.size()) +
+                                               " values, the image has " + std::to_string(voxels));
+  return t;
+}
+
+// Rough cost in flops-like units of one application of each encoding (per coil).
+struct Costs {
+  double dft = 0, tseg = 0;
+  int segments = 0;
+  std::string tseg_reason;
+};
+
+template <class T>
+Costs encoding_costs(const mri::Encoding<T>& e, double accuracy, double eps) {
+  Costs c;
+  const double m = static_cast<double>(e.num_samples()), n = static_cast<double>(e.num_voxels());
+  c.dft = m * n;
+  mri::TimeSegmentationOptions o;
+  o.accuracy = accuracy;
+  o.eps = eps;
+  const auto r = mri::plan_time_segmentation<T>(e, o);
+  c.segments = r.segments;
+  c.tseg_reason = r.reason;
+  const int d = e.dim();
+  const double w = std::ceil(-std::log10(eps)) + 1;  // the kernel's width for eps
+  const double fine = n * std::pow(2.0, d);
+  // Weight 10: a kernel term of the spreader or an FFT butterfly, with its gathers and passes
+  // over memory, costs about ten vectorised DFT terms (sincos + multiply-add) on a CPU. Order of
+  // magnitude only; it puts the switch between 48^2 (the DFT wins) and 128^2 (L NUFFTs win).
+  c.tseg = 10.0 * r.segments * (m * std::pow(w, d) + fine * std::log2(fine) + 2 * (m + n));
+  return c;
+}
+
+class ProgressBar {
+ public:
+  ProgressBar(bool on, int total) : on_(on), total_(total) {}
+  void update(const solve::Report& r) {
+    if (!on_) return;
+    const int width = 30, done = std::min(width, r.iteration * width / std::max(total_, 1));
+    const double eta = r.iteration > 0 ? r.seconds / r.iteration * (total_ - r.iteration) : 0;
+    std::fprintf(stderr, "\rCG [%s%s] %d/%d  residual %.3e  %.1f s  ETA %.1f s ", std::string(done, '#').c_str(),
+                 std::string(width - done, '.').c_str(), r.iteration, total_, r.residual, r.seconds, eta);
+    std::fflush(stderr);
+    shown_ = true;
+  }
+  void finish() {
+    if (shown_) std::fputc('\n', stderr);
+  }
+
+ private:
+  bool on_;
+  int total_;
+  bool shown_ = false;
+};
+
+template <class T>
+int run_recon(const ReconArgs& a) {
+  using Complex = std::complex<T>;
+  const auto t_start = std::chrono::steady_clock::now();
+  check_outputs(a.outs);
+  nlohmann::json times;
+  nlohmann::json choices;
+  std::vector<std::string> notes;
+
+  // Context: the CPU for now (see the --backend help).
+  const Backend backend = parse_backend(a.backend);
+  if (backend == Backend::kCuda)
+    throw Error(ErrorCode::kBackendUnavailable,
+                "--backend cuda: `fieldft recon` runs on the CPU in this version (the library's CUDA operators "
+                "work, but the tool does not yet move data to the device); use --backend cpu or auto");
+  const Context ctx = Context::host(a.threads);
+  choices["backend"] = "cpu";
+  choices["backend_reason"] = a.backend == "auto" ? "auto: the tool's reconstruction runs on the CPU in this version" : "asked for";
+
+  // Read.
+  auto t0 = std::chrono::steady_clock::now();
+  std::array<std::int64_t, 3> matrix{0, 0, 0};
+  if (!a.matrix.empty()) {
+    const auto g = parse_matrix(a.matrix, "--matrix");
+    for (std::size_t i = 0; i < g.size(); ++i) matrix[i] = g[i];
+  }
+  io::RawData d = read_dataset(a.in, matrix, a.traj);
+  times["read"] = since(t0);
+  const std::int64_t m = d.num_samples(), n = d.num_voxels(), coils = d.coils;
+  std::vector<std::int64_t> shape{d.grid[0], d.grid[1]};
+  if (d.dim == 3) shape.push_back(d.grid[2]);
+
+  const auto cast = [](const std::vector<double>& v) { return std::vector<T>(v.begin(), v.end()); };
+  const std::vector<T> kx = cast(d.kx), ky = cast(d.ky), kz = cast(d.kz), tt = cast(d.times), field = cast(d.field_map);
+  const std::vector<Complex> y(d.data.begin(), d.data.end());
+
+  // Model.
+  const bool have_phase = !d.phase_maps.empty() && d.num_shots > 1;
+  std::string model = a.model;
+  if (model == "auto") {
+    model = have_phase ? "pcsense" : "sense";
+    choices["model_reason"] = have_phase ? "the data carry per-shot phase maps (" + std::to_string(d.num_shots) + " shots)"
+                                         : (d.num_shots > 1 ? std::to_string(d.num_shots) + " shots but no phase maps" : "single-shot data");
+  } else {
+    choices["model_reason"] = "asked for";
+    if (model == "pcsense" && !have_phase)
+      throw Error(ErrorCode::kInvalidArgument, "--model pcsense: the data have no per-shot phase maps (PhaseMaps / _phase) or only one shot");
+  }
+  choices["model"] = model;
+
+  // Encoding.
+  const T eps = static_cast<T>(a.eps > 0 ? a.eps : std::max(a.accuracy / 10, std::is_same_v<T, float> ? 1e-5 : 1e-9));
+  const bool have_field = !field.empty();
+  std::string enc_kind = a.encoding;
+  auto geometry = std::make_shared<const mri::Encoding<T>>(shape, kx, ky, kz, tt, have_field && enc_kind != "nufft" ? std::span<const T>(field) : std::span<const T>(),
+                                                           std::span<const std::int32_t>(d.shots));
+  auto no_field = std::make_shared<const mri::Encoding<T>>(shape, kx, ky, kz, tt, std::span<const T>(),
+                                                           std::span<const std::int32_t>(d.shots));
+  Costs costs;
+  if (enc_kind == "auto") {
+    if (!have_field) {
+      enc_kind = "nufft";
+      choices["encoding_reason"] = "no field map: NUFFT";
+    } else {
+      std::ostringstream s;
+      try {
+        costs = encoding_costs(*geometry, a.accuracy, eps);
+        enc_kind = costs.dft <= costs.tseg ? "dft" : "tseg";
+        s << std::setprecision(3) << "field map present: time segmentation with L = " << costs.segments
+          << " costs ~" << costs.tseg << " per coil against " << costs.dft << " for the exact DFT (M·N)";
+      } catch (const Error& e) {
+        // The interpolator's design can fail to reach the accuracy (e.g. very short readouts);
+        // the exact DFT is always available.
+        enc_kind = "dft";
+        s << "field map present; time segmentation refused (" << e.what() << ")";
+      }
+      choices["encoding_reason"] = s.str();
+    }
+  } else {
+    choices["encoding_reason"] = "asked for";
+    if (enc_kind == "nufft" && have_field) notes.push_back("the field map is ignored (--encoding nufft)");
+    if (enc_kind == "tseg" && !have_field) throw Error(ErrorCode::kInvalidArgument, "--encoding tseg needs a field map; the data have none");
+  }
+  choices["encoding"] = enc_kind;
+  choices["eps"] = eps;
+  if (enc_kind == "tseg") choices["accuracy"] = a.accuracy;
+
+  // Coil maps.
+  t0 = std::chrono::steady_clock::now();
+  std::vector<Complex> maps;
+  std::string maps_source = a.maps;
+  if (maps_source == "auto") maps_source = d.coil_maps.empty() ? "rss" : "file";
+  if (maps_source == "file") {
+    if (d.coil_maps.empty()) throw Error(ErrorCode::kInvalidArgument, "--maps file: the input has no coil maps");
+    maps.assign(d.coil_maps.begin(), d.coil_maps.end());
+    choices["maps"] = "from the input file";
+  } else if (maps_source == "rss" || maps_source == "espirit") {
+    maps.assign(static_cast<std::size_t>(n * coils), Complex{});
+    mri::CoilMapOptions co;
+    co.method = maps_source == "rss" ? mri::CoilMapMethod::kRss : mri::CoilMapMethod::kEspirit;
+    const double nmin = static_cast<double>(*std::min_element(shape.begin(), shape.end()));
+    co.calibration_radius = std::min(co.calibration_radius, nmin / 4);
+    mri::estimate_coil_maps<T>(*no_field, ctx, y, coils, co, maps);
+    choices["maps"] = "estimated (" + maps_source + (d.coil_maps.empty() ? ", the input has none)" : ")");
+  } else {
+    if (ends_with(maps_source, ".npy")) {
+      auto arr = io::read_npy<Complex>(maps_source);
+      maps = std::move(arr.data);
+    } else {
+      auto img = io::read_cfl_image(io::cfl_base(maps_source));
+      maps.assign(img.data.begin(), img.data.end());
+    }
+    if (static_cast<std::int64_t>(maps.size()) != n * coils)
+      throw Error(ErrorCode::kShapeMismatch, "--maps '" + maps_source + "': " + std::to_string(maps.size()) +
+                                                 " values, expected voxels x coils = " + std::to_string(n * coils));
+    choices["maps"] = "from " + maps_source;
+  }
+  times["coil_maps"] = since(t0);
+  double map_power = 0;
+  for (const auto& s : maps) map_power += std::norm(std::complex<double>(s));
+  map_power /= static_cast<double>(n);
+
+  // Operator.
+  t0 = std::chrono::steady_clock::now();
+  op::Shape maps_shape(shape.begin(), shape.end());
+  maps_shape.push_back(coils);
+  const auto factory = [&](std::shared_ptr<const mri::Encoding<T>> e, std::int64_t b) -> op::OperatorPtr<T> {
+    if (!e->has_field())
+      return std::make_shared<mri::NufftEncoding<T>>(e, ctx, mri::NufftEncodingOptions{.eps = eps, .batch = b});
+    mri::TimeSegmentationOptions o;
+    o.accuracy = a.accuracy;
+    o.eps = eps;
+    o.batch = b;
+    return std::make_shared<mri::TimeSegmentedEncoding<T>>(e, ctx, o);
+  };
+  op::OperatorPtr<T> op;
+  const mri::EncodingKind kind = enc_kind == "dft" ? mri::EncodingKind::kDft : mri::EncodingKind::kNufft;
+  if (model == "pcsense") {
+    const std::vector<T> phase = cast(d.phase_maps);
+    op::Shape phase_shape(shape.begin(), shape.end());
+    phase_shape.push_back(d.num_shots);
+    mri::PcSenseOptions<T> po;
+    po.encoding = kind;
+    po.eps = eps;
+    if (enc_kind == "tseg") po.shot_encoding = factory;
+    op = mri::pcsense<T>(geometry, maps, maps_shape, phase, phase_shape, ctx, po);
+  } else if (enc_kind == "tseg") {
+    op = mri::sense<T>(factory(geometry, coils), maps, maps_shape);
+  } else {
+    op = mri::sense<T>(enc_kind == "dft" ? geometry : no_field, maps, maps_shape, ctx, {.encoding = kind, .eps = eps});
+  }
+  if (enc_kind == "tseg") {
+    mri::TimeSegmentationOptions o;
+    o.accuracy = a.accuracy;
+    o.eps = eps;
+    const auto r = mri::plan_time_segmentation<T>(*geometry, o);
+    choices["segments"] = r.segments;
+    choices["segments_reason"] = r.reason;
+  }
+  times["setup"] = since(t0);
+
+  // Solve.
+  const double lambda_abs = a.lambda * static_cast<double>(m) * map_power;
+  const bool tty = ::isatty(::fileno(stderr)) != 0;
+  const bool show = a.progress == "on" || (a.progress == "auto" && tty && !a.json);
+  ProgressBar bar(show, a.iters);
+  std::vector<double> residuals;
+  solve::CgOptions cg;
+  cg.max_iterations = a.iters;
+  cg.tolerance = a.tolerance;
+  cg.lambda = lambda_abs;
+  cg.callback = [&](const solve::Report& r) {
+    residuals.push_back(r.residual);
+    bar.update(r);
+    return true;
+  };
+  std::vector<Complex> x(static_cast<std::size_t>(n), Complex{});
+  t0 = std::chrono::steady_clock::now();
+  const solve::CgResult res = solve::cg<T>(*op, y.data(), x.data(), nullptr, cg);
+  bar.finish();
+  times["solve"] = since(t0);
+  for (const auto& v : x)
+    if (!std::isfinite(v.real()) || !std::isfinite(v.imag()))
+      throw Error(ErrorCode::kNonFinite, "the reconstruction diverged (NaN/Inf); nothing was written");
+
+  // Truth.
+  std::optional<double> nrmse;
+  std::string truth_source;
+  std::vector<std::complex<double>> truth;
+  if (!a.truth.empty()) {
+    truth = read_truth(a.truth, n);
+    truth_source = a.truth;
+  } else if (!d.truth.empty()) {
+    truth = d.truth;
+    truth_source = "the input's Truth";
+  }
+  if (!truth.empty()) {
+    double e2 = 0, t2 = 0;
+    for (std::int64_t v = 0; v < n; ++v) {
+      const double t = std::abs(truth[static_cast<std::size_t>(v)]);
+      e2 += std::pow(std::abs(std::complex<double>(x[static_cast<std::size_t>(v)])) - t, 2);
+      t2 += t * t;
+    }
+    nrmse = t2 > 0 ? std::sqrt(e2 / t2) : std::numeric_limits<double>::quiet_NaN();
+  }
+
+  // Write.
+  t0 = std::chrono::steady_clock::now();
+  for (const auto& o : a.outs) {
+    switch (*out_kind(o)) {
+      case OutKind::kNifti: {
+        io::NiftiOptions no;
+        no.fov_mm = d.fov_mm;
+        no.description = "fieldft recon " + model + " " + enc_kind;
+        io::write_nifti<T>(o, shape, x, no);
+        break;
+      }
+      case OutKind::kNpy: {
+        const std::vector<std::int64_t> np_shape(shape.rbegin(), shape.rend());  // numpy: (.., Ny, Nx)
+        io::write_npy<Complex>(o, np_shape, x);
+        break;
+      }
+      case OutKind::kCfl: {
+        const std::vector<std::complex<float>> xf(x.begin(), x.end());
+        io::write_cfl_image(io::cfl_base(o), shape, 1, xf);
+        break;
+      }
+      case OutKind::kPng:
+        io::write_preview<T>(o, shape, x);
+        break;
+    }
+  }
+  times["write"] = since(t0);
+  times["total"] = since(t_start);
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  const double peak_mib = static_cast<double>(usage.ru_maxrss) / 1024.0;  // Linux: kilobytes
+
+  const std::string grid = grid_text(d);
+  if (a.json) {
+    nlohmann::json j;
+    j["command"] = "recon";
+    j["input"] = a.in;
+    j["format"] = is_ismrmrd_path(a.in) ? "ismrmrd" : "cfl";
+    j["matrix"] = shape;
+    j["samples"] = m;
+    j["coils"] = coils;
+    j["shots"] = d.num_shots;
+    j["field_map"] = have_field;
+    j["prec"] = a.prec;
+    j["choices"] = choices;
+    j["iterations"] = res.iterations;
+    j["lambda"] = a.lambda;
+    j["lambda_absolute"] = lambda_abs;
+    j["residuals"] = residuals;
+    j["residual"] = res.residual;
+    j["seconds"] = times;
+    j["peak_memory_mib"] = peak_mib;
+    j["outputs"] = a.outs;
+    j["notes"] = notes;
+    if (nrmse) {
+      j["nrmse"] = *nrmse;
+      j["truth"] = truth_source;
+    }
+    print_json(j);
+    return kExitOk;
+  }
+  std::cout << std::setprecision(4);
+  std::cout << "input:    " << a.in << " (" << (is_ismrmrd_path(a.in) ? "ISMRMRD" : "BART .cfl") << "): " << grid << ", "
+            << m << " samples x " << coils << " coils, " << d.num_shots << " shot" << (d.num_shots > 1 ? "s" : "")
+            << (have_field ? ", field map" : "") << (have_phase ? ", phase maps" : "") << "\n"
+            << "model:    " << (model == "pcsense" ? "pcSENSE" : "SENSE") << " (" << choices["model_reason"].get<std::string>() << ")\n"
+            << "encoding: " << enc_kind << " (" << choices["encoding_reason"].get<std::string>() << ")";
+  if (choices.contains("segments")) std::cout << "; L = " << choices["segments"].get<int>();
+  std::cout << ", NUFFT eps " << eps << "\n"
+            << "maps:     " << choices["maps"].get<std::string>() << "\n"
+            << "solver:   CG, " << res.iterations << " iterations, lambda " << a.lambda << " (x M x mean sum|S|^2 = "
+            << lambda_abs << "), final residual " << res.residual << "\n";
+  for (const auto& s : notes) std::cout << "note:     " << s << "\n";
+  std::cout << "times:    read " << times["read"].get<double>() << " s, coil maps " << times["coil_maps"].get<double>()
+            << " s, setup " << times["setup"].get<double>() << " s, solve " << times["solve"].get<double>()
+            << " s, write " << times["write"].get<double>() << " s, total " << times["total"].get<double>()
+            << " s; peak memory " << peak_mib << " MiB\n";
+  if (nrmse) std::cout << "quality:  NRMSE " << *nrmse << " (magnitude, vs " << truth_source << ")\n";
+  std::cout << "wrote:    ";
+  for (std::size_t i = 0; i < a.outs.size(); ++i) std::cout << (i ? ", " : "") << a.outs[i];
+  std::cout << "\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+Subcommand add_recon_command(CLI::App& parent) {
+  auto a = std::make_shared<ReconArgs>();
+  CLI::App* app = parent.add_subcommand(
+      "recon",
+      "Reconstruct an image from non-Cartesian multi-coil k-space: an ISMRMRD file (.h5) or a BART .cfl set "
+      "(P_ksp, P_traj and optional P_times, P_shots, P_maps, P_field, P_phase, P_truth; see `fieldft simulate`). "
+      "The model follows the data: SENSE, or pcSENSE when per-shot phase maps are present; field-map correction "
+      "(time segmentation or the exact DFT, whichever costs less) when a field map is present. Solved by conjugate "
+      "gradients on the normal equations (CG-SENSE)");
+  app->add_option("input", a->in, "Input: FILE.h5 (ISMRMRD) or a .cfl set named P, P_ksp or P_ksp.cfl")->required();
+  app->add_option("-o,--out", a->outs,
+                  "Output image, format by extension: .nii/.nii.gz (NIfTI magnitude, voxel sizes from the FOV), "
+                  ".npy (complex64, numpy order (Nz,) Ny, Nx), .cfl (BART), .png/.pgm (magnitude; slice mosaic in 3D); "
+                  "repeatable. All are checked before any work; each is written atomically")
+      ->required();
+  app->add_option("--model", a->model, "auto (pcsense when per-shot phase maps are present, else sense), sense, pcsense")
+      ->check(CLI::IsMember({"auto", "sense", "pcsense"}))
+      ->capture_default_str();
+  app->add_option("--encoding", a->encoding,
+                  "nufft (no field correction), dft (exact field-corrected DFT), tseg (time-segmented NUFFT at "
+                  "--accuracy), auto (nufft without a field map; with one, dft or tseg by estimated cost)")
+      ->check(CLI::IsMember({"auto", "nufft", "dft", "tseg"}))
+      ->capture_default_str();
+  app->add_option("--accuracy", a->accuracy, "Time segmentation: worst-case relative phase error of exp(-i dw t)")
+      ->check(finite_number(1e-12))
+      ->capture_default_str();
+  app->add_option("--eps", a->eps, "NUFFT tolerance; 0 = max(accuracy/10, 1e-5 float or 1e-9 double)")
+      ->check(finite_number(0))
+      ->capture_default_str();
+  app->add_option("--maps", a->maps,
+                  "Coil maps: auto (the input's, else rss), file (the input's), rss (estimated: low-resolution coil "
+                  "images / root sum of squares), espirit (estimated), or a FILE (.cfl [Nx,Ny,Nz,C] or .npy)")
+      ->capture_default_str();
+  app->add_option("--iters", a->iters, "CG iterations (at most)")->check(CLI::Range(1, 100000))->capture_default_str();
+  app->add_option("--lambda", a->lambda,
+                  "Tikhonov weight, relative: the solver's lambda is this x samples x mean_v sum_c |S_c(v)|^2 (the "
+                  "diagonal of A^H A), so values like 1e-3 mean the same for any data size")
+      ->check(finite_number(0))
+      ->capture_default_str();
+  app->add_option("--tolerance", a->tolerance, "Stop when the CG residual |r|/|r0| falls below this; 0: run --iters")
+      ->check(finite_number(0))
+      ->capture_default_str();
+  app->add_option("--truth", a->truth,
+                  "Reference image (.cfl, .npy or an ISMRMRD file's Truth) for the NRMSE; by default the input's "
+                  "Truth array when it has one")
+      ->check(CLI::ExistingFile | CLI::Validator([](std::string& p) {
+                return std::filesystem::exists(p + ".cfl") ? std::string() : "no file '" + p + "'";
+              }, ""));
+  app->add_option("--matrix", a->matrix, ".cfl input without maps or truth: the image grid N, NxN or NxNxNz (default: from the trajectory's extent)");
+  app->add_option("--traj", a->traj,
+                  ".cfl input: the BART trajectory [3, samples, readouts] (cycles/FOV), instead of P_traj; with it the "
+                  "input may be any BART k-space [1, samples, readouts, coils], e.g. `fieldft recon ksp --traj traj "
+                  "--maps sens.cfl -o img.nii`");
+  app->add_option("--prec", a->prec, "Precision of the reconstruction: f (float) or d (double)")
+      ->check(CLI::IsMember({"f", "d"}))
+      ->capture_default_str();
+  app->add_option("--backend", a->backend, "auto or cpu (cuda: not yet in the tool; the library's Python and C++ APIs have it)")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
+      ->capture_default_str();
+  app->add_option("--device", a->device, "CUDA device ordinal")->check(at_least(0))->capture_default_str();
+  add_threads_option(*app, a->threads);
+  app->add_option("--progress", a->progress,
+                  "Progress bar on stderr (iteration, residual, ETA): auto (only on a terminal, not with --json), on, off")
+      ->check(CLI::IsMember({"auto", "on", "off"}))
+      ->capture_default_str();
+  app->add_flag("--json", a->json, "Print one JSON object (choices, times, residuals, NRMSE) instead of text");
+  return {app,
+          [a] {
+            cap_threads(a->threads);
+            return with_precision(a->prec, [&]<class T>() { return run_recon<T>(*a); });
+          },
+          "use --prec f, --encoding tseg, or fewer coils"};
+}
+
+}  // namespace fieldft::cli

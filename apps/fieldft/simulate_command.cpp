@@ -1,0 +1,323 @@
+// `fieldft simulate`: a multi-coil non-Cartesian dataset with its truth, computed by the exact
+// field-corrected DFT (or, for large 3D problems, time segmentation at a tight accuracy), written
+// to ISMRMRD and/or a BART .cfl set (dataset.hpp).
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <memory>
+#include <numbers>
+#include <sstream>
+
+#include "common.hpp"
+#include "dataset.hpp"
+#include "fieldft/mri/encoding.hpp"
+#include "fieldft/mri/pcsense.hpp"
+#include "fieldft/mri/sense.hpp"
+#include "fieldft/mri/simulate.hpp"
+#include "fieldft/mri/time_segmentation.hpp"
+
+namespace fieldft::cli {
+
+namespace {
+
+struct SimArgs {
+  std::vector<std::string> outs;
+  std::string matrix = "64";
+  std::int64_t coils = 8;
+  std::string traj = "spiral";
+  std::int64_t interleaves = 0, shots = 1, samples = 0;
+  double oversampling = 1;
+  double dwell_us = 4;
+  double field_hz = 50, susceptibility_hz = 100;
+  double shot_phase = 0;
+  double snr = 50;
+  double fov_mm = 220;
+  std::string encoding = "auto";
+  double dft_limit = 4e9;
+  std::uint64_t seed = 1;
+  int threads = 0;
+  bool json = false;
+};
+
+// Centre-out spokes of a 3D radial ("koosh ball") acquisition: directions on a Fibonacci sphere
+// (nearly uniform), L spokes of S samples, k = (Nx/2, Ny/2, Nz/2)·τ·u_l, τ = s/S.
+mri::Trajectory radial3d(std::span<const std::int64_t> g, std::int64_t spokes, std::int64_t samples) {
+  const std::int64_t n = *std::max_element(g.begin(), g.end());
+  const std::int64_t L = spokes > 0 ? spokes : std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(std::numbers::pi * n * n / 4)));
+  const std::int64_t S = samples > 0 ? samples : n;
+  mri::Trajectory t;
+  t.dim = 3;
+  t.interleaves = L;
+  t.samples = S;
+  const double golden = std::numbers::pi * (3 - std::sqrt(5.0));
+  for (std::int64_t l = 0; l < L; ++l) {
+    const double z = 1 - (2.0 * l + 1) / L, r = std::sqrt(std::max(0.0, 1 - z * z)), phi = golden * l;
+    const double u[3] = {r * std::cos(phi), r * std::sin(phi), z};
+    for (std::int64_t s = 0; s < S; ++s) {
+      const double tau = static_cast<double>(s) / S;
+      t.kx.push_back(tau * u[0] * g[0] / 2.0);
+      t.ky.push_back(tau * u[1] * g[1] / 2.0);
+      t.kz.push_back(tau * u[2] * g[2] / 2.0);
+    }
+  }
+  return t;
+}
+
+mri::Trajectory make_trajectory(const SimArgs& a, std::span<const std::int64_t> g) {
+  const bool three = g.size() == 3;
+  if (a.traj == "radial3d") {
+    if (!three) throw UsageError("--traj radial3d needs a 3D --matrix (e.g. 32x32x32)");
+    return radial3d(g, a.interleaves, a.samples);
+  }
+  if (a.traj == "stack-of-spirals" && !three)
+    throw UsageError("--traj stack-of-spirals needs a 3D --matrix (e.g. 64x64x16)");
+  if (a.traj == "radial")
+    return mri::radial_trajectory(g, {.spokes = a.interleaves, .samples = a.samples, .centre_out = true});
+  return mri::spiral_trajectory(g, {.interleaves = a.interleaves, .samples = a.samples, .oversampling = a.oversampling});
+}
+
+int run_simulate(const SimArgs& a) {
+  using Complex = std::complex<double>;
+  const auto t_start = std::chrono::steady_clock::now();
+  const auto seconds_since = [](auto t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  if (a.outs.empty()) throw UsageError("-o/--out is required");
+  for (const auto& o : a.outs) {
+    if (is_ismrmrd_path(o) && !io::ismrmrd_available())
+      throw Error(ErrorCode::kBackendUnavailable, "'" + o + "': this build has no ISMRMRD support (FIELDFT_ISMRMRD); write a .cfl set instead");
+    const auto dir = std::filesystem::path(is_ismrmrd_path(o) ? o : cfl_prefix(o)).parent_path();
+    std::error_code ec;
+    if (!dir.empty() && !std::filesystem::is_directory(dir, ec))
+      throw UsageError("-o: the directory of '" + o + "' does not exist");
+  }
+  const std::vector<std::int64_t> g = parse_matrix(a.matrix, "--matrix");
+  if (a.shot_phase > 0 && a.shots < 2) throw UsageError("--shot-phase needs --shots >= 2 (one phase map per shot)");
+  const int dim = static_cast<int>(g.size());
+  const mri::Trajectory traj = make_trajectory(a, g);
+  if (a.shots > traj.interleaves)
+    throw UsageError("--shots " + std::to_string(a.shots) + " exceeds the " + std::to_string(traj.interleaves) +
+                     " interleaves; raise --interleaves");
+  const std::int64_t m = traj.size();
+  const std::int64_t voxels = g[0] * g[1] * (dim == 3 ? g[2] : 1);
+
+  io::RawData d;
+  d.dim = dim;
+  d.grid = {g[0], g[1], dim == 3 ? g[2] : 1};
+  d.fov_mm = {a.fov_mm, a.fov_mm * g[1] / g[0], dim == 3 ? a.fov_mm * g[2] / g[0] : a.fov_mm / g[0]};
+  d.coils = a.coils;
+  d.trajectory = a.traj == "radial" || a.traj == "radial3d" ? "radial" : "spiral";
+  d.readouts.assign(static_cast<std::size_t>(m / traj.samples), traj.samples);
+  d.kx = traj.kx;
+  d.ky = traj.ky;
+  d.kz = traj.kz;
+  d.times = mri::readout_times(traj, a.dwell_us * 1e-6);
+  d.shots = mri::shot_labels(traj, a.shots);
+  d.num_shots = a.shots;
+  const auto truth = mri::shepp_logan(g);
+  d.truth.assign(truth.begin(), truth.end());
+  d.coil_maps = mri::coil_maps(g, a.coils, {.normalize = true});
+  mri::FieldMapOptions fo;
+  fo.max_hz = a.field_hz;
+  fo.seed = a.seed;
+  fo.susceptibility_hz = a.susceptibility_hz;
+  if (a.field_hz > 0 || a.susceptibility_hz != 0) d.field_map = mri::field_map(g, fo);
+  const bool phased = a.shots > 1 && a.shot_phase > 0;
+  if (phased) d.phase_maps = mri::shot_phase_maps(g, a.shots, {.max_phase = a.shot_phase, .seed = a.seed + 1});
+
+  // The forward model, in double: exact DFT unless M·N is beyond --dft-limit and the user let us.
+  const double cost = static_cast<double>(m) * static_cast<double>(voxels);
+  const bool tseg = a.encoding == "tseg" || (a.encoding == "auto" && cost > a.dft_limit);
+  const std::string why = a.encoding != "auto"
+                              ? "asked for"
+                              : (tseg ? "M·N = " : "M·N = ") + [&] {
+                                  std::ostringstream s;
+                                  s << std::setprecision(3) << cost << (tseg ? " > " : " <= ") << a.dft_limit
+                                    << " (--dft-limit)";
+                                  return s.str();
+                                }();
+  const auto t_model = std::chrono::steady_clock::now();
+  const Context ctx = Context::host(a.threads);
+  const auto to_t = [](const std::vector<double>& v) { return std::span<const double>(v); };
+  auto enc = std::make_shared<const mri::Encoding<double>>(g, to_t(d.kx), to_t(d.ky), to_t(d.kz), to_t(d.times),
+                                                           to_t(d.field_map), std::span<const std::int32_t>(d.shots));
+  op::Shape maps_shape(g.begin(), g.end());
+  maps_shape.push_back(a.coils);
+  op::OperatorPtr<double> model;
+  // The tight time segmentation of large problems: phase error 1e-6, NUFFT eps 1e-10.
+  const auto tseg_factory = [&](std::shared_ptr<const mri::Encoding<double>> e, std::int64_t b) -> op::OperatorPtr<double> {
+    if (!e->has_field()) {
+      return std::make_shared<mri::NufftEncoding<double>>(e, ctx, mri::NufftEncodingOptions{.eps = 1e-10, .batch = b, .toeplitz = mri::Toeplitz::kOff});
+    }
+    mri::TimeSegmentationOptions o;
+    o.accuracy = 1e-6;
+    o.eps = 1e-10;
+    o.batch = b;
+    o.max_segments = 1024;
+    return std::make_shared<mri::TimeSegmentedEncoding<double>>(e, ctx, o);
+  };
+  if (phased) {
+    op::Shape phase_shape(g.begin(), g.end());
+    phase_shape.push_back(a.shots);
+    mri::PcSenseOptions<double> po;
+    po.encoding = mri::EncodingKind::kDft;
+    if (tseg) po.shot_encoding = tseg_factory;
+    model = mri::pcsense<double>(enc, d.coil_maps, maps_shape, d.phase_maps, phase_shape, ctx, po);
+  } else if (tseg) {
+    model = mri::sense<double>(tseg_factory(enc, a.coils), d.coil_maps, maps_shape);
+  } else {
+    model = mri::sense<double>(enc, d.coil_maps, maps_shape, ctx, {.encoding = mri::EncodingKind::kDft});
+  }
+  d.data.assign(static_cast<std::size_t>(m * a.coils), Complex{});
+  model->apply(d.truth.data(), d.data.data());
+  double power = 0;
+  for (const auto& v : d.data) power += std::norm(v);
+  const double rms = std::sqrt(power / static_cast<double>(d.data.size()));
+  const double sigma = a.snr > 0 ? rms / a.snr : 0.0;
+  if (sigma > 0) mri::add_noise<double>(d.data, sigma, a.seed + 2);
+  const double model_s = seconds_since(t_model);
+
+  const auto t_write = std::chrono::steady_clock::now();
+  for (const auto& o : a.outs) {
+    if (is_ismrmrd_path(o))
+      io::write_ismrmrd(o, d);
+    else
+      write_cfl_dataset(cfl_prefix(o), d);
+  }
+  const double write_s = seconds_since(t_write);
+
+  const std::string model_name = std::string(phased ? "pcSENSE" : "SENSE") + (tseg ? ", time-segmented NUFFT (accuracy 1e-6, eps 1e-10)" : ", exact DFT");
+  if (a.json) {
+    nlohmann::json j;
+    j["command"] = "simulate";
+    j["matrix"] = g;
+    j["dim"] = dim;
+    j["trajectory"] = a.traj;
+    j["interleaves"] = traj.interleaves;
+    j["samples_per_readout"] = traj.samples;
+    j["partitions"] = traj.partitions;
+    j["samples"] = m;
+    j["coils"] = a.coils;
+    j["shots"] = a.shots;
+    j["shot_phase_maps"] = phased;
+    j["field_map"] = !d.field_map.empty();
+    j["readout_ms"] = a.dwell_us * 1e-3 * traj.samples;
+    j["encoding"] = tseg ? "tseg" : "dft";
+    j["encoding_reason"] = why;
+    j["snr"] = a.snr;
+    j["noise_sigma"] = sigma;
+    j["seed"] = a.seed;
+    j["outputs"] = a.outs;
+    j["model_seconds"] = model_s;
+    j["write_seconds"] = write_s;
+    j["total_seconds"] = seconds_since(t_start);
+    print_json(j);
+    return kExitOk;
+  }
+  std::cout << std::setprecision(4);
+  std::cout << "simulate: " << (dim == 3 ? "3D" : "2D") << " Shepp-Logan " << grid_text(d) << ", " << a.coils
+            << " coils, " << a.traj << " " << traj.interleaves << " interleaves x " << traj.samples << " samples";
+  if (traj.partitions > 1) std::cout << " x " << traj.partitions << " partitions";
+  std::cout << " = " << m << " samples, readout " << a.dwell_us * 1e-3 * traj.samples << " ms\n"
+            << "          field map " << (d.field_map.empty() ? std::string("none") : [&] {
+                 std::ostringstream s;
+                 s << "smooth " << a.field_hz << " Hz + susceptibility offset " << a.susceptibility_hz << " Hz";
+                 return s.str();
+               }())
+            << "; " << a.shots << " shot" << (a.shots > 1 ? "s" : "") << (phased ? ", per-shot phase up to " : "");
+  if (phased) std::cout << a.shot_phase << " rad";
+  std::cout << "; SNR ";
+  if (a.snr > 0)
+    std::cout << a.snr;
+  else
+    std::cout << "inf (no noise)";
+  std::cout << "\n"
+            << "model:    " << model_name << " (" << why << ")   " << model_s << " s\n"
+            << "wrote:    ";
+  for (std::size_t i = 0; i < a.outs.size(); ++i)
+    std::cout << (i ? ", " : "") << (is_ismrmrd_path(a.outs[i]) ? a.outs[i] : cfl_prefix(a.outs[i]) + "_{ksp,traj,...}.cfl");
+  std::cout << "   " << write_s << " s\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+Subcommand add_simulate_command(CLI::App& parent) {
+  auto a = std::make_shared<SimArgs>();
+  CLI::App* app = parent.add_subcommand(
+      "simulate",
+      "Simulate a multi-coil non-Cartesian MRI dataset with its truth: a 2D or 3D Shepp-Logan phantom, smooth coil "
+      "sensitivities, a field map (smooth + a localised susceptibility-like offset), spiral/radial/stack-of-spirals/"
+      "3D radial trajectories with readout times, optional per-shot phase and noise; k-space computed by the exact "
+      "field-corrected DFT in double precision. Output: ISMRMRD (.h5; maps and truth as NDArrays SENSEMap, FieldMap, "
+      "PhaseMaps, Truth) and/or a BART .cfl set P_ksp, P_traj, P_times, P_shots, P_maps, P_field, P_phase, P_truth");
+  app->add_option("-o,--out", a->outs,
+                  "Output: FILE.h5 (ISMRMRD) or a prefix P for BART .cfl files (P or P.cfl); repeat to write both")
+      ->required();
+  app->add_option("--matrix", a->matrix, "Image grid: N (N x N), NxM, or NxMxK for 3D")->capture_default_str();
+  app->add_option("--coils", a->coils, "Receive coils (smooth Gaussian sensitivities on a ring, normalised)")
+      ->check(CLI::Range(1, 128))
+      ->capture_default_str();
+  app->add_option("--traj", a->traj,
+                  "Trajectory: spiral (Archimedean interleaves; stacked on kz planes for a 3D matrix), radial "
+                  "(centre-out spokes; stack of stars in 3D), stack-of-spirals (3D only), radial3d (3D centre-out "
+                  "spokes on a Fibonacci sphere)")
+      ->check(CLI::IsMember({"spiral", "radial", "stack-of-spirals", "radial3d"}))
+      ->capture_default_str();
+  app->add_option("--interleaves", a->interleaves,
+                  "Spiral arms or radial spokes; 0 = Nyquist-sampled defaults (spiral: max(N)/8 arms; radial: "
+                  "pi*N spokes; radial3d: pi*N^2/4)")
+      ->check(at_least(0))
+      ->capture_default_str();
+  app->add_option("--samples", a->samples, "Samples per readout; 0 = Nyquist along the readout")
+      ->check(at_least(0))
+      ->capture_default_str();
+  app->add_option("--oversampling", a->oversampling, "Spiral: density between arms relative to Nyquist")
+      ->check(finite_number(0.1))
+      ->capture_default_str();
+  app->add_option("--shots", a->shots,
+                  "Shots: interleave l is acquired in shot l mod shots (1 <= shots <= interleaves)")
+      ->check(at_least(1))
+      ->capture_default_str();
+  app->add_option("--dwell", a->dwell_us, "Dwell time between readout samples, microseconds (readout times t = s * dwell)")
+      ->check(finite_number(0))
+      ->capture_default_str();
+  app->add_option("--field-hz", a->field_hz, "Peak |off-resonance| of the smooth field map, Hz (0 and --susceptibility-hz 0: no field map)")
+      ->check(finite_number(0))
+      ->capture_default_str();
+  app->add_option("--susceptibility-hz", a->susceptibility_hz,
+                  "Peak of a localised susceptibility-like offset (Gaussian, width 0.12 half-FOV, above the centre), Hz, added to the smooth map")
+      ->check(finite_number())
+      ->capture_default_str();
+  app->add_option("--shot-phase", a->shot_phase,
+                  "Per-shot phase (motion-like, smooth polynomial), peak |phase| in radians; needs --shots >= 2; 0: none")
+      ->check(finite_number(0))
+      ->capture_default_str();
+  app->add_option("--snr", a->snr, "Signal-to-noise ratio: noise sigma = rms(k-space)/snr per complex sample; 0: no noise")
+      ->check(finite_number(0))
+      ->capture_default_str();
+  app->add_option("--fov", a->fov_mm, "Field of view along x, mm (written to the ISMRMRD header; voxels are isotropic)")
+      ->check(finite_number(1))
+      ->capture_default_str();
+  app->add_option("--encoding", a->encoding,
+                  "Forward model: dft (exact field-corrected DFT), tseg (time-segmented NUFFT at phase accuracy 1e-6, "
+                  "NUFFT eps 1e-10: for large 3D), auto (dft while samples x voxels <= --dft-limit)")
+      ->check(CLI::IsMember({"auto", "dft", "tseg"}))
+      ->capture_default_str();
+  app->add_option("--dft-limit", a->dft_limit, "auto: largest samples x voxels simulated by the exact DFT")
+      ->check(finite_number(0))
+      ->capture_default_str();
+  add_seed_option(*app, a->seed, "Seed of the field map, phase maps and noise (the same seed gives the same files)");
+  add_threads_option(*app, a->threads);
+  app->add_flag("--json", a->json, "Print one JSON object (one line) instead of text");
+  return {app,
+          [a] {
+            cap_threads(a->threads);
+            return run_simulate(*a);
+          },
+          "reduce --matrix, --coils or --interleaves"};
+}
+
+}  // namespace fieldft::cli

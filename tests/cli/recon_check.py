@@ -1,0 +1,198 @@
+#!/usr/bin/env python3
+"""Round trips `fieldft simulate` -> `fieldft recon`, and recon's handling of bad input.
+
+usage: recon_check.py FIELDFT MODE [MODE-ARGS] -- SIMULATE-ARGS [++ RECON-ARGS]
+
+modes:
+  roundtrip NRMSE FORMAT [KEY=VALUE ...] [worse=FACTOR:ARG,ARG...]
+      simulate SIMULATE-ARGS into a temporary directory as FORMAT (h5: ISMRMRD, cfl: BART set),
+      then `recon --json` with RECON-ARGS writing .nii.gz, .npy, .cfl and .png; the JSON report
+      must parse and hold the documented keys, its NRMSE against the simulated truth must be
+      below NRMSE, each choices[KEY] must equal VALUE (nifti=0: no NIfTI output), every output must be a valid file of its
+      format with the image's size, and nothing else (no temporary file) may be left. worse=:
+      the recon with ARGS instead of RECON-ARGS (e.g. --encoding,nufft: ignoring the field map)
+      must be at least FACTOR times worse: the model the tool chose is the reason for the NRMSE.
+  corrupt FORMAT HOW
+      simulate, damage the k-space (truncate: cut the .cfl / the .h5 file in half; garbage:
+      overwrite with text), recon must fail with "fieldft: error:" and a library exit code, and
+      write no output.
+  unwritable
+      simulate, recon with one good output and one in a directory that does not exist: clear
+      error, nonzero exit, and neither output written.
+
+Only the standard library.
+"""
+import gzip
+import json
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+
+from cli_check import LIBRARY_EXIT_CODES, fail, png_chunks, require_keys, run
+
+
+def simulate(tool, d, fmt, sim_args):
+    out = os.path.join(d, "sim.h5" if fmt == "h5" else "sim")
+    p = run(tool, ["simulate", "-o", out, "--json"] + sim_args)
+    if p.returncode != 0:
+        fail("simulate failed with status %d" % p.returncode)
+    j = json.loads(p.stdout)
+    return out, j
+
+
+def recon_json(tool, args):
+    p = run(tool, ["recon"] + args + ["--json"])
+    if p.returncode != 0:
+        fail("recon exit status %d, expected 0" % p.returncode)
+    lines = [l for l in p.stdout.splitlines() if l.strip()]
+    if len(lines) != 1:
+        fail("expected one line of JSON, got %d" % len(lines))
+    return json.loads(lines[0])
+
+
+def check_npy(path, shape):
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:6] != b"\x93NUMPY":
+        fail("%s: not an .npy file" % path)
+    hlen = struct.unpack("<H", data[8:10])[0]
+    header = data[10:10 + hlen].decode("latin1")
+    want = "(" + ", ".join(str(s) for s in reversed(shape)) + ("," if len(shape) == 1 else "") + ")"
+    if "'<c8'" not in header or want not in header:
+        fail("%s: header %r, expected complex64 of shape %s" % (path, header, want))
+    if len(data) != 10 + hlen + 8 * prod(shape):
+        fail("%s: %d bytes, expected header + %d" % (path, len(data), 8 * prod(shape)))
+
+
+def check_nifti_gz(path, shape):
+    with gzip.open(path, "rb") as f:
+        hdr = f.read(348)
+    if struct.unpack("<i", hdr[:4])[0] != 348:
+        fail("%s: not a NIfTI-1 header" % path)
+    dims = struct.unpack("<8h", hdr[40:56])
+    if list(dims[1:1 + dims[0]]) != list(shape):
+        fail("%s: dimensions %s, expected %s" % (path, dims[1:1 + dims[0]], shape))
+
+
+def check_cfl(base, shape):
+    with open(base + ".hdr") as f:
+        dims = [int(x) for x in f.read().split("\n")[1].split()]
+    if dims[:len(shape)] != list(shape) or os.path.getsize(base + ".cfl") != 8 * prod(shape):
+        fail("%s: dims %s / size, expected %s" % (base, dims, shape))
+
+
+def prod(xs):
+    p = 1
+    for x in xs:
+        p *= x
+    return p
+
+
+def split_args(rest):
+    margs = rest[:rest.index("--")] if "--" in rest else rest
+    tail = rest[rest.index("--") + 1:] if "--" in rest else []
+    sim = tail[:tail.index("++")] if "++" in tail else tail
+    rec = tail[tail.index("++") + 1:] if "++" in tail else []
+    return margs, sim, rec
+
+
+def check_roundtrip(tool, margs, sim, rec):
+    bound, fmt = float(margs[0]), margs[1]
+    expect = dict(a.split("=", 1) for a in margs[2:] if not a.startswith("worse="))
+    nifti = expect.pop("nifti", "1") == "1"  # nifti=0: a build without libnifti2
+    worse = [a[len("worse="):] for a in margs[2:] if a.startswith("worse=")]
+    with tempfile.TemporaryDirectory() as d:
+        src, s = simulate(tool, d, fmt, sim)
+        outs = [os.path.join(d, n) for n in ["img.nii.gz", "img.npy", "img.cfl", "img.png"]]
+        args = [src] + sum([["-o", o] for o in outs[0 if nifti else 1:]], []) + rec
+        j = recon_json(tool, args)
+        require_keys(j, ["choices", "iterations", "residuals", "seconds", "nrmse", "matrix", "coils", "samples"])
+        require_keys(j["choices"], ["model", "model_reason", "encoding", "encoding_reason", "maps", "backend"])
+        require_keys(j["seconds"], ["read", "coil_maps", "setup", "solve", "write", "total"])
+        if j["matrix"] != s["matrix"] or j["samples"] != s["samples"] or j["coils"] != s["coils"]:
+            fail("recon saw %s / %d samples / %d coils, simulate wrote %s / %d / %d" % (
+                j["matrix"], j["samples"], j["coils"], s["matrix"], s["samples"], s["coils"]))
+        if len(j["residuals"]) != j["iterations"]:
+            fail("one residual per iteration expected")
+        for k, v in expect.items():
+            if str(j["choices"].get(k)) != v:
+                fail("choices[%s] = %r, expected %r" % (k, j["choices"].get(k), v))
+        if not j["nrmse"] < bound:
+            fail("NRMSE %.4f >= %g" % (j["nrmse"], bound))
+        shape = j["matrix"]
+        if nifti:
+            check_nifti_gz(outs[0], shape)
+        check_npy(outs[1], shape)
+        check_cfl(outs[2][:-4], shape)
+        with open(outs[3], "rb") as f:
+            png_chunks(f.read())
+        left = sorted(f for f in os.listdir(d) if not f.startswith("sim") and not f.startswith("img"))
+        if left:
+            fail("files left behind: %s" % left)
+        for w in worse:
+            factor, extra = w.split(":", 1)
+            j2 = recon_json(tool, [src, "-o", os.path.join(d, "worse.png")] + extra.split(","))
+            if not j2["nrmse"] > float(factor) * j["nrmse"]:
+                fail("with %s the NRMSE is %.4f, expected > %s x %.4f" % (extra, j2["nrmse"], factor, j["nrmse"]))
+            print("with %s: NRMSE %.4f = %.2f x" % (extra, j2["nrmse"], j2["nrmse"] / j["nrmse"]))
+
+
+def expect_failure(p, outs):
+    if p.returncode == 0:
+        fail("recon succeeded on bad input")
+    if not p.stderr.startswith("fieldft: error: ") or len(p.stderr.strip().splitlines()) > 2:
+        fail("expected a short 'fieldft: error:' message on stderr")
+    for o in outs:
+        if os.path.exists(o):
+            fail("%s was written although recon failed" % o)
+
+
+def check_corrupt(tool, fmt, how):
+    small = ["--matrix", "24", "--coils", "2", "--threads", "1"]
+    with tempfile.TemporaryDirectory() as d:
+        src, _ = simulate(tool, d, fmt, small)
+        victim = src if fmt == "h5" else src + "_ksp.cfl"
+        if how == "truncate":
+            size = os.path.getsize(victim)
+            with open(victim, "r+b") as f:
+                f.truncate(size // 2)
+        else:
+            with open(victim, "wb") as f:
+                f.write(b"this is not raw data\n" * 10)
+        out = os.path.join(d, "img.nii.gz")
+        p = run(tool, ["recon", src, "-o", out, "--threads", "1"])
+        expect_failure(p, [out])
+        if p.returncode not in LIBRARY_EXIT_CODES:
+            fail("exit status %d, expected a library error (11..22)" % p.returncode)
+        print("ok: " + p.stderr.strip())
+
+
+def check_unwritable(tool):
+    with tempfile.TemporaryDirectory() as d:
+        src, _ = simulate(tool, d, "cfl", ["--matrix", "24", "--coils", "2", "--threads", "1"])
+        good = os.path.join(d, "img.npy")
+        bad = os.path.join(d, "no_such_dir", "img.png")
+        p = run(tool, ["recon", src, "-o", good, "-o", bad, "--threads", "1"])
+        expect_failure(p, [good, bad])
+        if "no_such_dir" not in p.stderr:
+            fail("the message should name the output that cannot be written")
+
+
+def main(argv):
+    tool, mode = argv[1], argv[2]
+    margs, sim, rec = split_args(argv[3:])
+    if mode == "roundtrip":
+        check_roundtrip(tool, margs, sim, rec)
+    elif mode == "corrupt":
+        check_corrupt(tool, margs[0], margs[1])
+    elif mode == "unwritable":
+        check_unwritable(tool)
+    else:
+        fail("unknown mode %r" % mode)
+    print("PASS")
+
+
+if __name__ == "__main__":
+    main(sys.argv)
