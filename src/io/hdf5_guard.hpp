@@ -62,10 +62,11 @@ void check_type_layout(hid_t type, const std::string& path, const std::string& w
 void check_storage_size(hid_t dset, const std::string& path, const std::string& what, std::uint64_t n,
                         std::size_t element_size);
 
-// Before H5Dopen2(loc, name): refuses a dataset whose datatype message holds a type of size 0 or
-// an array dimension of 0, or whose chunked layout has a chunk dimension of 0 or not one per axis
-// of its dataspace (+ 1) (libhdf5 divides by them while decoding: SIGFPE in H5T_copy and in
-// H5D__chunk_set_info, found by the fuzzer). Reads version 1 object headers only and gives no
+// Before H5Dopen2(loc, name): refuses a dataset whose datatype message holds a type of size 0, an
+// array dimension of 0 or an unterminated member name, or whose chunked layout has a chunk
+// dimension of 0 or not one per axis of its dataspace (+ 1): libhdf5 divides by those sizes and
+// strdups those names while decoding (SIGFPE in H5T_copy and H5D__chunk_set_info, a heap
+// overflow in strdup; found by the fuzzer). Reads version 1 object headers only and gives no
 // verdict on what it cannot parse (src/io/hdf5_headers.cpp).
 void check_object_header(hid_t loc, const char* name, const FileFacts& facts, const std::string& what);
 

@@ -25,6 +25,7 @@ struct Reader {
   const std::vector<unsigned char>& b;
   std::size_t p = 0;
   bool ok = true;
+  bool unterminated = false;  // a name ran to the end of the message: corrupt for certain
   std::uint64_t u(unsigned n) {
     if (!ok || n > 8 || p + n > b.size()) {
       ok = false;
@@ -45,6 +46,7 @@ struct Reader {
     while (ok && p < b.size() && b[p] != 0) ++p;
     if (p >= b.size()) {
       ok = false;
+      unterminated = true;
       return;
     }
     ++p;
@@ -192,6 +194,10 @@ void check_object_header(hid_t loc, const char* name, const FileFacts& facts, co
         if (zero_sized_type(t, 0) && t.ok)
           throw Error(ErrorCode::kInvalidArgument, "ISMRMRD file '" + facts.path + "': " + what +
                                                        ": its datatype has a member of size 0 (corrupt datatype)");
+        // libhdf5 copies member names with strdup: one without its terminator reads past the message.
+        if (t.unterminated)
+          throw Error(ErrorCode::kInvalidArgument, "ISMRMRD file '" + facts.path + "': " + what +
+                                                       ": its datatype has an unterminated member name (corrupt datatype)");
       } else if (type == 0x08) {
         chunk = chunking(msg, facts.addr_size);
       } else if (type == 0x01 && msg.size() >= 2 && (msg[0] == 1 || msg[0] == 2)) {

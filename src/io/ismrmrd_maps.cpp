@@ -8,9 +8,35 @@ namespace fieldft::io::detail {
 
 using namespace hdf5;
 
+namespace {
+std::string dims_text(const std::vector<std::size_t>& d) {
+  std::string s = "{";
+  for (std::size_t i = 0; i < d.size(); ++i) s += (i ? ", " : "") + std::to_string(d[i]);
+  return s + "}";
+}
+// The map's total element count for d's grid and K maps (K = 0: one map).
+std::uint64_t map_elements(const RawData& d, std::int64_t k) {
+  return static_cast<std::uint64_t>(d.num_voxels()) * static_cast<std::uint64_t>(std::max<std::int64_t>(k, 1));
+}
+
+[[noreturn]] void shape_error(const std::vector<std::size_t>& dims, const RawData& d, std::int64_t k,
+                              const std::string& path, const std::string& what) {
+  // Appended piecewise: GCC 12 misreads ", " + string as overlapping copies (-Wrestrict).
+  std::string expected = "{";
+  expected += std::to_string(d.grid[0]);
+  expected += ", ";
+  expected += std::to_string(d.grid[1]);
+  if (d.grid[2] > 1) expected.append(", ").append(std::to_string(d.grid[2]));
+  if (k > 0) expected.append(", ").append(std::to_string(k));
+  expected.append("} or the flat {").append(std::to_string(map_elements(d, k))).append("}");
+  fail(ErrorCode::kShapeMismatch, path, what + " has dims " + dims_text(dims) + ", expected " + expected);
+}
+
+}  // namespace
+
 // Array 0 of the NDArray variable `name` in `group`; nullopt when absent.
 std::optional<NdArray> read_ndarray(hid_t group, const FileFacts& facts, const std::string& name,
-                                    std::uint64_t max_bytes) {
+                                    std::uint64_t max_bytes, const RawData& d, std::int64_t k) {
   const std::string& path = facts.path;
   if (!has_link(group, name.c_str())) return std::nullopt;
   const std::string what = "NDArray '" + name + "'";
@@ -30,6 +56,9 @@ std::optional<NdArray> read_ndarray(hid_t group, const FileFacts& facts, const s
   check_storage_size(dset.get(), path, what, n, ftype.ok() ? H5Tget_size(ftype.get()) : 0);
   NdArray a;
   for (std::size_t i = dims.size(); i-- > 1;) a.dims.push_back(dims[i]);
+  // A map of the wrong size is refused before its values are read (the shapes are checked in
+  // map_values; every accepted shape has this many elements).
+  if (n != map_elements(d, k)) shape_error(a.dims, d, k, path, what);
   a.values.resize(n);
   if (cls == H5T_FLOAT || cls == H5T_INTEGER) {
     std::vector<double> re(n);
@@ -52,13 +81,6 @@ std::optional<NdArray> read_ndarray(hid_t group, const FileFacts& facts, const s
   return a;
 }
 
-namespace {
-std::string dims_text(const std::vector<std::size_t>& d) {
-  std::string s = "{";
-  for (std::size_t i = 0; i < d.size(); ++i) s += (i ? ", " : "") + std::to_string(d[i]);
-  return s + "}";
-}
-}  // namespace
 
 // Checks the shape of a map array against the grid and K maps (K = 0: one map) and returns its
 // values in fieldft's order (x fastest), converting from PowerGrid's y-fastest order when asked.
@@ -80,17 +102,7 @@ std::vector<std::complex<double>> map_values(NdArray a, const RawData& d, std::i
     while (s.size() > 1 && s.back() == 1) s.pop_back();
     ok = ok || s == dims;
   }
-  if (!ok) {
-    // Appended piecewise: GCC 12 misreads ", " + string as overlapping copies (-Wrestrict).
-    std::string expected = "{";
-    expected += std::to_string(nx);
-    expected += ", ";
-    expected += std::to_string(ny);
-    if (nz > 1) expected.append(", ").append(std::to_string(nz));
-    if (k > 0) expected.append(", ").append(std::to_string(k));
-    expected.append("} or the flat {").append(std::to_string(total)).append("}");
-    fail(ErrorCode::kShapeMismatch, path, what + " has dims " + dims_text(a.dims) + ", expected " + expected);
-  }
+  if (!ok) shape_error(a.dims, d, k, path, what);
   for (std::size_t i = 0; i < a.values.size(); ++i)
     if (!std::isfinite(a.values[i].real()) || !std::isfinite(a.values[i].imag()))
       fail(ErrorCode::kNonFinite, path, what + " value " + std::to_string(i) + " is not finite");

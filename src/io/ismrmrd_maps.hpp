@@ -25,9 +25,10 @@ struct NdArray {
 };
 
 // Array 0 of the NDArray variable `name` in `group`, converted to complex double; nullopt when
-// absent; errors for another number of arrays, other element types, more than max_bytes.
+// absent; errors for another number of arrays, other element types, more than max_bytes, or
+// another number of elements than a map of d's grid with K maps has (K = 0: one map).
 std::optional<NdArray> read_ndarray(hid_t group, const FileFacts& facts, const std::string& name,
-                                    std::uint64_t max_bytes);
+                                    std::uint64_t max_bytes, const RawData& d, std::int64_t k);
 
 // Checks a map's shape against d's grid and K maps (K = 0: one map; see ismrmrd.hpp for the
 // accepted shapes) and its values for NaN/Inf, and returns them x fastest (from `order`).

@@ -472,24 +472,24 @@ RawData read_ismrmrd(const std::string& path, const IsmrmrdReadOptions& o) {
   // Maps.
   if (o.read_maps) {
     const std::uint64_t mb = max_bytes;
-    auto from = [&](const std::string& other, const std::string& name) -> std::optional<NdArray> {
-      if (other.empty()) return read_ndarray(group.get(), file.facts, name, mb);
+    auto from = [&](const std::string& other, const std::string& name, std::int64_t k) -> std::optional<NdArray> {
+      if (other.empty()) return read_ndarray(group.get(), file.facts, name, mb, d, k);
       const File f2 = open_file(other);
       Id g2 = open_group(f2.id.get(), other, o.group);
-      auto a = read_ndarray(g2.get(), f2.facts, name, mb);
+      auto a = read_ndarray(g2.get(), f2.facts, name, mb, d, k);
       if (!a) fail(ErrorCode::kInvalidArgument, other, "no NDArray '" + name + "' in '/" + o.group + "'");
       return a;
     };
     const std::string& cp = o.coil_maps_path.empty() ? path : o.coil_maps_path;
     const std::string& fp = o.field_map_path.empty() ? path : o.field_map_path;
     const std::string& pp = o.phase_maps_path.empty() ? path : o.phase_maps_path;
-    if (auto a = from(o.coil_maps_path, "SENSEMap"))
+    if (auto a = from(o.coil_maps_path, "SENSEMap", d.coils))
       d.coil_maps = map_values(std::move(*a), d, d.coils, o.map_order, cp, "SENSEMap", true);
-    if (auto a = from(o.field_map_path, "FieldMap"))
+    if (auto a = from(o.field_map_path, "FieldMap", 0))
       d.field_map = real_part(map_values(std::move(*a), d, 0, o.map_order, fp, "FieldMap", false));
-    if (auto a = from(o.phase_maps_path, "PhaseMaps"))
+    if (auto a = from(o.phase_maps_path, "PhaseMaps", d.num_shots))
       d.phase_maps = real_part(map_values(std::move(*a), d, d.num_shots, o.map_order, pp, "PhaseMaps", false));
-    if (auto a = read_ndarray(group.get(), file.facts, "Truth", mb))
+    if (auto a = read_ndarray(group.get(), file.facts, "Truth", mb, d, 0))
       d.truth = map_values(std::move(*a), d, 0, o.map_order, path, "Truth", true);
   }
   return d;

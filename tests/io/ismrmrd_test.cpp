@@ -591,6 +591,7 @@ TEST_F(IsmrmrdTest, FuzzerRegressions) {
       {"storage_smaller_than_dataspace.h5", "storage holds less than its dataspace"},
       {"zero_size_member_type.h5", "member of size 0"},
       {"chunk_dims_do_not_fit.h5", "chunk dimensions"},
+      {"unterminated_member_name.h5", "unterminated member name"},
   };
   for (const auto& [name, expected] : cases)
     expect_error([&] { read_ismrmrd((dir / name).string()); }, ErrorCode::kInvalidArgument, {name, expected});
