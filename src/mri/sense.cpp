@@ -10,6 +10,7 @@
 #include "fieldft/mri/toeplitz.hpp"
 #include "fieldft/op/vector_ops.hpp"
 #include "op/upload.hpp"
+#include "mri/field_normal.hpp"
 #include "mri/sense_checks.hpp"
 
 namespace fieldft::mri {
@@ -159,19 +160,16 @@ class SenseOperator final : public op::LinearOperator<T> {
   }
   void apply_normal(const Complex* x, Complex* z) override {
     if (nufft_ && nufft_->apply_sense_normal(maps_->data, x, z)) return;
-    if (tseg_ && tseg_->uses_toeplitz()) {  // the field-corrected Toeplitz normal, SENSE form
+    if (tseg_ && tseg_->uses_toeplitz() && !field_normal_failed_) {  // the field-corrected Toeplitz normal
       if (!field_normal_) {
-        const TimeSegmentationOptions& t = tseg_->options();
-        FieldToeplitzOptions o;
-        o.accuracy = t.accuracy;
-        o.max_segments = t.max_segments;
-        o.eps = t.eps;
-        o.nufft = t.nufft;
-        field_normal_ = FieldToeplitzNormal<T>::with_context_maps(tseg_->encoding_ptr(), this->context(), maps_->data,
-                                                                  maps_->coils, std::span<const T>(), o);
+        field_normal_ = detail::field_normal_or_null<T>(tseg_->encoding_ptr(), this->context(), maps_->data,
+                                                        maps_->coils, tseg_->options());
+        field_normal_failed_ = !field_normal_;
       }
-      field_normal_->apply(x, z);
-      return;
+      if (field_normal_) {
+        field_normal_->apply(x, z);
+        return;
+      }
     }
     Complex* t1 = this->scratch(1, e_->domain_size());
     Complex* t2 = this->scratch(2, e_->domain_size());
@@ -205,6 +203,7 @@ class SenseOperator final : public op::LinearOperator<T> {
   NufftEncoding<T>* nufft_;  // e_ when it is a NufftEncoding of one image's coils, else null
   TimeSegmentedEncoding<T>* tseg_;  // e_ when it is a TimeSegmentedEncoding of one image's coils
   std::unique_ptr<FieldToeplitzNormal<T>> field_normal_;  // tseg_'s Toeplitz normal, built when first used
+  bool field_normal_failed_ = false;  // its difference interpolator fell short: the passes instead
   std::shared_ptr<const Maps<T>> maps_;
   std::int64_t images_;
   op::VectorOps<T> vec_;

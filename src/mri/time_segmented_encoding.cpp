@@ -13,6 +13,7 @@
 #include "fieldft/error.hpp"
 #include "fieldft/mri/time_segmentation.hpp"
 #include "mri/encoding_shapes.hpp"
+#include "mri/field_normal.hpp"
 #include "op/host_loops.hpp"
 #include "op/upload.hpp"
 #if FIELDFT_HAVE_CUDA
@@ -179,13 +180,12 @@ void TimeSegmentedEncoding<T>::apply_normal(const Complex* x, Complex* z) {
     return;
   }
   if (!field_normal_) {
-    FieldToeplitzOptions o;
-    o.accuracy = options_.accuracy;
-    o.max_segments = options_.max_segments;
-    o.eps = options_.eps;
-    o.nufft = options_.nufft;
-    field_normal_ = std::make_unique<FieldToeplitzNormal<T>>(encoding_, this->context(), std::span<const Complex>(), 1,
-                                                             std::span<const T>(), o);
+    field_normal_ = detail::field_normal_or_null<T>(encoding_, this->context(), nullptr, 1, options_);
+    if (!field_normal_) {  // no difference interpolator reaches the accuracy: the passes, from now on
+      uses_toeplitz_ = false;
+      op::LinearOperator<T>::apply_normal(x, z);
+      return;
+    }
   }
   const std::int64_t n = encoding_->num_voxels();
   for (std::int64_t b = 0; b < options_.batch; ++b) field_normal_->apply(x + n * b, z + n * b);

@@ -141,6 +141,7 @@ mri::PcSenseOptions<T> options_of(K kind, double eps, mri::Toeplitz toeplitz = m
   o.eps = eps;
   o.toeplitz = toeplitz;
   o.time_segmentation.accuracy = accuracy;
+  o.time_segmentation.toeplitz = toeplitz;
   return o;
 }
 
@@ -196,7 +197,8 @@ bool register_pcsense(const std::string& p) {
       [](const Context& c) {
         const auto q = make_problem(
             {.grid = {10, 8}, .coils = 3, .shots = 2, .interleaves = 4, .samples = 25, .field = true, .dwell = 1e-4});
-        return make_pcsense<T>(q, c, options_of<T>(K::kTimeSegmented, battery_eps<T>()));
+        // kOff: the exact normal of the model (its Toeplitz form: time_segmentation_test.cpp).
+        return make_pcsense<T>(q, c, options_of<T>(K::kTimeSegmented, battery_eps<T>(), mri::Toeplitz::kOff));
       },
       nufft);
   // A callable encoding (what time segmentation plugs into): here a DftEncoding made by the caller.

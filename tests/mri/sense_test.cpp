@@ -167,6 +167,9 @@ OperatorPtr<T> battery_sense(const Context& c, std::vector<std::int64_t> grid, s
   shape.push_back(coils);
   mri::SenseOptions o{.encoding = kind, .eps = std::is_same_v<T, float> ? 1e-4 : 1e-6};
   o.time_segmentation.accuracy = accuracy;
+  // The exact normal of the time-segmented model: its Toeplitz form is tested in
+  // time_segmentation_test.cpp and toeplitz_test.cpp.
+  o.time_segmentation.toeplitz = mri::Toeplitz::kOff;
   return mri::sense<T>(enc, narrow<T>(maps), shape, c, o);
 }
 
