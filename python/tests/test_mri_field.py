@@ -206,8 +206,13 @@ def test_pcsense_adjointness(kind, dtype):
     ax, ahy = a(x), a.H(y)
     err = abs(np.vdot(ax, y) - np.vdot(x, ahy)) / (np.linalg.norm(ax) * np.linalg.norm(y))
     assert err < (EXACT[dtype] if kind == "dft" else 4 * eps + EXACT[dtype])
-    # The normal is AᴴA.
-    assert rel_err(a.N(x), a.H(ax)) < (EXACT[dtype] if kind == "dft" else 4 * eps + EXACT[dtype])
+    # The normal is AᴴA: exactly for the DFT and the NUFFT pair; for time segmentation the
+    # field-corrected Toeplitz normal (taken by itself, Toeplitz "auto") is within about the
+    # accuracy of it (measured 6.6e-4 at 1e-3; 5x for the interpolator's l1 norm).
+    normal_tol = EXACT[dtype] if kind == "dft" else 4 * eps + EXACT[dtype]
+    if kind == "tseg":
+        normal_tol = 5 * ACCURACY
+    assert rel_err(a.N(x), a.H(ax)) < normal_tol
     if kind == "tseg":  # and within the accuracy of the exact model
         exact = mri.pcsense(enc, maps, phase, kind="dft", dtype=dtype)
         assert rel_err(ax, exact(x)) < ACCURACY
