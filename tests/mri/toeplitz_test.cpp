@@ -502,6 +502,25 @@ bool register_toeplitz(const std::string& p) {
   reg("BatchOfToeplitzNormal3D", [](const Context& c) {
     return op::batch<T>(make_toeplitz<T>(make_case<T>({6, 6, 4}, 200, 604, false), c, 2), 2);
   });
+  // FieldToeplitzNormal (SENSE form, weighted) on {16, 8}, the device's fused path: Hermitian only
+  // up to the difference interpolator (accuracy 1e-3, measured ~2e-5 against the exact normal),
+  // hence 5·accuracy for adjointness and parity (each backend within that of the exact AᴴWA).
+  const double f = 5e-3;
+  const OperatorTolerances ftol{.adjointness = f, .normal = default_tolerance<T>(), .parity = f};
+  register_operator_battery<T>("FieldToeplitzNormalSense2D" + p, [](const Context& c) -> OperatorPtr<T> {
+    const auto q = make_case<T>({16, 8}, 240, 605, true);
+    std::vector<T> times(240), field(128);
+    for (std::size_t j = 0; j < times.size(); ++j) times[j] = static_cast<T>(1e-3 * static_cast<double>(j % 30) / 3);
+    for (std::size_t v = 0; v < field.size(); ++v) field[v] = static_cast<T>(600 * std::sin(0.5 * static_cast<double>(v)));
+    auto enc = std::make_shared<const mri::Encoding<T>>(
+        std::span<const std::int64_t>(q.grid), std::span<const T>(q.k[0]), std::span<const T>(q.k[1]),
+        std::span<const T>(), std::span<const T>(times), std::span<const T>(field));
+    const auto maps = random_complex<T>(128 * 2, 606);
+    mri::FieldToeplitzOptions o;
+    o.accuracy = 1e-3;
+    o.eps = toeplitz_eps<T>();
+    return std::make_shared<mri::FieldToeplitzNormal<T>>(enc, c, maps, 2, std::span<const T>(q.w), o);
+  }, ftol, __FILE__, __LINE__);
   return true;
 }
 
