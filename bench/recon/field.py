@@ -45,7 +45,7 @@ finufft-tseg (numpy + the finufft package): a check of the anchor's logic at sma
 
 Usage: python3 bench/recon/field.py --case r2|r3 [--n N] [--nz NZ] [--coils C] [--arms A]
        [--per-arm S] [--iters 30] [--repeat 3] [--eps 1e-3] [--accuracy 1e-3] [--segments L]
-       [--bins 100] [--sim dft|tseg] [--device cuda|cpu] [--systems a,b] [--json out.json]
+       [--bins 100] [--gpu-method 0|1|2] [--sim dft|tseg] [--device cuda|cpu] [--systems a,b] [--json out.json]
 """
 from __future__ import annotations
 
@@ -210,7 +210,7 @@ def run_fieldft_uncorrected(p, a):
     return run_fieldft(p, a, corrected=False)
 
 
-def run_nufft_tseg(p, a, xp, plan_cls, syn, where):
+def run_nufft_tseg(p, a, xp, plan_cls, syn, where, **plan_opts):
     """The time-segmented SENSE CG on a type 2 / type 1 plan pair (cuFINUFFT with cupy, or finufft
     with numpy on the host), n_trans = coils, L segments: per iteration L type 2 and L type 1."""
     shape, c = p["shape"], p["coils"]
@@ -223,8 +223,8 @@ def run_nufft_tseg(p, a, xp, plan_cls, syn, where):
     # Points in radians, columns (…, ky, kx) pairing with the image axes (x, y[, z] of the plan
     # are its array axes 0, 1[, 2], as in r1.py): phase exp(∓i Σ_d x_d (i_d − N_d/2)).
     pts = [xp.asarray(2 * math.pi * p["k"][:, d] / shape[d], dtype=xp.float32) for d in range(ndim)]
-    fwd = plan_cls(2, shape, n_trans=c, eps=a.eps, isign=-1, dtype="complex64")
-    adj = plan_cls(1, shape, n_trans=c, eps=a.eps, isign=+1, dtype="complex64")
+    fwd = plan_cls(2, shape, n_trans=c, eps=a.eps, isign=-1, dtype="complex64", **plan_opts)
+    adj = plan_cls(1, shape, n_trans=c, eps=a.eps, isign=+1, dtype="complex64", **plan_opts)
     fwd.setpts(*pts)
     adj.setpts(*pts)
     maps, maps_c = p["maps_d"], xp.conj(p["maps_d"])
@@ -269,7 +269,8 @@ def run_nufft_tseg(p, a, xp, plan_cls, syn, where):
     x, t, first = timed_first(solve, a.repeat, sync=syn)
     x = x.get() if hasattr(x, "get") else x
     err, err_rms = interpolator_error(p["field"], distinct, tau, coef)
-    note = (f"{where} type 2 + type 1, n_trans {c}, eps {a.eps}; L {segments} least-squares over {a.bins} bins "
+    opts = "".join(f", {k} {v}" for k, v in plan_opts.items())
+    note = (f"{where} type 2 + type 1, n_trans {c}, eps {a.eps}{opts}; L {segments} least-squares over {a.bins} bins "
             f"(design {1e3 * design_s:.1f} ms; phase error max {err:.1e}, rms over the voxels {err_rms:.1e}); "
             f"first solve {1e3 * first:.1f} ms")
     return {"setup_s": setup, "solve_s": t, "nrmse": nrmse(x, p["truth"]), "normal": note, "segments": segments,
@@ -279,7 +280,8 @@ def run_nufft_tseg(p, a, xp, plan_cls, syn, where):
 def run_cufinufft_tseg(p, a):
     import cupy as cp
     import cufinufft
-    return run_nufft_tseg(p, a, cp, cufinufft.Plan, sync, "cuFINUFFT")
+    opts = {"gpu_method": a.gpu_method} if a.gpu_method else {}
+    return run_nufft_tseg(p, a, cp, cufinufft.Plan, sync, "cuFINUFFT", **opts)
 
 
 def run_finufft_tseg(p, a):
@@ -380,6 +382,7 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--eps", type=float, default=1e-3, help="NUFFT tolerance of fieldft and cuFINUFFT")
     ap.add_argument("--accuracy", type=float, default=1e-3, help="fieldft's time-segmentation phase accuracy")
+    ap.add_argument("--gpu-method", type=int, default=0, help="cuFINUFFT's gpu_method (0: its default)")
     ap.add_argument("--bins", type=int, default=100, help="field-map histogram bins of the anchors' interpolators")
     ap.add_argument("--lam", type=float, help="Tikhonov λ (default 1e-3·M/N, as field_bench.cpp)")
     ap.add_argument("--noise", type=float, default=0.01, help="noise rms relative to the data's rms")
