@@ -27,43 +27,12 @@ Usage: python3 bench/recon/r1.py [--n 256] [--coils 32] [--arms 64] [--per-arm 1
 from __future__ import annotations
 
 import argparse
-import datetime
-import json
 import math
-import platform
-import sys
 import time
-import traceback
 
 import numpy as np
 
-
-# --- the problem ---------------------------------------------------------------------------------
-
-def nrmse(x, truth) -> float:
-    x = np.asarray(x).reshape(truth.shape)
-    return float(np.linalg.norm(x - truth) / np.linalg.norm(truth))
-
-
-# --- systems ---------------------------------------------------------------------------------------
-
-def sync():
-    import cupy as cp
-    cp.cuda.Device().synchronize()
-
-
-def timed(fn, repeat, sync=sync):
-    """fn() → result; best wall time over `repeat` runs after one warm-up, device synchronised."""
-    out = fn()
-    sync()
-    best = math.inf
-    for _ in range(repeat):
-        sync()
-        t0 = time.perf_counter()
-        out = fn()
-        sync()
-        best = min(best, time.perf_counter() - t0)
-    return out, best
+from common import cg_device, device_name, nrmse, report, run_systems, sync, timed
 
 
 def run_fieldft(p, a, toeplitz="auto"):
@@ -94,23 +63,6 @@ def run_fieldft(p, a, toeplitz="auto"):
 
 def run_fieldft_pair(p, a):
     return run_fieldft(p, a, toeplitz="off")
-
-
-def cg_device(normal, b, iters, xp):
-    """CG on normal(x) = b from x = 0 with the scalars on the device (no host round trip)."""
-    x = xp.zeros_like(b)
-    r = b.clone() if hasattr(b, "clone") else b.copy()
-    p = r.clone() if hasattr(r, "clone") else r.copy()
-    rr = xp.sum(xp.abs(r) ** 2)
-    for _ in range(iters):
-        q = normal(p)
-        alpha = rr / xp.sum(xp.conj(p) * q).real
-        x += alpha * p
-        r -= alpha * q
-        rr_new = xp.sum(xp.abs(r) ** 2)
-        p = r + (rr_new / rr) * p
-        rr = rr_new
-    return x
 
 
 def run_cufinufft(p, a):
@@ -264,34 +216,9 @@ def main():
     p = simulate(a)
     print(f"R1: {a.n}² image, {a.coils} coils, spiral {a.arms} × {a.per_arm}, {a.iters} CG iterations, "
           f"float32, eps {a.eps}; simulated with the exact DFT in {p['simulate_s']:.2f} s", flush=True)
-    rows = {}
     systems = ["fieldft-cpu"] if a.device == "cpu" else a.systems.split(",")
-    for name in systems:
-        fn = run_fieldft_cpu if name == "fieldft-cpu" else SYSTEMS[name]
-        try:
-            rows[name] = fn(p, a)
-        except Exception as e:  # noqa: BLE001 - an anchor missing or failing is reported, not fatal
-            rows[name] = {"error": f"{type(e).__name__}: {e}".splitlines()[0][:200]}
-            traceback.print_exc(limit=3)
-        print(name, rows[name], flush=True)
-    device = "cpu: " + platform.processor()
-    if a.device == "cuda":
-        device = fieldft.cuda_devices()[0]["name"]
-    ref = rows.get("fieldft") or rows.get("fieldft-cpu") or {}
-    print(f"\n{datetime.date.today()}  {device}")
-    print("| system | set-up ms | solve ms | NRMSE | solve time / fieldft's | normal operator |")
-    print("|---|---|---|---|---|---|")
-    for name, r in rows.items():
-        if "error" in r:
-            print(f"| {name} | – | – | – | – | {r['error']} |")
-            continue
-        ratio = r["solve_s"] / ref["solve_s"] if "solve_s" in ref else float("nan")
-        print(f"| {name} | {1e3 * r['setup_s']:.1f} | {1e3 * r['solve_s']:.2f} | {r['nrmse']:.4f} | {ratio:.2f} | "
-              f"{r['normal']} |")
-    if a.json:
-        with open(a.json, "w") as f:
-            json.dump({"date": str(datetime.date.today()), "device": device, "args": vars(a), "rows": rows}, f,
-                      indent=1)
+    rows = run_systems(systems, dict(SYSTEMS, **{"fieldft-cpu": run_fieldft_cpu}), p, a)
+    report(rows, "fieldft-cpu" if a.device == "cpu" else "fieldft", device_name(a.device), vars(a), a.json)
 
 
 if __name__ == "__main__":
