@@ -234,7 +234,14 @@ int run_recon(const ReconArgs& a) {
 
   const auto cast = [](const std::vector<double>& v) { return std::vector<T>(v.begin(), v.end()); };
   const std::vector<T> kx = cast(d.kx), ky = cast(d.ky), kz = cast(d.kz), tt = cast(d.times), field = cast(d.field_map);
-  const std::vector<Complex> y(d.data.begin(), d.data.end());
+  // The solve runs in units where the data have rms 1 and the maps max_v sum_c |S_c(v)|^2 = 1:
+  // CG's scalars (rho, p^H A^H A p) grow like |S|^6 |y|^2 and overflow float for maps in scanner
+  // units (|S| ~ 1e5). The image is mapped back at the end (x = x' * data_scale / map_scale).
+  double data_scale = 0;
+  for (const auto& v : d.data) data_scale += std::norm(v);
+  data_scale = d.data.empty() || data_scale == 0 ? 1.0 : std::sqrt(data_scale / static_cast<double>(d.data.size()));
+  std::vector<Complex> y(d.data.size());
+  for (std::size_t i = 0; i < y.size(); ++i) y[i] = Complex(d.data[i] / data_scale);
 
   // The k-space in the context's memory, once: on a device one copy, and the solver's vectors
   // below stay there until the image comes back at the end.
@@ -339,9 +346,20 @@ int run_recon(const ReconArgs& a) {
     choices["maps"] = "from " + maps_source;
   }
   times["coil_maps"] = since(t0);
-  double map_power = 0;
-  for (const auto& s : maps) map_power += std::norm(std::complex<double>(s));
+  double map_power = 0, map_peak = 0;
+  {
+    std::vector<double> per_voxel(static_cast<std::size_t>(n), 0.0);
+    for (std::int64_t c = 0; c < coils; ++c)
+      for (std::int64_t v = 0; v < n; ++v)
+        per_voxel[static_cast<std::size_t>(v)] += std::norm(std::complex<double>(maps[static_cast<std::size_t>(v + n * c)]));
+    for (double p : per_voxel) {
+      map_power += p;
+      map_peak = std::max(map_peak, p);
+    }
+  }
   map_power /= static_cast<double>(n);
+  const double map_scale = map_peak > 0 && std::isfinite(map_peak) ? std::sqrt(map_peak) : 1.0;
+  for (auto& v : maps) v = Complex(std::complex<double>(v) / map_scale);
 
   // Operator.
   t0 = std::chrono::steady_clock::now();
@@ -384,7 +402,7 @@ int run_recon(const ReconArgs& a) {
   times["setup"] = since(t0);
 
   // Solve.
-  const double lambda_abs = a.lambda * static_cast<double>(m) * map_power;
+  const double lambda_abs = a.lambda * static_cast<double>(m) * map_power;  // the caller's units
   const bool tty = ::isatty(::fileno(stderr)) != 0;
   const bool show = a.progress == "on" || (a.progress == "auto" && tty && !a.json);
   ProgressBar bar(show, a.iters);
@@ -392,7 +410,7 @@ int run_recon(const ReconArgs& a) {
   solve::CgOptions cg;
   cg.max_iterations = a.iters;
   cg.tolerance = a.tolerance;
-  cg.lambda = lambda_abs;
+  cg.lambda = lambda_abs / (map_scale * map_scale);  // Tikhonov in the solve's units (see y)
   cg.callback = [&](const solve::Report& r) {
     residuals.push_back(r.residual);
     bar.update(r);
@@ -414,6 +432,7 @@ int run_recon(const ReconArgs& a) {
     vops.to_host(n, x_ctx, x.data());  // the image, once
     times["download"] = since(t0);
   }
+  for (auto& v : x) v = Complex(std::complex<double>(v) * (data_scale / map_scale));
   for (const auto& v : x)
     if (!std::isfinite(v.real()) || !std::isfinite(v.imag()))
       throw Error(ErrorCode::kNonFinite, "the reconstruction diverged (NaN/Inf); nothing was written");

@@ -8,7 +8,8 @@ modes:
       simulate SIMULATE-ARGS into a temporary directory as FORMAT (h5: ISMRMRD, cfl: BART set),
       then `recon --json` with RECON-ARGS writing .nii.gz, .npy, .cfl and .png; the JSON report
       must parse and hold the documented keys, its NRMSE against the simulated truth must be
-      below NRMSE, each choices[KEY] must equal VALUE (nifti=0: no NIfTI output), every output must be a valid file of its
+      below NRMSE, each choices[KEY] must equal VALUE (nifti=0: no NIfTI output; scale=S: the .cfl
+      set's maps and k-space are multiplied by S first, as in scanner units), every output must be a valid file of its
       format with the image's size, and nothing else (no temporary file) may be left. worse=:
       the recon with ARGS instead of RECON-ARGS (e.g. --encoding,nufft: ignoring the field map)
       must be at least FACTOR times worse: the model the tool chose is the reason for the NRMSE.
@@ -26,6 +27,7 @@ modes:
 
 Only the standard library.
 """
+import array
 import gzip
 import json
 import os
@@ -149,9 +151,17 @@ def check_roundtrip(tool, margs, sim, rec):
     bound, fmt = float(margs[0]), margs[1]
     expect = dict(a.split("=", 1) for a in margs[2:] if not a.startswith("worse="))
     nifti = expect.pop("nifti", "1") == "1"  # nifti=0: a build without libnifti2
+    scale = float(expect.pop("scale", "1"))
     worse = [a[len("worse="):] for a in margs[2:] if a.startswith("worse=")]
     with tempfile.TemporaryDirectory() as d:
         src, s = simulate(tool, d, fmt, sim)
+        if scale != 1:
+            for part in ("_maps.cfl", "_ksp.cfl"):
+                values = array.array("f")
+                with open(src + part, "rb") as f:
+                    values.frombytes(f.read())
+                with open(src + part, "wb") as f:
+                    f.write(array.array("f", (v * scale for v in values)).tobytes())
         outs = [os.path.join(d, n) for n in ["img.nii.gz", "img.npy", "img.cfl", "img.png"]]
         args = [src] + sum([["-o", o] for o in outs[0 if nifti else 1:]], []) + rec
         j = recon_json(tool, args)
