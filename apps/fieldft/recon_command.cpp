@@ -16,15 +16,19 @@
 #include "common.hpp"
 #include "dataset.hpp"
 #include "fieldft/mri/coil_maps.hpp"
+#include "fieldft/mri/density.hpp"
 #include "fieldft/mri/encoding.hpp"
 #include "fieldft/mri/pcsense.hpp"
 #include "fieldft/mri/sense.hpp"
 #include "fieldft/mri/time_segmentation.hpp"
+#include "fieldft/op/vector_ops.hpp"
+#include "fieldft/runtime.hpp"
 #include "fieldft/solve/cg.hpp"
 #include "io/cfl.hpp"
 #include "io/nifti.hpp"
 #include "io/npy.hpp"
 #include "io/preview.hpp"
+#include "op/upload.hpp"
 
 namespace fieldft::cli {
 
@@ -49,6 +53,7 @@ struct ReconArgs {
   std::string matrix;
   std::string traj;
   std::string progress = "auto";
+  std::string dcf = "auto";
   bool json = false;
 };
 
@@ -156,6 +161,46 @@ class ProgressBar {
   bool shown_ = false;
 };
 
+// The context of --backend / --device, and why.
+struct Placement {
+  Context context;
+  std::string reason;
+  std::string device_name;  // CUDA: the device's name
+};
+
+Placement choose_placement(const std::string& backend_text, int device, int threads) {
+  const Backend backend = parse_backend(backend_text);
+  if (backend == Backend::kCpu) return {Context::host(threads), "asked for", ""};
+  const bool built = build_info().cuda;
+  const std::vector<DeviceInfo> gpus = cuda_devices();
+  if (backend == Backend::kCuda && !built)
+    throw Error(ErrorCode::kBackendUnavailable,
+                "--backend cuda: this fieldft was built without CUDA (FIELDFT_CUDA=OFF, or no nvcc or GPU at build "
+                "time); use --backend cpu or auto, or rebuild with -DFIELDFT_CUDA=ON");
+  if (backend == Backend::kCuda && gpus.empty())
+    throw Error(ErrorCode::kBackendUnavailable,
+                "--backend cuda: no CUDA device is visible (no GPU, no driver, or CUDA_VISIBLE_DEVICES hides them); "
+                "use --backend cpu or auto");
+  if (!built) return {Context::host(threads), "auto: this build has no CUDA", ""};
+  if (gpus.empty()) return {Context::host(threads), "auto: no CUDA device is visible", ""};
+  if (device >= static_cast<int>(gpus.size()))
+    throw Error(ErrorCode::kBackendUnavailable,
+                "--device " + std::to_string(device) + ": out of range, " + std::to_string(gpus.size()) +
+                    " CUDA device" + (gpus.size() == 1 ? " is" : "s are") + " visible (0.." +
+                    std::to_string(gpus.size() - 1) + ")");
+  const std::string name = gpus[static_cast<std::size_t>(device)].name;
+  // An owned stream; the threads serve the host-side set-up (planning, sorting).
+  Context c = Context::from_options(Backend::kCuda, device, nullptr, threads, /*own_stream=*/true);
+  return {std::move(c), backend == Backend::kCuda ? "asked for" : "auto: a CUDA device is visible", name};
+}
+
+// `values` in the context's memory: the vector itself on the host, one upload (stream-ordered)
+// on a device.
+template <class V>
+const V* in_context(op::Workspace& ws, const std::vector<V>& values) {
+  return ws.context().is_host() ? values.data() : op::upload(ws, values);
+}
+
 template <class T>
 int run_recon(const ReconArgs& a) {
   using Complex = std::complex<T>;
@@ -165,15 +210,16 @@ int run_recon(const ReconArgs& a) {
   nlohmann::json choices;
   std::vector<std::string> notes;
 
-  // Context: the CPU for now (see the --backend help).
-  const Backend backend = parse_backend(a.backend);
-  if (backend == Backend::kCuda)
-    throw Error(ErrorCode::kBackendUnavailable,
-                "--backend cuda: `fieldft recon` runs on the CPU in this version (the library's CUDA operators "
-                "work, but the tool does not yet move data to the device); use --backend cpu or auto");
-  const Context ctx = Context::host(a.threads);
-  choices["backend"] = "cpu";
-  choices["backend_reason"] = a.backend == "auto" ? "auto: the tool's reconstruction runs on the CPU in this version" : "asked for";
+  // Where it runs, decided before any reading so that a bad --backend/--device fails at once.
+  const Placement place = choose_placement(a.backend, a.device, a.threads);
+  const Context& ctx = place.context;
+  choices["backend"] = backend_name(ctx.backend());
+  choices["backend_reason"] = place.reason;
+  if (ctx.is_cuda()) {
+    choices["device"] = ctx.device();
+    choices["device_name"] = place.device_name;
+  }
+  if (!ctx.is_cuda() && a.device != 0) notes.push_back("--device is ignored on the CPU");
 
   // Read.
   auto t0 = std::chrono::steady_clock::now();
@@ -190,7 +236,25 @@ int run_recon(const ReconArgs& a) {
 
   const auto cast = [](const std::vector<double>& v) { return std::vector<T>(v.begin(), v.end()); };
   const std::vector<T> kx = cast(d.kx), ky = cast(d.ky), kz = cast(d.kz), tt = cast(d.times), field = cast(d.field_map);
-  const std::vector<Complex> y(d.data.begin(), d.data.end());
+  // The solve runs in units where the data have rms 1 and the maps max_v sum_c |S_c(v)|^2 = 1:
+  // CG's scalars (rho, p^H A^H A p) grow like |S|^6 |y|^2 and overflow float for maps in scanner
+  // units (|S| ~ 1e5). The image is mapped back at the end (x = x' * data_scale / map_scale).
+  double data_scale = 0;
+  for (const auto& v : d.data) data_scale += std::norm(v);
+  data_scale = d.data.empty() || data_scale == 0 ? 1.0 : std::sqrt(data_scale / static_cast<double>(d.data.size()));
+  std::vector<Complex> y(d.data.size());
+  for (std::size_t i = 0; i < y.size(); ++i) y[i] = Complex(d.data[i] / data_scale);
+
+  // The k-space in the context's memory, once: on a device one copy, and the solver's vectors
+  // below stay there until the image comes back at the end.
+  op::VectorOps<T> vops(ctx);
+  op::Workspace y_mem(ctx);
+  const Complex* y_ctx = in_context(y_mem, y);
+  if (ctx.is_cuda()) {
+    t0 = std::chrono::steady_clock::now();
+    ctx.synchronize();  // once, so that the stage times below are honest
+    times["upload"] = since(t0);
+  }
 
   // Model.
   const bool have_phase = !d.phase_maps.empty() && d.num_shots > 1;
@@ -258,7 +322,17 @@ int run_recon(const ReconArgs& a) {
     co.method = maps_source == "rss" ? mri::CoilMapMethod::kRss : mri::CoilMapMethod::kEspirit;
     const double nmin = static_cast<double>(*std::min_element(shape.begin(), shape.end()));
     co.calibration_radius = std::min(co.calibration_radius, nmin / 4);
-    mri::estimate_coil_maps<T>(*no_field, ctx, y, coils, co, maps);
+    if (ctx.is_host()) {
+      mri::estimate_coil_maps<T>(*no_field, ctx, y, coils, co, maps);
+    } else {
+      // Estimated on the device from the uploaded data; mri::sense / pcsense take host maps, so
+      // they come back once (set-up, not per iteration).
+      op::Workspace maps_mem(ctx);
+      Complex* md = maps_mem.get_as<Complex>(n * coils);
+      mri::estimate_coil_maps<T>(*no_field, ctx, std::span<const Complex>(y_ctx, y.size()), coils, co,
+                                 std::span<Complex>(md, static_cast<std::size_t>(n * coils)));
+      vops.to_host(n * coils, md, maps.data());
+    }
     choices["maps"] = "estimated (" + maps_source + (d.coil_maps.empty() ? ", the input has none)" : ")");
   } else {
     if (ends_with(maps_source, ".npy")) {
@@ -274,9 +348,20 @@ int run_recon(const ReconArgs& a) {
     choices["maps"] = "from " + maps_source;
   }
   times["coil_maps"] = since(t0);
-  double map_power = 0;
-  for (const auto& s : maps) map_power += std::norm(std::complex<double>(s));
+  double map_power = 0, map_peak = 0;
+  {
+    std::vector<double> per_voxel(static_cast<std::size_t>(n), 0.0);
+    for (std::int64_t c = 0; c < coils; ++c)
+      for (std::int64_t v = 0; v < n; ++v)
+        per_voxel[static_cast<std::size_t>(v)] += std::norm(std::complex<double>(maps[static_cast<std::size_t>(v + n * c)]));
+    for (double p : per_voxel) {
+      map_power += p;
+      map_peak = std::max(map_peak, p);
+    }
+  }
   map_power /= static_cast<double>(n);
+  const double map_scale = map_peak > 0 && std::isfinite(map_peak) ? std::sqrt(map_peak) : 1.0;
+  for (auto& v : maps) v = Complex(std::complex<double>(v) / map_scale);
 
   // Operator.
   t0 = std::chrono::steady_clock::now();
@@ -315,10 +400,31 @@ int run_recon(const ReconArgs& a) {
     choices["segments"] = r.segments;
     choices["segments_reason"] = r.reason;
   }
+  // k-space weights W of CG (min |W^1/2 (Ax - y)|^2): CG on the normal equations wants none (the
+  // least-squares image); Pipe-Menon weights make the early iterations converge faster at the
+  // price of noise, and are what a gridding preview (one adjoint) would want.
+  const std::string dcf = a.dcf == "auto" ? "none" : a.dcf;
+  choices["dcf"] = dcf;
+  choices["dcf_reason"] = a.dcf == "auto" ? "CG on the normal equations: the unweighted least-squares image" : "asked for";
+  std::vector<Complex> w;  // on the host, the solver reads these themselves: they live to the end
+  op::Workspace w_mem(ctx);
+  const Complex* w_ctx = nullptr;
+  double weight_sum = static_cast<double>(m);  // sum_j w_j, M without weights
+  if (dcf == "pipe") {
+    const std::vector<T> wd = mri::density_compensation<T>(*no_field, ctx);
+    w.resize(static_cast<std::size_t>(m * coils));
+    weight_sum = 0;
+    for (std::int64_t j = 0; j < m; ++j) {
+      weight_sum += static_cast<double>(wd[static_cast<std::size_t>(j)]);
+      for (std::int64_t c = 0; c < coils; ++c) w[static_cast<std::size_t>(j + m * c)] = Complex(wd[static_cast<std::size_t>(j)]);
+    }
+    w_ctx = in_context(w_mem, w);  // once; for every coil the same weights
+  }
+  ctx.synchronize();  // the operator's uploads and tables, so that "setup" holds them
   times["setup"] = since(t0);
 
   // Solve.
-  const double lambda_abs = a.lambda * static_cast<double>(m) * map_power;
+  const double lambda_abs = a.lambda * weight_sum * map_power;  // the caller's units
   const bool tty = ::isatty(::fileno(stderr)) != 0;
   const bool show = a.progress == "on" || (a.progress == "auto" && tty && !a.json);
   ProgressBar bar(show, a.iters);
@@ -326,17 +432,29 @@ int run_recon(const ReconArgs& a) {
   solve::CgOptions cg;
   cg.max_iterations = a.iters;
   cg.tolerance = a.tolerance;
-  cg.lambda = lambda_abs;
+  cg.lambda = lambda_abs / (map_scale * map_scale);  // Tikhonov in the solve's units (see y)
   cg.callback = [&](const solve::Report& r) {
     residuals.push_back(r.residual);
     bar.update(r);
     return true;
   };
+  // The progress callback reads the residual that cg brings back to the host anyway (one scalar
+  // per iteration, solve/cg.hpp); nothing else waits for the device inside the loop.
   std::vector<Complex> x(static_cast<std::size_t>(n), Complex{});
+  op::Workspace x_mem(ctx);
+  Complex* x_ctx = ctx.is_host() ? x.data() : x_mem.get_as<Complex>(n);
+  if (ctx.is_cuda()) vops.fill(n, Complex{}, x_ctx);
   t0 = std::chrono::steady_clock::now();
-  const solve::CgResult res = solve::cg<T>(*op, y.data(), x.data(), nullptr, cg);
+  const solve::CgResult res = solve::cg<T>(*op, y_ctx, x_ctx, w_ctx, cg);
+  ctx.synchronize();
   bar.finish();
   times["solve"] = since(t0);
+  if (ctx.is_cuda()) {
+    t0 = std::chrono::steady_clock::now();
+    vops.to_host(n, x_ctx, x.data());  // the image, once
+    times["download"] = since(t0);
+  }
+  for (auto& v : x) v = Complex(std::complex<double>(v) * (data_scale / map_scale));
   for (const auto& v : x)
     if (!std::isfinite(v.real()) || !std::isfinite(v.imag()))
       throw Error(ErrorCode::kNonFinite, "the reconstruction diverged (NaN/Inf); nothing was written");
@@ -432,13 +550,21 @@ int run_recon(const ReconArgs& a) {
   if (choices.contains("segments")) std::cout << "; L = " << choices["segments"].get<int>();
   std::cout << ", NUFFT eps " << eps << "\n"
             << "maps:     " << choices["maps"].get<std::string>() << "\n"
-            << "solver:   CG, " << res.iterations << " iterations, lambda " << a.lambda << " (x M x mean sum|S|^2 = "
-            << lambda_abs << "), final residual " << res.residual << "\n";
+            << "backend:  " << ctx.describe()
+            << (ctx.is_cuda() ? " " + place.device_name : std::string()) << "; "
+            << choices["backend_reason"].get<std::string>() << "\n"
+            << "solver:   CG, " << res.iterations << " iterations, lambda " << a.lambda << " (x sum w x mean sum|S|^2 = "
+            << lambda_abs << "), density compensation " << dcf << " (" << choices["dcf_reason"].get<std::string>()
+            << "), final residual " << res.residual << "\n";
   for (const auto& s : notes) std::cout << "note:     " << s << "\n";
-  std::cout << "times:    read " << times["read"].get<double>() << " s, coil maps " << times["coil_maps"].get<double>()
-            << " s, setup " << times["setup"].get<double>() << " s, solve " << times["solve"].get<double>()
-            << " s, write " << times["write"].get<double>() << " s, total " << times["total"].get<double>()
-            << " s; peak memory " << peak_mib << " MiB\n";
+  std::cout << "times:    ";
+  for (const char* k : {"read", "upload", "coil_maps", "setup", "solve", "download", "write", "total"})
+    if (times.contains(k)) {
+      std::string label = k;
+      std::replace(label.begin(), label.end(), '_', ' ');
+      std::cout << label << " " << times[k].get<double>() << " s" << (std::string(k) == "total" ? "" : ", ");
+    }
+  std::cout << "; peak host memory " << peak_mib << " MiB\n";
   if (nrmse) std::cout << "quality:  NRMSE " << *nrmse << " (magnitude, vs " << truth_source << ")\n";
   std::cout << "wrote:    ";
   for (std::size_t i = 0; i < a.outs.size(); ++i) std::cout << (i ? ", " : "") << a.outs[i];
@@ -456,7 +582,7 @@ Subcommand add_recon_command(CLI::App& parent) {
       "(P_ksp, P_traj and optional P_times, P_shots, P_maps, P_field, P_phase, P_truth; see `fieldft simulate`). "
       "The model follows the data: SENSE, or pcSENSE when per-shot phase maps are present; field-map correction "
       "(time segmentation or the exact DFT, whichever costs less) when a field map is present. Solved by conjugate "
-      "gradients on the normal equations (CG-SENSE)");
+      "gradients on the normal equations (CG-SENSE), on a CUDA GPU when there is one (--backend, --device)");
   app->add_option("input", a->in, "Input: FILE.h5 (ISMRMRD) or a .cfl set named P, P_ksp or P_ksp.cfl")->required();
   app->add_option("-o,--out", a->outs,
                   "Output image, format by extension: .nii/.nii.gz (NIfTI magnitude, voxel sizes from the FOV), "
@@ -483,9 +609,16 @@ Subcommand add_recon_command(CLI::App& parent) {
       ->capture_default_str();
   app->add_option("--iters", a->iters, "CG iterations (at most)")->check(CLI::Range(1, 100000))->capture_default_str();
   app->add_option("--lambda", a->lambda,
-                  "Tikhonov weight, relative: the solver's lambda is this x samples x mean_v sum_c |S_c(v)|^2 (the "
-                  "diagonal of A^H A), so values like 1e-3 mean the same for any data size")
+                  "Tikhonov weight, relative: the solver's lambda is this x sum_j w_j (the number of samples without "
+                  "--dcf) x mean_v sum_c |S_c(v)|^2 (the diagonal of A^H W A), so values like 1e-3 mean the same "
+                  "for any data size")
       ->check(finite_number(0))
+      ->capture_default_str();
+  app->add_option("--dcf", a->dcf,
+                  "k-space weights W of CG, min |W^1/2 (A x - y)|^2: auto (what the solver wants: none for CG on the "
+                  "normal equations, the least-squares image), none, or pipe (Pipe-Menon density compensation, 30 "
+                  "iterations: faster early iterations, more noise)")
+      ->check(CLI::IsMember({"auto", "none", "pipe"}))
       ->capture_default_str();
   app->add_option("--tolerance", a->tolerance, "Stop when the CG residual |r|/|r0| falls below this; 0: run --iters")
       ->check(finite_number(0))
@@ -504,10 +637,13 @@ Subcommand add_recon_command(CLI::App& parent) {
   app->add_option("--prec", a->prec, "Precision of the reconstruction: f (float) or d (double)")
       ->check(CLI::IsMember({"f", "d"}))
       ->capture_default_str();
-  app->add_option("--backend", a->backend, "auto or cpu (cuda: not yet in the tool; the library's Python and C++ APIs have it)")
+  app->add_option("--backend", a->backend,
+                  "auto (CUDA when this build has CUDA and a device is visible, else the CPU), cpu, or cuda (an "
+                  "error without CUDA or a device). On CUDA the data go to the device once, the operators and the "
+                  "solver run there, and the image comes back once at the end")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
       ->capture_default_str();
-  app->add_option("--device", a->device, "CUDA device ordinal")->check(at_least(0))->capture_default_str();
+  app->add_option("--device", a->device, "CUDA device ordinal (0 .. devices-1; see `fieldft info`); ignored on the CPU")->check(at_least(0))->capture_default_str();
   add_threads_option(*app, a->threads);
   app->add_option("--progress", a->progress,
                   "Progress bar on stderr (iteration, residual, ETA): auto (only on a terminal, not with --json), on, off")

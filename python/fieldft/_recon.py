@@ -11,6 +11,7 @@ stderr) and an optional per-iteration callback.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import sys
 import time
@@ -156,6 +157,14 @@ def recon(kspace, coords, shape, maps=None, *, method: str = "cg", weights=None,
     y = kspace if not single else kspace.reshape((1, -1))
     if estimate is not None:
         maps = mri.estimate_coil_maps(enc, y, method=estimate, nthreads=nthreads)
+    # The solvers' scalars (ρ = ‖r‖², pᴴAᴴAp, …) are of the problem's precision and grow like
+    # |S|⁶·|y|²: unnormalised maps (|S| ~ 1e5) overflow float32 (pᴴAᴴAp > 3.4e38, NaN images).
+    # So the problem is solved in units where max_v Σ_c |S_c(v)|² = 1 and ‖y‖_rms = 1, and the
+    # image, the weights λ (and δ, ρ) and the reported objective are mapped back (_Scaling).
+    scaling = _Scaling(maps, y)
+    if scaling.active:
+        maps = maps / scaling.maps if maps is not None else None
+        y = y / scaling.data
     if phase_maps is not None:
         if maps is None:
             maps = np.ones((1,) + shape, dtype=dtype)
@@ -178,27 +187,61 @@ def recon(kspace, coords, shape, maps=None, *, method: str = "cg", weights=None,
     cb = None
     if bar is not None or callback is not None:
         def cb(report):
+            report = scaling.report(report)
             if bar is not None:
                 bar.update(report)
             return None if callback is None else callback(report)
     common = dict(weights=w, max_iter=iterations, tol=tol, callback=cb, info=True)
+    sm, sd = scaling.maps, scaling.data
     try:
         if method == "cg":
-            x, result = solve.cg(a, y, lam=lam, **common)
+            x, result = solve.cg(a, y, lam=lam / sm ** 2, **common)
         elif method == "pwls":
             d = op.finite_difference(shape, **place)
-            x, result = solve.pwls_pcg(a, y, d, beta=lam, potential="hyperbolic", delta=delta, **common)
+            x, result = solve.pwls_pcg(a, y, d, beta=lam / sm ** 2, potential="hyperbolic", delta=delta * sm / sd,
+                                       **common)
         elif method == "l1-wavelet":
             psi = op.wavelet(shape, min(levels, op.wavelet_max_levels(shape)), kind="daubechies4", **place)
-            x, result = solve.fista(a, y, psi=psi, lam=lam, **common)
+            x, result = solve.fista(a, y, psi=psi, lam=lam / (sm * sd), **common)
         else:
             d = op.finite_difference(shape, **place)
-            x, result = solve.admm(a, y, d, lam=lam, rho=rho, cg_iterations=cg_iterations, isotropic=True,
-                                   **common)
+            x, result = solve.admm(a, y, d, lam=lam / (sm * sd), rho=rho / sm ** 2, cg_iterations=cg_iterations,
+                                   isotropic=True, **common)
     finally:
         if bar is not None:
             bar.close()
+    if scaling.active:
+        x = x * (sd / sm)
+        result = scaling.report(result)
     return (x, result) if info else x
+
+
+class _Scaling:
+    """The units the solve runs in: maps divided by `maps` = sqrt(max_v Σ_c |S_c(v)|²) and data by
+    `data` = ‖y‖_rms. With x' = x·maps/data the problem ½‖A'x' − y'‖² + λ'R(x') is the original
+    one divided by data², when λ' = λ/maps² for Tikhonov and the hyperbolic penalty (whose δ scales
+    like x: δ' = δ·maps/data), λ' = λ/(maps·data) for ℓ1 and TV, and ADMM's ρ' = ρ/maps²; the
+    solvers' relative residuals are unchanged, their objectives are data² times smaller."""
+
+    def __init__(self, maps, y):
+        self.maps = self.data = 1.0
+        # Each a few scalars from the arrays' own framework and device; the squares are taken
+        # after dividing by the largest magnitude, so that they cannot overflow either.
+        if maps is not None:
+            top = float(abs(maps).max())
+            if math.isfinite(top) and top > 0:
+                self.maps = top * math.sqrt(float(((abs(maps) / top) ** 2).sum(0).max()))
+        count = math.prod(getattr(y, "shape", ()))
+        top = float(abs(y).max()) if count > 0 else 0.0
+        if math.isfinite(top) and top > 0:
+            self.data = top * math.sqrt(float(((abs(y) / top) ** 2).sum()) / count)
+        self.active = self.maps != 1.0 or self.data != 1.0
+
+    def report(self, r):
+        """A solver Report or Result with its objective in the original units."""
+        if not self.active or not math.isfinite(r.objective):
+            return r
+        return dataclasses.replace(r, objective=r.objective * self.data ** 2)
 
 
 def _broadcast_coils(wi, coils):

@@ -7,6 +7,9 @@
     fieldft.io.write_nifti("x.nii.gz", image, fov_mm=(220, 220))   # magnitude float32
     fieldft.io.write_png("x.png", volume)            # mosaic of the z slices
     a = fieldft.io.read_npy("a.npy")                 # the C++ reader (numpy's np.load is the usual one)
+    d = fieldft.io.read_ismrmrd("raw.h5")            # ISMRMRD raw data (a build with libismrmrd)
+    image = fieldft.recon(d.kspace, d.coords, d.shape, d.coil_maps, field_map=d.field_map, times=d.times)
+    fieldft.io.write_ismrmrd("out.h5", d)
 
 Layouts. fieldft's Python arrays are (..., [Nz,] Ny, Nx) in C order, x last; BART's arrays are
 column-major with x first ([x, y, z, coils], k-space [1, samples, spokes, coils], trajectory
@@ -23,7 +26,9 @@ half written. Errors are fieldft.Error subclasses naming the file and what was e
 
 from __future__ import annotations
 
+import dataclasses
 import os
+from typing import Optional
 
 import numpy as np
 
@@ -31,7 +36,8 @@ from . import _core
 
 __all__ = ["read_npy", "write_npy", "npy_header", "read_cfl", "write_cfl", "read_bart_kspace", "write_bart_kspace",
            "read_bart_trajectory", "write_bart_trajectory", "read_bart_image", "write_bart_image", "write_nifti",
-           "nifti_available", "write_png", "preview"]
+           "nifti_available", "write_png", "preview", "IsmrmrdData", "read_ismrmrd", "write_ismrmrd",
+           "ismrmrd_available"]
 
 _NPY_DTYPES = {"int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float32", "float64",
                "complex64", "complex128"}
@@ -247,3 +253,151 @@ def write_png(path, image, *, percentile: float = 99.5, columns: int = 0) -> Non
 
 
 preview = write_png
+
+
+# --- ISMRMRD -----------------------------------------------------------------------------------
+
+def ismrmrd_available() -> bool:
+    """Whether this build reads and writes ISMRMRD (built with libismrmrd; otherwise read_ismrmrd
+    and write_ismrmrd raise BackendUnavailableError)."""
+    return bool(_core.io_ismrmrd_available())
+
+
+@dataclasses.dataclass
+class IsmrmrdData:
+    """Raw data in fieldft's Python layouts (the C++ io::RawData, src/io/ismrmrd.hpp).
+
+    shape: the image grid, (Ny, Nx) or (Nz, Ny, Nx). kspace: (C, M) complex128, the samples of
+    every readout in file order. coords: (M, ndim) k in cycles per field of view, columns in
+    image-axis order ((ky, kx) or (kz, ky, kx)), fieldft.mri.Encoding's convention. times: (M,)
+    seconds or None. shots: (M,) int32 labels (0 … num_shots-1). readouts: samples per readout
+    (acquisition), summing to M. coil_maps (C, *shape) complex128, field_map (*shape) rad/s,
+    phase_maps (S, *shape) radians, truth (*shape) complex128: from the NDArrays SENSEMap,
+    FieldMap, PhaseMaps and Truth, or None. fov_mm: per image axis, in shape's order (0: not
+    stored). trajectory: ISMRMRD's trajectory type ("spiral", "radial", "other", ...)."""
+
+    kspace: np.ndarray
+    coords: np.ndarray
+    shape: tuple
+    times: Optional[np.ndarray] = None
+    shots: Optional[np.ndarray] = None
+    readouts: Optional[np.ndarray] = None
+    coil_maps: Optional[np.ndarray] = None
+    field_map: Optional[np.ndarray] = None
+    phase_maps: Optional[np.ndarray] = None
+    truth: Optional[np.ndarray] = None
+    fov_mm: Optional[tuple] = None
+    trajectory: str = "other"
+
+    @property
+    def num_shots(self) -> int:
+        return 1 if self.shots is None or self.shots.size == 0 else int(self.shots.max()) + 1
+
+
+def read_ismrmrd(path, *, group: str = "dataset", encoding: int = 0, space: str = "encoded",
+                 units: str = "auto", time_column: str = "auto", time_offset_s: float = 0.0,
+                 shot_counter: str = "kspace_encode_step_1", select: Optional[dict] = None,
+                 map_order: str = "x-fastest", read_maps: bool = True, coil_maps_path=None, field_map_path=None,
+                 phase_maps_path=None, nyquist_tolerance: float = 1e-3, max_bytes: int = 0) -> IsmrmrdData:
+    """An ISMRMRD file (HDF5) as IsmrmrdData, through the C++ reader (src/io/ismrmrd.hpp, which
+    documents every rule). space: "encoded" or "recon". units of the trajectory: "auto" (the
+    header's "trajectoryUnits", else cycles/FOV), "cycles/fov", "normalized", "1/m", "rad/m".
+    time_column: "auto", "none", "last". shot_counter: the encoding counter that labels shots
+    ("kspace_encode_step_1", "segment", ..., "none"). select: keep only readouts with these counter
+    values, e.g. {"slice": 3} (keys slice, contrast, phase, repetition, set). map_order:
+    "x-fastest" (ISMRMRD's image order) or "y-fastest" (PowerGrid's vectors). *_path: maps from
+    separate ISMRMRD files. max_bytes: refuse files declaring more content (0: 16 GiB)."""
+    sel = dict(select or {})
+    keys = ("slice", "contrast", "phase", "repetition", "set")
+    unknown = sorted(set(sel) - set(keys))
+    if unknown:
+        raise _core.InvalidArgumentError(f"read_ismrmrd: select has unknown keys {unknown}; expected {list(keys)}")
+    (dim, grid, fov, coils, trajectory, readouts, kx, ky, kz, times, shots, num_shots, data, maps, field, phase,
+     truth) = _core.io_read_ismrmrd(
+        _path(path), group, int(encoding), space, units.lower(), time_column, float(time_offset_s), shot_counter,
+        [int(sel.get(k, -1)) for k in keys], map_order, bool(read_maps), _path(coil_maps_path or ""),
+        _path(field_map_path or ""), _path(phase_maps_path or ""), float(nyquist_tolerance), int(max_bytes))
+    shape = tuple(int(n) for n in (grid[::-1] if dim == 3 else grid[1::-1]))
+    m = kx.size
+    cols = [kx, ky] + ([kz] if dim == 3 else [])
+    coords = np.ascontiguousarray(np.stack(cols[::-1], axis=1))
+
+    def image(a, k=None):
+        if a.size == 0:
+            return None
+        return a.reshape(((k,) if k is not None else ()) + shape)
+
+    return IsmrmrdData(
+        kspace=data.reshape((int(coils), m)), coords=coords, shape=shape, times=times if times.size else None,
+        shots=shots, readouts=readouts, coil_maps=image(maps, int(coils)), field_map=image(field),
+        phase_maps=image(phase, int(num_shots)), truth=image(truth),
+        fov_mm=tuple(float(v) for v in fov[:dim][::-1]), trajectory=trajectory)
+
+
+def write_ismrmrd(path, data=None, *, kspace=None, coords=None, shape=None, times=None, shots=None, readouts=None,
+                  coil_maps=None, field_map=None, phase_maps=None, truth=None, fov_mm=None,
+                  trajectory: str = "other", map_order: str = "x-fastest") -> None:
+    """Writes raw data as an ISMRMRD file that read_ismrmrd (and ISMRMRD's own tools) read back:
+    either an IsmrmrdData `data`, or its fields as keywords (kspace (C, M) or (M,), coords
+    (M, ndim) in cycles/FOV with columns (ky, kx) / (kz, ky, kx), shape; the rest optional, as in
+    IsmrmrdData; readouts None: one readout per run of equal shot labels (all M samples without
+    shots), split into pieces of at most 65535 samples, ISMRMRD's limit). The file is written under a temporary name and renamed
+    when complete, so a failure leaves nothing half written."""
+    if data is not None:
+        if not isinstance(data, IsmrmrdData):
+            raise TypeError("write_ismrmrd: data must be an IsmrmrdData (or give its fields as keywords)")
+        f = dataclasses.asdict(data)
+        kspace, coords, shape, times, shots, readouts = (f[k] for k in ("kspace", "coords", "shape", "times", "shots",
+                                                                         "readouts"))
+        coil_maps, field_map, phase_maps, truth = f["coil_maps"], f["field_map"], f["phase_maps"], f["truth"]
+        fov_mm, trajectory = f["fov_mm"], f["trajectory"]
+    if kspace is None or coords is None or shape is None:
+        raise _core.InvalidArgumentError("write_ismrmrd: kspace, coords and shape are required")
+    shape = tuple(int(n) for n in shape)
+    dim = len(shape)
+    if dim not in (2, 3):
+        raise _core.InvalidArgumentError(f"write_ismrmrd: shape must be (Ny, Nx) or (Nz, Ny, Nx), got {shape}")
+    k = np.asarray(_host_array(coords, "write_ismrmrd coords"), dtype=np.float64)
+    if k.ndim != 2 or k.shape[1] != dim:
+        raise _core.ShapeMismatchError(f"write_ismrmrd: coords of shape {k.shape}; expected (M, {dim})")
+    m = k.shape[0]
+    y = np.asarray(_host_array(kspace, "write_ismrmrd kspace"))
+    y = y.reshape((1, -1)) if y.ndim == 1 else y
+    if y.ndim != 2 or y.shape[1] != m:
+        raise _core.ShapeMismatchError(f"write_ismrmrd: kspace of shape {y.shape}; expected (coils, {m})")
+    coils = y.shape[0]
+
+    def vec(a, dtype, name, n=None):
+        if a is None:
+            return None
+        v = np.ascontiguousarray(np.asarray(_host_array(a, "write_ismrmrd " + name)), dtype=dtype).reshape(-1)
+        if n is not None and v.size != n:
+            raise _core.ShapeMismatchError(f"write_ismrmrd: {name} has {v.size} values; expected {n}")
+        return v
+
+    if shots is not None:
+        shots = vec(shots, np.int32, "shots", m)
+    if readouts is None:
+        if shots is None or m == 0:
+            readouts = [m]
+        else:
+            starts = np.flatnonzero(np.diff(shots)) + 1
+            readouts = np.diff(np.concatenate(([0], starts, [m])))
+        # ISMRMRD holds at most 65535 samples per acquisition.
+        readouts = [min(65535, int(r) - i) for r in readouts for i in range(0, int(r), 65535)]
+    voxels = int(np.prod(shape))
+    num_shots = 1 if shots is None or m == 0 else int(shots.max()) + 1
+    grid = list(shape[::-1]) + ([1] if dim == 2 else [])
+    fov = [0.0, 0.0, 0.0]
+    if fov_mm is not None:
+        fv = [float(v) for v in fov_mm][::-1]
+        if len(fv) != dim:
+            raise _core.InvalidArgumentError(f"write_ismrmrd: fov_mm needs {dim} values, got {len(fv)}")
+        fov[:dim] = fv
+    _core.io_write_ismrmrd(
+        _path(path), dim, grid, fov, coils, str(trajectory), vec(readouts, np.int64, "readouts"),
+        vec(k[:, -1], np.float64, "kx"), vec(k[:, -2], np.float64, "ky"),
+        vec(k[:, 0], np.float64, "kz") if dim == 3 else None, vec(times, np.float64, "times", m), shots, num_shots,
+        vec(y, np.complex128, "kspace"), vec(coil_maps, np.complex128, "coil_maps", voxels * coils),
+        vec(field_map, np.float64, "field_map", voxels), vec(phase_maps, np.float64, "phase_maps", voxels * num_shots),
+        vec(truth, np.complex128, "truth", voxels), map_order)

@@ -227,3 +227,95 @@ def test_png_mosaic(tmp_path):
     assert (tmp_path / "v.pgm").read_bytes().startswith(b"P5\n35 6\n255\n")
     with pytest.raises(fieldft.InvalidArgumentError, match=".png or .pgm"):
         io.write_png(tmp_path / "v.jpg", vol)
+
+
+# --- ISMRMRD -------------------------------------------------------------------------------------
+
+needs_ismrmrd = pytest.mark.skipif(not io.ismrmrd_available(),
+                                   reason="fieldft built without libismrmrd (FIELDFT_ISMRMRD; Debian libismrmrd-dev)")
+
+
+def simulated_raw(shape=(24, 20), coils=3, interleaves=4, shots=2):
+    """Multi-shot spiral data with readout times, coil, field and phase maps and the truth: the
+    shapes and values of fieldft.mri's simulation helpers."""
+    from fieldft import mri
+    k = mri.spiral(shape, interleaves=interleaves)                  # (interleaves, samples, 2)
+    labels = mri.shot_labels(k, shots).reshape(-1)
+    times = mri.readout_times(k, 4e-6).reshape(-1)
+    coords = k.reshape(-1, 2)
+    truth = mri.shepp_logan(shape).astype(np.complex128)
+    maps = mri.coil_maps(shape, coils)
+    field = mri.field_map(shape, max_hz=40)
+    phase = mri.shot_phase_maps(shape, shots)
+    enc = mri.Encoding(shape, coords)
+    kspace = np.asarray(mri.sense(enc, maps, eps=1e-6, dtype="complex128")(truth))
+    return io.IsmrmrdData(kspace=kspace.astype(np.complex128), coords=coords, shape=shape, times=times,
+                          shots=labels, readouts=np.full(interleaves, k.shape[1], dtype=np.int64), coil_maps=maps,
+                          field_map=field, phase_maps=phase, truth=truth, fov_mm=(240.0, 200.0),
+                          trajectory="spiral")
+
+
+@needs_ismrmrd
+def test_ismrmrd_round_trip(tmp_path):
+    d = simulated_raw()
+    io.write_ismrmrd(tmp_path / "raw.h5", d)
+    assert sorted(os.listdir(tmp_path)) == ["raw.h5"]  # no temporary file left
+    r = io.read_ismrmrd(tmp_path / "raw.h5")
+    assert r.shape == d.shape and r.kspace.shape == d.kspace.shape and r.coords.shape == d.coords.shape
+    assert r.trajectory == "spiral" and r.num_shots == 2 and r.fov_mm == d.fov_mm
+    assert list(r.readouts) == list(d.readouts)
+    # ISMRMRD stores samples, trajectories and times as float32: equal to float32 rounding.
+    f32 = np.finfo(np.float32).eps
+    np.testing.assert_allclose(r.kspace, d.kspace, rtol=0, atol=2 * f32 * np.abs(d.kspace).max())
+    np.testing.assert_allclose(r.coords, d.coords, rtol=2 * f32, atol=0)
+    np.testing.assert_allclose(r.times, d.times, rtol=2 * f32, atol=0)
+    assert np.array_equal(r.shots, d.shots)
+    # The maps and the truth are NDArrays of doubles: exact.
+    for name in ("coil_maps", "field_map", "phase_maps", "truth"):
+        a, b = getattr(r, name), getattr(d, name)
+        assert a.shape == b.shape and np.array_equal(a, b), name
+
+
+@needs_ismrmrd
+def test_ismrmrd_keywords_3d_and_y_fastest(tmp_path):
+    from fieldft import mri
+    shape = (6, 8, 10)
+    k = mri.spiral(shape, interleaves=2).reshape(-1, 3)
+    y = (np.arange(2 * k.shape[0]) * (1 + 0.5j)).reshape(2, -1)
+    field = np.arange(np.prod(shape), dtype=np.float64).reshape(shape)
+    io.write_ismrmrd(tmp_path / "v.h5", kspace=y, coords=k, shape=shape, field_map=field, map_order="y-fastest")
+    r = io.read_ismrmrd(tmp_path / "v.h5", map_order="y-fastest")
+    assert r.shape == shape and r.coords.shape == k.shape and r.coil_maps is None
+    assert not np.any(r.times)  # no time column and no dwell time: the reader's times are 0
+    assert sum(r.readouts) == k.shape[0] and max(r.readouts) <= 65535
+    np.testing.assert_allclose(r.coords, k, rtol=2 * np.finfo(np.float32).eps, atol=0)
+    np.testing.assert_allclose(r.kspace, y, rtol=2 * np.finfo(np.float32).eps)
+    assert np.array_equal(r.field_map, field)
+    # Read in the other voxel order, the map comes back transposed in x and y.
+    assert not np.array_equal(io.read_ismrmrd(tmp_path / "v.h5").field_map, field)
+
+
+@needs_ismrmrd
+def test_ismrmrd_bad_input(tmp_path):
+    d = simulated_raw()
+    with pytest.raises(fieldft.ShapeMismatchError, match="coil_maps"):
+        io.write_ismrmrd(tmp_path / "bad.h5", kspace=d.kspace, coords=d.coords, shape=d.shape,
+                         coil_maps=d.coil_maps[:1])
+    bad = d.kspace.copy()
+    bad[0, 3] = np.nan
+    with pytest.raises(fieldft.NonFiniteError):
+        io.write_ismrmrd(tmp_path / "nan.h5", kspace=bad, coords=d.coords, shape=d.shape)
+    assert os.listdir(tmp_path) == []  # a refused write leaves nothing
+    (tmp_path / "junk.h5").write_bytes(b"not hdf5" * 100)
+    with pytest.raises(fieldft.InvalidArgumentError, match="junk.h5"):
+        io.read_ismrmrd(tmp_path / "junk.h5")
+    with pytest.raises(fieldft.InvalidArgumentError, match="units"):
+        io.read_ismrmrd(tmp_path / "junk.h5", units="furlongs")
+    with pytest.raises(fieldft.InvalidArgumentError, match="select"):
+        io.read_ismrmrd(tmp_path / "junk.h5", select={"echo": 1})
+
+
+@pytest.mark.skipif(io.ismrmrd_available(), reason="this build has ISMRMRD")
+def test_ismrmrd_absent(tmp_path):
+    with pytest.raises(fieldft.BackendUnavailableError):
+        io.read_ismrmrd(tmp_path / "x.h5")

@@ -304,3 +304,37 @@ def test_cg_with_and_without_toeplitz_give_the_same_image(dtype):
         images.append(solve.cg(a, y, max_iter=20))
     assert rel_err(images[0], images[1]) < 5 * eps
     assert not math.isnan(mri.NufftEncoding(enc, eps, batch=COILS, dtype=dtype, toeplitz="on").prepare_normal())
+
+
+@pytest.mark.parametrize("method", ["cg", "pwls", "l1-wavelet", "tv"])
+def test_recon_unnormalised_maps(method):
+    """Coil maps of magnitude ~1e5 (scanner units, not normalised): in float32 the solvers'
+    scalars overflowed (pᴴAᴴAp ~ |S|⁶|y|² > 3.4e38) and fieldft.recon returned NaN. It now solves
+    in normalised units: the image equals the one from the same data with maps scaled to ~1 (and
+    the data with them), mapped back. λ (and δ, ρ) are in the user's units, so the scaled problem
+    takes λ·a² (Tikhonov, hyperbolic) or λ·a·b (ℓ1, TV) for maps ×a and data ×b; δ is in image
+    units (×b/a)."""
+    n, coils = 24, 4
+    shape = (n, n)
+    truth = mri.shepp_logan(shape).astype(np.complex64)
+    k = mri.spiral(shape).reshape(-1, 2)
+    maps = mri.coil_maps(shape, coils).astype(np.complex64)
+    y = np.asarray(mri.sense(mri.Encoding(shape, k), maps, eps=1e-6)(truth))
+    a, b = 1e5, 3e4  # maps ×a; the data of those maps are y·a, then ×b/a of other units
+    lam = {"cg": 1e-2, "pwls": 1e-2, "l1-wavelet": 1e-3, "tv": 1e-3}[method]
+    big_lam = lam * a * a if method in ("cg", "pwls") else lam * a * b
+    opts = dict(method=method, iterations=15, progress=False, info=True)
+    x1, r1 = fieldft.recon(y, k, shape, maps, lam=lam, **opts)
+    seen = []
+    x2, r2 = fieldft.recon(y * b, k, shape, maps * a, lam=big_lam, delta=0.01 * b / a,
+                           callback=lambda r: seen.append(r), **opts)
+    assert np.all(np.isfinite(x2)) and np.all(np.isfinite([r.residual for r in seen]))
+    # The same problem in other units: equal up to float32 rounding of the scaled arrays (each
+    # rounding ~6e-8, amplified by the iterations' conditioning; 1e-3 still fails any wrong
+    # power of a or b in the λ mapping, which changes the image by O(1)).
+    assert rel_err(x2 * a / b, x1) < 1e-3
+    assert r2.iterations == r1.iterations
+    if math.isfinite(r1.objective):  # reported in the caller's units: ×b² like the data term
+        assert abs(r2.objective / (b * b * r1.objective) - 1) < 1e-3
+    if method == "cg":
+        assert rel_err(x1, truth) < 0.2  # and it is a reconstruction, not just two equal images

@@ -78,6 +78,57 @@ bool walk(Bytes& bytes, std::uint64_t at, std::uint64_t file_size, unsigned lsiz
   return true;
 }
 
+// The root group of a superblock version 0 or 1 file (what libhdf5 1.10 writes by default, and
+// ISMRMRD files have): its object header's symbol-table message names a v1 B-tree ("TREE") and a
+// local heap ("HEAP", version 0, whose data segment lies in the file). libhdf5 looks every name
+// up there (H5Lexists) without checking that either exists: an undefined heap address reaches
+// H5HL_protect and a null read in H5F__accum_read (a segmentation fault, found by the fuzzer).
+// Returns what is wrong, or nothing; a header it cannot walk (another version, the message in a
+// continuation block) gives no verdict.
+std::optional<std::string> root_group_problem(Bytes& bytes, const FileFacts& facts) {
+  const unsigned as = facts.addr_size, ls = facts.length_size;
+  const std::uint64_t sb = facts.base;
+  const unsigned version = static_cast<unsigned>(bytes.le(sb + 8, 1));
+  if (version > 1) return std::nullopt;
+  // Signature, versions and sizes (16 bytes), the B-tree K values and flags (8), version 1's
+  // indexed-storage K and reserved bytes (4), four addresses, then the root's symbol-table entry
+  // (link-name offset, object header address, ...).
+  const std::uint64_t entry = sb + 24 + (version == 1 ? 4 : 0) + 4 * std::uint64_t{as};
+  // n bytes at address rel (relative to the superblock) inside the file, without overflow.
+  const auto within = [&](std::uint64_t rel, std::uint64_t n) {
+    return rel <= facts.size && n <= facts.size && facts.base + rel + n <= facts.size;
+  };
+  const std::uint64_t ohdr = bytes.le(entry + as, as);
+  if (!within(ohdr, 16) || bytes.le(sb + ohdr, 1) != 1) return std::nullopt;  // not a v1 header
+  const std::uint64_t messages = bytes.le(sb + ohdr + 2, 2), size = bytes.le(sb + ohdr + 8, 4);
+  std::uint64_t p = sb + ohdr + 16;
+  const std::uint64_t end = p + size;
+  for (std::uint64_t i = 0; i < messages && p + 8 <= end; ++i) {
+    const std::uint64_t type = bytes.le(p, 2), msize = bytes.le(p + 2, 2);
+    if (type == 0x11) {  // symbol table: B-tree address, local heap address
+      if (msize < 2 * std::uint64_t{as}) return std::nullopt;
+      const std::uint64_t tree = bytes.le(p + 8, as), heap = bytes.le(p + 8 + as, as);
+      unsigned char sig[5];
+      if (!within(tree, 4)) return "its root group's B-tree address " + std::to_string(tree) + " lies outside the file";
+      bytes.read(sb + tree, 4, sig);
+      if (std::memcmp(sig, "TREE", 4) != 0) return "its root group's B-tree has no TREE signature";
+      if (!within(heap, 8 + 2 * std::uint64_t{ls} + as))
+        return "its root group's local heap address " + std::to_string(heap) + " lies outside the file";
+      bytes.read(sb + heap, 5, sig);
+      if (std::memcmp(sig, "HEAP", 4) != 0 || sig[4] != 0)
+        return "its root group's local heap has no HEAP signature (version 0)";
+      const std::uint64_t data_size = bytes.le(sb + heap + 8, ls);
+      const std::uint64_t data = bytes.le(sb + heap + 8 + 2 * ls, as);
+      if (data_size > facts.size || !within(data, data_size))
+        return "its root group's local heap data (" + std::to_string(data_size) + " bytes at " + std::to_string(data) +
+               ") lie outside the file";
+      return std::nullopt;
+    }
+    p += 8 + msize;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 FileFacts inspect(const std::string& path) {
@@ -103,6 +154,7 @@ FileFacts inspect(const std::string& path) {
   facts.length_size = sb[8] <= 1 ? sb[14] : sb[10];
   const auto valid = [](unsigned s) { return s == 2 || s == 4 || s == 8; };
   if (!valid(facts.addr_size) || !valid(facts.length_size)) return facts;  // libhdf5 refuses it
+  if (const auto problem = root_group_problem(bytes, facts)) fail(path, "corrupt HDF5 file: " + *problem);
 
   static constexpr char kGcol[5] = {'G', 'C', 'O', 'L', '\1'};
   std::ifstream f(path, std::ios::binary);

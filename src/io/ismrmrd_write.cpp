@@ -1,76 +1,20 @@
 // fieldft::io ISMRMRD writer (src/io/ismrmrd.hpp), through libismrmrd's Dataset API so that the
 // file is laid out exactly as ISMRMRD's own tools write it.
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <ismrmrd/dataset.h>
 #include <ismrmrd/ismrmrd.h>
 #include <ismrmrd/xml.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
-#include <cstdio>
-#include <cstring>
-#include <filesystem>
 #include <sstream>
 
 #include "fieldft/error.hpp"
+#include "io/atomic_file.hpp"
 #include "io/ismrmrd.hpp"
 
 namespace fieldft::io {
 
 namespace {
-
-// A temporary file in the destination's directory (rename is atomic only within one file
-// system), removed unless commit() renamed it onto the destination.
-class TempPath {
- public:
-  explicit TempPath(const std::string& path) : path_(path) {
-    namespace fs = std::filesystem;
-    const fs::path p(path);
-    require(!p.filename().empty(), ErrorCode::kInvalidArgument, "cannot write '" + path + "': the path names no file");
-    std::error_code ec;
-    require(!fs::is_directory(p, ec), ErrorCode::kInvalidArgument, "cannot write '" + path + "': it is a directory");
-    const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
-    static int counter = 0;
-    int fd = -1;
-    for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
-      std::string name = ".";
-      name += p.filename().string();
-      name += ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
-      tmp_ = (dir / name).string();
-      fd = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-      if (fd < 0 && errno != EEXIST) break;
-    }
-    if (fd < 0)
-      throw Error(ErrorCode::kInvalidArgument,
-                  "cannot write '" + path + "': cannot create a file in '" + dir.string() + "': " + std::strerror(errno));
-    ::close(fd);
-    // libismrmrd creates an HDF5 file only where none can be opened: start from no file.
-    ::unlink(tmp_.c_str());
-  }
-  TempPath(const TempPath&) = delete;
-  TempPath& operator=(const TempPath&) = delete;
-  ~TempPath() {
-    if (!committed_) ::unlink(tmp_.c_str());
-  }
-  const std::string& tmp() const noexcept { return tmp_; }
-
-  void commit() {
-    // fsync before rename: otherwise a crash soon after may leave an empty file at the path.
-    const int fd = ::open(tmp_.c_str(), O_RDONLY | O_CLOEXEC);
-    const bool synced = fd >= 0 && ::fsync(fd) == 0;
-    if (fd >= 0) ::close(fd);
-    if (!synced || std::rename(tmp_.c_str(), path_.c_str()) != 0)
-      throw Error(ErrorCode::kInvalidArgument, "cannot write '" + path_ + "': " + std::strerror(errno));
-    committed_ = true;
-  }
-
- private:
-  std::string path_, tmp_;
-  bool committed_ = false;
-};
 
 ISMRMRD::TrajectoryType trajectory_type(const std::string& name) {
   if (name == "spiral") return ISMRMRD::TrajectoryType::SPIRAL;
@@ -157,9 +101,12 @@ void write_ismrmrd(const std::string& path, const RawData& d, const IsmrmrdWrite
   }
   const std::string xml = header_xml(d);
 
-  TempPath tmp(path);
+  // The file appears at `path` only when complete (io/atomic_file.hpp). AtomicFile's temporary
+  // file exists and is empty: libismrmrd cannot open it as HDF5 and so creates it afresh
+  // (H5F_ACC_TRUNC); the Dataset is closed (end of the block) before commit() syncs and renames.
+  AtomicFile tmp(path);
   try {
-    ISMRMRD::Dataset ds(tmp.tmp().c_str(), "dataset", true);
+    ISMRMRD::Dataset ds(tmp.temp_path().c_str(), "dataset", true);
     ds.writeHeader(xml);
     const int kd = d.dim + (d.times.empty() ? 0 : 1);
     const std::vector<double>* k[3] = {&d.kx, &d.ky, &d.kz};

@@ -8,7 +8,8 @@ modes:
       simulate SIMULATE-ARGS into a temporary directory as FORMAT (h5: ISMRMRD, cfl: BART set),
       then `recon --json` with RECON-ARGS writing .nii.gz, .npy, .cfl and .png; the JSON report
       must parse and hold the documented keys, its NRMSE against the simulated truth must be
-      below NRMSE, each choices[KEY] must equal VALUE (nifti=0: no NIfTI output), every output must be a valid file of its
+      below NRMSE, each choices[KEY] must equal VALUE (nifti=0: no NIfTI output; scale=S: the .cfl
+      set's maps and k-space are multiplied by S first, as in scanner units), every output must be a valid file of its
       format with the image's size, and nothing else (no temporary file) may be left. worse=:
       the recon with ARGS instead of RECON-ARGS (e.g. --encoding,nufft: ignoring the field map)
       must be at least FACTOR times worse: the model the tool chose is the reason for the NRMSE.
@@ -16,12 +17,17 @@ modes:
       simulate, damage the k-space (truncate: cut the .cfl / the .h5 file in half; garbage:
       overwrite with text), recon must fail with "fieldft: error:" and a library exit code, and
       write no output.
+  parity NRMSE TOL FORMAT
+      simulate, then recon with `--backend cpu` and with `--backend cuda` (RECON-ARGS added to
+      both) into .npy images: the CUDA run must report backend cuda and its device, both NRMSEs
+      must be below NRMSE, and the two images must agree to a relative l2 difference below TOL.
   unwritable
       simulate, recon with one good output and one in a directory that does not exist: clear
       error, nonzero exit, and neither output written.
 
 Only the standard library.
 """
+import array
 import gzip
 import json
 import os
@@ -83,6 +89,49 @@ def check_cfl(base, shape):
         fail("%s: dims %s / size, expected %s" % (base, dims, shape))
 
 
+SKIP = 77  # ctest's SKIP_RETURN_CODE for the gpu-labelled parity tests
+
+
+def read_npy_c8(path):
+    """The values of a complex64 .npy file as a list of complex numbers."""
+    with open(path, "rb") as f:
+        data = f.read()
+    hlen = struct.unpack("<H", data[8:10])[0]
+    body = data[10 + hlen:]
+    vals = struct.unpack("<%df" % (len(body) // 4), body)
+    return [complex(vals[i], vals[i + 1]) for i in range(0, len(vals), 2)]
+
+
+def check_parity(tool, margs, sim, rec):
+    bound, tol, fmt = float(margs[0]), float(margs[1]), margs[2]
+    info = json.loads(run(tool, ["info", "--json"]).stdout)
+    if "cuda" not in info["usable_backends"]:
+        print("SKIP: no usable CUDA device (fieldft info: %s)" % info["usable_backends"])
+        sys.exit(SKIP)
+    with tempfile.TemporaryDirectory() as d:
+        src, _ = simulate(tool, d, fmt, sim)
+        images, reports = {}, {}
+        for backend in ["cpu", "cuda"]:
+            out = os.path.join(d, backend + ".npy")
+            j = recon_json(tool, [src, "-o", out, "--backend", backend] + rec)
+            if j["choices"].get("backend") != backend:
+                fail("--backend %s ran on %r" % (backend, j["choices"].get("backend")))
+            if not j["nrmse"] < bound:
+                fail("%s: NRMSE %.4f >= %g" % (backend, j["nrmse"], bound))
+            images[backend], reports[backend] = read_npy_c8(out), j
+        g = reports["cuda"]
+        require_keys(g["choices"], ["device", "device_name"])
+        require_keys(g["seconds"], ["upload", "download"])
+        a, b = images["cpu"], images["cuda"]
+        diff = sum(abs(x - y) ** 2 for x, y in zip(a, b)) ** 0.5
+        ref = sum(abs(x) ** 2 for x in a) ** 0.5
+        rel = diff / ref if ref > 0 else float("inf")
+        print("NRMSE cpu %.4f, cuda %.4f (device %d, %s); |x_cuda - x_cpu| / |x_cpu| = %.3e" % (
+            reports["cpu"]["nrmse"], g["nrmse"], g["choices"]["device"], g["choices"]["device_name"], rel))
+        if not rel < tol:
+            fail("the CPU and CUDA images differ by %.3e (relative l2), expected < %g" % (rel, tol))
+
+
 def prod(xs):
     p = 1
     for x in xs:
@@ -102,9 +151,17 @@ def check_roundtrip(tool, margs, sim, rec):
     bound, fmt = float(margs[0]), margs[1]
     expect = dict(a.split("=", 1) for a in margs[2:] if not a.startswith("worse="))
     nifti = expect.pop("nifti", "1") == "1"  # nifti=0: a build without libnifti2
+    scale = float(expect.pop("scale", "1"))
     worse = [a[len("worse="):] for a in margs[2:] if a.startswith("worse=")]
     with tempfile.TemporaryDirectory() as d:
         src, s = simulate(tool, d, fmt, sim)
+        if scale != 1:
+            for part in ("_maps.cfl", "_ksp.cfl"):
+                values = array.array("f")
+                with open(src + part, "rb") as f:
+                    values.frombytes(f.read())
+                with open(src + part, "wb") as f:
+                    f.write(array.array("f", (v * scale for v in values)).tobytes())
         outs = [os.path.join(d, n) for n in ["img.nii.gz", "img.npy", "img.cfl", "img.png"]]
         args = [src] + sum([["-o", o] for o in outs[0 if nifti else 1:]], []) + rec
         j = recon_json(tool, args)
@@ -187,6 +244,8 @@ def main(argv):
         check_roundtrip(tool, margs, sim, rec)
     elif mode == "corrupt":
         check_corrupt(tool, margs[0], margs[1])
+    elif mode == "parity":
+        check_parity(tool, margs, sim, rec)
     elif mode == "unwritable":
         check_unwritable(tool)
     else:

@@ -592,6 +592,7 @@ TEST_F(IsmrmrdTest, FuzzerRegressions) {
       {"zero_size_member_type.h5", "member of size 0"},
       {"chunk_dims_do_not_fit.h5", "chunk dimensions"},
       {"unterminated_member_name.h5", "unterminated member name"},
+      {"root_heap_undefined.h5", "root group's"},
   };
   for (const auto& [name, expected] : cases)
     expect_error([&] { read_ismrmrd((dir / name).string()); }, ErrorCode::kInvalidArgument, {name, expected});
