@@ -56,6 +56,19 @@ constexpr double kSpreadCellsGpu = 2e11;
 // cost, about R2's and R4's set-up columns (H100: 5 ms NUFFT, 2 ms DFT; the CPU alike).
 constexpr double kKernelSetupGpu = 7.8e-3, kKernelSetupCpu = 0.24, kKernelSetupCells = 512.0 * 512.0;
 constexpr double kNufftPlanSetup = 5e-3, kDftPlanSetup = 2e-3;
+// The host design of an interpolator (src/core/time_segmentation.cpp), in complex multiply-adds:
+// each L tried is screened at <= 129 times (2·P·l each, P <= 2·bins + 1 evaluation points, which
+// are the fit's points too) after an l×l Gram matrix over the P points, and the chosen L is
+// evaluated at all D distinct times: 2·D·P·L + 129·P·L² + P·L³/3 in all. 2.5e8 per second and
+// core: measured on the 2-core development machine (1.8e8–3e8 for R2's L = 9 and L' = 28 designs,
+// one thread). Predicted, not measured here, so that the choice is the same on every run. The
+// chooser's own planning is not counted: it is spent whichever candidate wins.
+constexpr double kDesignOpsPerCore = 2.5e8;
+double design_seconds(const core::TimeSegmentationDesign& d, int threads) {
+  const double dd = static_cast<double>(d.times.values.size()), p = 2.0 * static_cast<double>(d.field_bins) + 1;
+  const double l = d.segments;
+  return (2 * dd * p * l + 129 * p * l * l + p * l * l * l / 3) / (kDesignOpsPerCore * threads);
+}
 constexpr double kUpsampling = 2.0;  // the NUFFT's fine grid (the CPU default; CUDA may pick less)
 constexpr int kDifferenceQuantiles = 256;  // as FieldToeplitzNormal's difference design
 
@@ -89,12 +102,13 @@ std::string fmt(const char* f, double v) {
   std::snprintf(buf, sizeof buf, f, v);
   return buf;
 }
-// "1.4 ms", "0.35 s", "12 µs"
+// "1.4 ms", "2.35 s", "12 µs", "51 ns"
 std::string seconds(double s) {
   if (!std::isfinite(s)) return "inf";
   if (s >= 1) return fmt("%.3g s", s);
   if (s >= 1e-3) return fmt("%.3g ms", s * 1e3);
-  return fmt("%.3g µs", s * 1e6);
+  if (s >= 1e-6) return fmt("%.3g µs", s * 1e6);
+  return fmt("%.3g ns", s * 1e9);
 }
 // 65,536
 std::string grouped(std::int64_t v) {
@@ -192,7 +206,8 @@ FieldModelChoice choose_field_model(const FieldModelProblem& p, const FieldModel
 
   Machine m;
   m.gpu = o.backend == Backend::kCuda;
-  m.threads = m.gpu ? 1 : cpu_threads_for(o.threads);
+  const int host_threads = cpu_threads_for(o.threads);
+  m.threads = m.gpu ? 1 : host_threads;
   m.double_precision = o.double_precision;
   const int dim = static_cast<int>(p.grid.size());
   double voxels = 1;
@@ -239,18 +254,27 @@ FieldModelChoice choose_field_model(const FieldModelProblem& p, const FieldModel
   std::string segmented_note, toeplitz_note = toeplitz_runs ? "" : (o.plan_toeplitz ? "the CUDA Toeplitz path needs 2D, 2N_d powers of two in [16, 2048]" : "not planned");
   double ts_iter = 0, ts_setup = 0, tt_iter = 0, tt_setup = 0;
   std::vector<const std::vector<double>*> seen;
-  std::vector<std::pair<int, int>> seen_segments;  // (L, L') of each distinct time set
+  struct Planned {
+    int l = 0, lt = 0;               // L and L'
+    double design = 0, design_t = 0;  // their designs' predicted seconds
+  };
+  std::vector<Planned> seen_segments;  // of each distinct set of times
   for (const auto& times : per_shot) {
     const double ms = static_cast<double>(times.empty() ? p.samples : static_cast<std::int64_t>(times.size()));
     int l = 0, lt = 0;
+    double design = 0, design_t = 0;
     for (std::size_t i = 0; i < seen.size(); ++i)
-      if (*seen[i] == times) std::tie(l, lt) = seen_segments[i];
+      if (*seen[i] == times) {
+        const Planned& q = seen_segments[i];
+        std::tie(l, lt, design, design_t) = std::tie(q.l, q.lt, q.design, q.design_t);
+      }
     if (l == 0 && segmented_ok) {
       req.times = times;
       req.samples = static_cast<std::int64_t>(ms);
       try {
         const auto d = core::design_time_segmentation(req);
         l = d.segments;
+        design = design_seconds(d, host_threads);
         c.worst_error = std::max(c.worst_error, d.interpolation.worst_error);
       } catch (const Error& e) {
         if (e.code() != ErrorCode::kInvalidArgument) throw;
@@ -263,7 +287,9 @@ FieldModelChoice choose_field_model(const FieldModelProblem& p, const FieldModel
         rt.interpolator = core::SegmentInterpolator::kLeastSquares;  // as FieldToeplitzNormal's
         rt.max_segments = std::min(core::kMaxSegmentsLimit, std::max(128, 2 * o.max_segments));
         try {
-          lt = core::design_time_segmentation(rt).segments;
+          const auto dt = core::design_time_segmentation(rt);
+          lt = dt.segments;
+          design_t = design_seconds(dt, host_threads);
         } catch (const Error& e) {
           if (e.code() != ErrorCode::kInvalidArgument) throw;
           toeplitz_ok = false;
@@ -272,7 +298,7 @@ FieldModelChoice choose_field_model(const FieldModelProblem& p, const FieldModel
         }
       }
       seen.push_back(&times);
-      seen_segments.emplace_back(l, lt);
+      seen_segments.push_back({l, lt, design, design_t});
     }
     if (!segmented_ok) break;
     c.segments = std::max(c.segments, l);
@@ -281,17 +307,16 @@ FieldModelChoice choose_field_model(const FieldModelProblem& p, const FieldModel
     const double images = l * coils;
     ts_iter += images * (pair_fft / m.fft_rate() + 2 * ms * footprint / m.spread_rate()) +
                images * 2 * (voxels + ms) / m.fft_rate();
-    ts_setup += kNufftPlanSetup;
+    ts_setup += kNufftPlanSetup + design;  // each shot's encoding designs its own interpolator
     if (toeplitz_ok) {
       tt_iter += coils * lt * toeplitz_units / m.fft_rate();
-      tt_setup += kNufftPlanSetup + lt * m.kernel_setup(padded);
+      tt_setup += kNufftPlanSetup + design + design_t + lt * m.kernel_setup(padded);
     }
   }
-  const double planning = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (segmented_ok) {
     c.segmented.feasible = true;
     c.segmented.iteration_seconds = ts_iter;
-    c.segmented.setup_seconds = ts_setup + planning;  // the operators repeat this design
+    c.segmented.setup_seconds = ts_setup;
     c.segmented.total_seconds = c.segmented.setup_seconds + iterations * ts_iter;
     c.segmented.note = "L = " + std::to_string(c.segments) + ": " + std::to_string(c.segments) + " × " +
                        grouped(p.coils) + " NUFFT pairs" + (shots > 1 ? " per shot" : "");
@@ -301,7 +326,7 @@ FieldModelChoice choose_field_model(const FieldModelProblem& p, const FieldModel
   if (segmented_ok && toeplitz_ok) {
     c.segmented_toeplitz.feasible = true;
     c.segmented_toeplitz.iteration_seconds = tt_iter;
-    c.segmented_toeplitz.setup_seconds = tt_setup + planning;
+    c.segmented_toeplitz.setup_seconds = tt_setup;
     c.segmented_toeplitz.total_seconds = c.segmented_toeplitz.setup_seconds + iterations * tt_iter;
     c.segmented_toeplitz.note = "L' = " + std::to_string(c.toeplitz_segments) + ": " +
                                 std::to_string(c.toeplitz_segments) + " × " + grouped(p.coils) +
@@ -317,7 +342,7 @@ FieldModelChoice choose_field_model(const FieldModelProblem& p, const FieldModel
   c.encoding = best == &c.dft ? EncodingKind::kDft : EncodingKind::kTimeSegmented;
   c.toeplitz = best == &c.segmented_toeplitz;
   const std::string per = " per iteration";
-  const std::string totals = " (" + std::to_string(o.iterations) + " iterations with set-up: " +
+  const std::string totals = "; " + std::to_string(o.iterations) + " iterations with set-up: " +
                              seconds(best->total_seconds) + " against ";
   if (best == &c.dft) {
     if (!segmented_ok) {
@@ -328,7 +353,7 @@ FieldModelChoice choose_field_model(const FieldModelProblem& p, const FieldModel
           c.segmented_toeplitz.total_seconds < c.segmented.total_seconds ? c.segmented_toeplitz : c.segmented;
       c.reason = "exact DFT: predicted " + seconds(c.dft.iteration_seconds) + per + " (" + c.dft.note +
                  ") against " + seconds(other.iteration_seconds) + " for time segmentation (" + other.note +
-                 ")" + totals + seconds(other.total_seconds) + ")";
+                 ")" + totals + seconds(other.total_seconds);
     }
   } else {
     c.reason = "time segmentation, L = " + std::to_string(c.segments) +
@@ -336,7 +361,7 @@ FieldModelChoice choose_field_model(const FieldModelProblem& p, const FieldModel
                            : ", NUFFT-pair normal") +
                ": predicted " + seconds(best->iteration_seconds) + per + " against " +
                seconds(c.dft.iteration_seconds) + " for the exact DFT (" + c.dft.note + ")" + totals +
-               seconds(c.dft.total_seconds) + ")";
+               seconds(c.dft.total_seconds);
     if (!c.toeplitz && c.segmented_toeplitz.feasible)
       c.reason += "; Toeplitz predicted " + seconds(c.segmented_toeplitz.total_seconds) + " with set-up";
     else if (!c.toeplitz)

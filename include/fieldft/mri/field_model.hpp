@@ -77,7 +77,7 @@ struct FieldModelOptions {
 
 struct FieldModelCandidate {
   bool feasible = false;        // can reach the accuracy (and run on this backend)
-  double setup_seconds = 0;     // predicted set-up (the planning itself is measured)
+  double setup_seconds = 0;     // predicted set-up: plans, interpolator designs, Toeplitz kernels
   double iteration_seconds = 0; // predicted seconds of one normal application
   double total_seconds = 0;     // setup + iterations · iteration (infinity when not feasible)
   std::string note;             // why infeasible, or what was counted
@@ -90,7 +90,7 @@ struct FieldModelChoice {
   int toeplitz_segments = 0;    // L' of the difference design (largest over shots); 0: none
   double worst_error = 0;       // the time segmentation's worst-case phase error at L
   FieldModelCandidate dft, segmented, segmented_toeplitz;
-  double planning_seconds = 0;  // wall time of this function
+  double planning_seconds = 0;  // wall time of this function (not in any candidate's set-up)
   std::string reason;           // one line, naming the numbers
 };
 
