@@ -371,7 +371,10 @@ def test_field_and_shots_bad_input():
     with pytest.raises(fieldft.InvalidArgumentError, match="kind"):
         mri.pcsense(enc, maps, q["phase"], kind="fft")
     with pytest.raises(fieldft.InvalidArgumentError, match="accuracy"):
-        fieldft.recon(y, k, shape, maps, field_map=q["f"], times=q["t"], accuracy=1e-9, **kw)
+        fieldft.recon(y, k, shape, maps, field_map=q["f"], times=q["t"], accuracy=1e-9, encoding="tseg", **kw)
+    # encoding="auto" takes the exact DFT where time segmentation cannot reach the accuracy.
+    _, result = fieldft.recon(y, k, shape, maps, field_map=q["f"], times=q["t"], accuracy=1e-9, info=True, **kw)
+    assert result.encoding_choice["encoding"] == "dft" and "cannot reach" in result.encoding_choice["reason"]
     with pytest.raises(TypeError, match="not both"):
         fieldft.recon(y, k, shape, maps, field_map=q["f"], field=q["f"], times=q["t"], **kw)
 
