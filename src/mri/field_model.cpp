@@ -69,7 +69,7 @@ double design_seconds(const core::TimeSegmentationDesign& d, int threads) {
   const double l = d.segments;
   return (2 * dd * p * l + 129 * p * l * l + p * l * l * l / 3) / (kDesignOpsPerCore * threads);
 }
-constexpr double kUpsampling = 2.0;  // the NUFFT's fine grid (the CPU default; CUDA may pick less)
+constexpr double kUpsampling = 2.0;        // the NUFFT's fine grid (the CPU default; CUDA may pick less)
 constexpr int kDifferenceQuantiles = 256;  // as FieldToeplitzNormal's difference design
 
 struct Machine {
@@ -166,8 +166,8 @@ void check(const FieldModelProblem& p, const FieldModelOptions& o) {
           who + "samples is " + std::to_string(p.samples) + ", expected >= 1");
   require(p.coils >= 1, ErrorCode::kInvalidArgument, who + "coils is " + std::to_string(p.coils) + ", expected >= 1");
   require(p.field.empty() || static_cast<std::int64_t>(p.field.size()) == voxels, ErrorCode::kShapeMismatch,
-          who + "the field map has " + std::to_string(p.field.size()) + " values, expected " +
-              std::to_string(voxels) + " (one per voxel) or none");
+          who + "the field map has " + std::to_string(p.field.size()) + " values, expected " + std::to_string(voxels) +
+              " (one per voxel) or none");
   require(p.times.empty() || static_cast<std::int64_t>(p.times.size()) == p.samples, ErrorCode::kShapeMismatch,
           who + "times has " + std::to_string(p.times.size()) + " values, expected " + std::to_string(p.samples) +
               " (one per sample) or none");
@@ -175,8 +175,9 @@ void check(const FieldModelProblem& p, const FieldModelOptions& o) {
           who + "the shot labels have " + std::to_string(p.shots.size()) + " values, expected " +
               std::to_string(p.samples) + " (one per sample) or none");
   for (std::size_t i = 0; i < p.field.size(); ++i)
-    require(std::isfinite(p.field[i]), ErrorCode::kNonFinite,
-            who + "field[" + std::to_string(i) + "] is " + fmt("%g", p.field[i]) + ", expected a finite value in rad/s");
+    require(
+        std::isfinite(p.field[i]), ErrorCode::kNonFinite,
+        who + "field[" + std::to_string(i) + "] is " + fmt("%g", p.field[i]) + ", expected a finite value in rad/s");
   for (std::size_t i = 0; i < p.times.size(); ++i)
     require(std::isfinite(p.times[i]), ErrorCode::kNonFinite,
             who + "times[" + std::to_string(i) + "] is " + fmt("%g", p.times[i]) + ", expected a finite value in s");
@@ -251,11 +252,15 @@ FieldModelChoice choose_field_model(const FieldModelProblem& p, const FieldModel
   const double toeplitz_units = 2 * core::toeplitz_fft_units(g) + 3 * padded;
 
   bool segmented_ok = true, toeplitz_ok = toeplitz_runs;
-  std::string segmented_note, toeplitz_note = toeplitz_runs ? "" : (o.plan_toeplitz ? "the CUDA Toeplitz path needs 2D, 2N_d powers of two in [16, 2048]" : "not planned");
+  std::string segmented_note,
+      toeplitz_note =
+          toeplitz_runs
+              ? ""
+              : (o.plan_toeplitz ? "the CUDA Toeplitz path needs 2D, 2N_d powers of two in [16, 2048]" : "not planned");
   double ts_iter = 0, ts_setup = 0, tt_iter = 0, tt_setup = 0;
   std::vector<const std::vector<double>*> seen;
   struct Planned {
-    int l = 0, lt = 0;               // L and L'
+    int l = 0, lt = 0;                // L and L'
     double design = 0, design_t = 0;  // their designs' predicted seconds
   };
   std::vector<Planned> seen_segments;  // of each distinct set of times
@@ -293,8 +298,8 @@ FieldModelChoice choose_field_model(const FieldModelProblem& p, const FieldModel
         } catch (const Error& e) {
           if (e.code() != ErrorCode::kInvalidArgument) throw;
           toeplitz_ok = false;
-          toeplitz_note = "no L' up to " + std::to_string(rt.max_segments) +
-                          " reaches the accuracy for the field difference";
+          toeplitz_note =
+              "no L' up to " + std::to_string(rt.max_segments) + " reaches the accuracy for the field difference";
         }
       }
       seen.push_back(&times);
@@ -329,8 +334,8 @@ FieldModelChoice choose_field_model(const FieldModelProblem& p, const FieldModel
     c.segmented_toeplitz.setup_seconds = tt_setup;
     c.segmented_toeplitz.total_seconds = c.segmented_toeplitz.setup_seconds + iterations * tt_iter;
     c.segmented_toeplitz.note = "L' = " + std::to_string(c.toeplitz_segments) + ": " +
-                                std::to_string(c.toeplitz_segments) + " × " + grouped(p.coils) +
-                                " padded FFT pairs" + (shots > 1 ? " per shot" : "");
+                                std::to_string(c.toeplitz_segments) + " × " + grouped(p.coils) + " padded FFT pairs" +
+                                (shots > 1 ? " per shot" : "");
   } else {
     c.segmented_toeplitz.note = segmented_ok ? toeplitz_note : "time segmentation does not reach the accuracy";
   }
@@ -342,8 +347,8 @@ FieldModelChoice choose_field_model(const FieldModelProblem& p, const FieldModel
   c.encoding = best == &c.dft ? EncodingKind::kDft : EncodingKind::kTimeSegmented;
   c.toeplitz = best == &c.segmented_toeplitz;
   const std::string per = " per iteration";
-  const std::string totals = "; " + std::to_string(o.iterations) + " iterations with set-up: " +
-                             seconds(best->total_seconds) + " against ";
+  const std::string totals =
+      "; " + std::to_string(o.iterations) + " iterations with set-up: " + seconds(best->total_seconds) + " against ";
   if (best == &c.dft) {
     if (!segmented_ok) {
       c.reason = "exact DFT: time segmentation cannot reach the accuracy " + fmt("%g", o.accuracy) + " (" +
@@ -351,17 +356,16 @@ FieldModelChoice choose_field_model(const FieldModelProblem& p, const FieldModel
     } else {
       const FieldModelCandidate& other =
           c.segmented_toeplitz.total_seconds < c.segmented.total_seconds ? c.segmented_toeplitz : c.segmented;
-      c.reason = "exact DFT: predicted " + seconds(c.dft.iteration_seconds) + per + " (" + c.dft.note +
-                 ") against " + seconds(other.iteration_seconds) + " for time segmentation (" + other.note +
-                 ")" + totals + seconds(other.total_seconds);
+      c.reason = "exact DFT: predicted " + seconds(c.dft.iteration_seconds) + per + " (" + c.dft.note + ") against " +
+                 seconds(other.iteration_seconds) + " for time segmentation (" + other.note + ")" + totals +
+                 seconds(other.total_seconds);
     }
   } else {
-    c.reason = "time segmentation, L = " + std::to_string(c.segments) +
-               (c.toeplitz ? ", Toeplitz normal (L' = " + std::to_string(c.toeplitz_segments) + ")"
-                           : ", NUFFT-pair normal") +
-               ": predicted " + seconds(best->iteration_seconds) + per + " against " +
-               seconds(c.dft.iteration_seconds) + " for the exact DFT (" + c.dft.note + ")" + totals +
-               seconds(c.dft.total_seconds);
+    c.reason =
+        "time segmentation, L = " + std::to_string(c.segments) +
+        (c.toeplitz ? ", Toeplitz normal (L' = " + std::to_string(c.toeplitz_segments) + ")" : ", NUFFT-pair normal") +
+        ": predicted " + seconds(best->iteration_seconds) + per + " against " + seconds(c.dft.iteration_seconds) +
+        " for the exact DFT (" + c.dft.note + ")" + totals + seconds(c.dft.total_seconds);
     if (!c.toeplitz && c.segmented_toeplitz.feasible)
       c.reason += "; Toeplitz predicted " + seconds(c.segmented_toeplitz.total_seconds) + " with set-up";
     else if (!c.toeplitz)

@@ -135,8 +135,8 @@ TEST(FieldModel, LargeProblemTakesTimeSegmentation) {
     EXPECT_LE(choice.worst_error, 1e-3);
     EXPECT_LT(choice.segmented_toeplitz.iteration_seconds, choice.segmented.iteration_seconds);
     EXPECT_LT(choice.segmented_toeplitz.iteration_seconds, choice.dft.iteration_seconds);
-    EXPECT_EQ(r.rfind("time segmentation, L = " + std::to_string(choice.segments) + ", Toeplitz normal (L' = " +
-                          std::to_string(choice.toeplitz_segments) + ")",
+    EXPECT_EQ(r.rfind("time segmentation, L = " + std::to_string(choice.segments) +
+                          ", Toeplitz normal (L' = " + std::to_string(choice.toeplitz_segments) + ")",
                       0),
               0u);
     for (const char* s : {"65,536 voxels", "65,536 samples", "8 coils", "pairs/s", "per iteration", "iterations"})
@@ -304,7 +304,8 @@ std::shared_ptr<const mri::Encoding<double>> encoding_of(const Scan& s, bool wit
 }
 
 // 10 CG iterations from 0 on the operator's own data of the phantom; returns the image.
-std::vector<std::complex<double>> reconstruct(op::LinearOperator<double>& a, const std::vector<std::complex<double>>& y) {
+std::vector<std::complex<double>> reconstruct(op::LinearOperator<double>& a,
+                                              const std::vector<std::complex<double>>& y) {
   std::vector<std::complex<double>> x(static_cast<std::size_t>(a.domain_size()), 0.0);
   solve::CgOptions o;
   o.max_iterations = 10;

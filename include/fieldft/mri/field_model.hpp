@@ -52,43 +52,43 @@
 namespace fieldft::mri {
 
 struct FieldModelProblem {
-  std::vector<std::int64_t> grid;        // {Nx, Ny[, Nz]}
-  std::span<const double> field;         // Δω per voxel, rad/s (x fastest); empty: no field map
-  std::span<const double> times;         // s per sample; empty: all zero
-  std::span<const std::int32_t> shots;   // shot label per sample (0 … S−1); empty: one shot
-  std::int64_t samples = 0;              // M, all shots together
-  std::int64_t coils = 1;                // C
+  std::vector<std::int64_t> grid;       // {Nx, Ny[, Nz]}
+  std::span<const double> field;        // Δω per voxel, rad/s (x fastest); empty: no field map
+  std::span<const double> times;        // s per sample; empty: all zero
+  std::span<const std::int32_t> shots;  // shot label per sample (0 … S−1); empty: one shot
+  std::int64_t samples = 0;             // M, all shots together
+  std::int64_t coils = 1;               // C
   // true: one encoding per shot (mri::pcsense), so time segmentation pays its FFTs per shot and
   // plans L from each shot's times; false: one encoding of all samples (mri::sense).
   bool per_shot = false;
 };
 
 struct FieldModelOptions {
-  double accuracy = 1e-3;   // the time segmentation's worst-case phase error (TimeSegmentationOptions)
-  double eps = 1e-5;        // the NUFFT's tolerance (its kernel width)
-  int max_segments = 64;    // the largest L tried (TimeSegmentationOptions::max_segments)
+  double accuracy = 1e-3;  // the time segmentation's worst-case phase error (TimeSegmentationOptions)
+  double eps = 1e-5;       // the NUFFT's tolerance (its kernel width)
+  int max_segments = 64;   // the largest L tried (TimeSegmentationOptions::max_segments)
   SegmentInterpolator interpolator = SegmentInterpolator::kLeastSquares;  // time segmentation's
-  int iterations = 30;      // normal applications over which the set-up is spread
+  int iterations = 30;              // normal applications over which the set-up is spread
   Backend backend = Backend::kCpu;  // kCpu or kCuda: which throughput constants
-  int threads = 0;          // CPU threads (0: all, fieldft::cpu_threads_for)
+  int threads = 0;                  // CPU threads (0: all, fieldft::cpu_threads_for)
   bool double_precision = false;    // T = double (the DFT's rates are lower)
   bool plan_toeplitz = true;        // plan L' and consider the Toeplitz normal
 };
 
 struct FieldModelCandidate {
-  bool feasible = false;        // can reach the accuracy (and run on this backend)
-  double setup_seconds = 0;     // predicted set-up: plans, interpolator designs, Toeplitz kernels
-  double iteration_seconds = 0; // predicted seconds of one normal application
-  double total_seconds = 0;     // setup + iterations · iteration (infinity when not feasible)
-  std::string note;             // why infeasible, or what was counted
+  bool feasible = false;         // can reach the accuracy (and run on this backend)
+  double setup_seconds = 0;      // predicted set-up: plans, interpolator designs, Toeplitz kernels
+  double iteration_seconds = 0;  // predicted seconds of one normal application
+  double total_seconds = 0;      // setup + iterations · iteration (infinity when not feasible)
+  std::string note;              // why infeasible, or what was counted
 };
 
 struct FieldModelChoice {
   EncodingKind encoding = EncodingKind::kNufft;  // kNufft (no field map), kDft or kTimeSegmented
-  bool toeplitz = false;        // kTimeSegmented: the field-corrected Toeplitz normal
-  int segments = 0;             // L (the largest over shots); 0 when not planned or unreachable
-  int toeplitz_segments = 0;    // L' of the difference design (largest over shots); 0: none
-  double worst_error = 0;       // the time segmentation's worst-case phase error at L
+  bool toeplitz = false;                         // kTimeSegmented: the field-corrected Toeplitz normal
+  int segments = 0;                              // L (the largest over shots); 0 when not planned or unreachable
+  int toeplitz_segments = 0;                     // L' of the difference design (largest over shots); 0: none
+  double worst_error = 0;                        // the time segmentation's worst-case phase error at L
   FieldModelCandidate dft, segmented, segmented_toeplitz;
   double planning_seconds = 0;  // wall time of this function (not in any candidate's set-up)
   std::string reason;           // one line, naming the numbers
