@@ -387,7 +387,6 @@ FieldModelChoice choose_field_model(const Encoding<T>& e, std::int64_t coils, bo
   p.samples = e.num_samples();
   p.coils = coils;
   p.per_shot = per_shot;
-  options.double_precision = sizeof(T) == sizeof(double);
   return choose_field_model(p, options);
 }
 

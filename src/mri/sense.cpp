@@ -32,6 +32,7 @@ SenseOptions resolve_encoding_kind(const Encoding<T>& encoding, std::int64_t coi
   f.plan_toeplitz = t.toeplitz != Toeplitz::kOff;
   f.backend = context.is_cuda() ? Backend::kCuda : Backend::kCpu;
   f.threads = context.nthreads();
+  f.double_precision = sizeof(T) == sizeof(double);
   const FieldModelChoice c = choose_field_model(encoding, coils, per_shot, f);
   options.encoding = c.encoding;
   if (c.encoding == EncodingKind::kTimeSegmented)

@@ -153,6 +153,33 @@ TEST(FieldModel, LargeProblemTakesTimeSegmentation) {
   }
 }
 
+// The two field cases of docs/benchmarks.md on an H100 (float, 8 coils, ±150 Hz blob fields, 30
+// iterations), where both models were measured: R4 (128², 4 shots of 4 spiral arms, 25,744
+// samples, 6.4 ms readouts) ran its exact-DFT pcSENSE faster than the time-segmented one (42.7
+// against 115.9 ms), R2 (256², 65,536 samples, 10.24 ms) is out of the DFT's reach (2·8·65,536²
+// pairs per iteration) and ran time segmentation. The model must pick the same.
+TEST(FieldModel, BenchmarkCasesChooseWhatRanFastest) {
+  struct Bench {
+    std::int64_t n, readouts, per_readout, shots;
+    double ms;
+    EncodingKind expected;
+  };
+  for (const Bench& b : {Bench{128, 16, 1609, 4, 6.4, EncodingKind::kDft},
+                         Bench{256, 64, 1024, 1, 10.24, EncodingKind::kTimeSegmented}}) {
+    Case c;
+    c.grid = {b.n, b.n};
+    c.field = mri::field_map(c.grid, {.max_hz = 150});
+    c.times = readout_times(b.readouts, b.per_readout, b.ms);
+    for (std::size_t j = 0; j < c.times.size(); ++j)
+      c.shots.push_back(static_cast<std::int32_t>((j / static_cast<std::size_t>(b.per_readout)) % b.shots));
+    auto p = c.problem(8);
+    p.per_shot = b.shots > 1;
+    const auto choice = mri::choose_field_model(p, on(Backend::kCuda));
+    ::testing::Test::RecordProperty("reason_" + std::to_string(b.n), choice.reason);
+    EXPECT_EQ(choice.encoding, b.expected) << choice.reason;
+  }
+}
+
 // Where the Toeplitz normal cannot run (CUDA off its fused path: 2N = 200 is not a power of two),
 // it is not chosen, and the reason of its candidate says why.
 TEST(FieldModel, NoToeplitzWhereTheContextCannotRunIt) {

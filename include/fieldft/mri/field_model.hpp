@@ -96,8 +96,8 @@ struct FieldModelChoice {
 
 FieldModelChoice choose_field_model(const FieldModelProblem& problem, const FieldModelOptions& options = {});
 
-// The same for an Encoding (its grid, field map, times and shot labels); T sets
-// options.double_precision.
+// The same for an Encoding (its grid, field map, times and shot labels); the precision of the
+// operators to be built is options.double_precision, not T.
 template <class T>
 FieldModelChoice choose_field_model(const Encoding<T>& encoding, std::int64_t coils, bool per_shot,
                                     FieldModelOptions options = {});
