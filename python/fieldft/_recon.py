@@ -100,9 +100,10 @@ def recon(kspace, coords, shape, maps=None, *, method: str = "cg", weights=None,
     encoding: "nufft" (the fast transform; no field map), "dft" (the exact field-corrected DFT),
       "tseg" (time segmentation on the NUFFT: the field map through L NUFFTs, L chosen so that
       the worst-case phase error is within `accuracy`; fieldft.mri.TimeSegmentedEncoding) or
-      "auto" (default): "tseg" when a field map is given, "nufft" otherwise. A choice between
-      "tseg" and "dft" by predicted cost (and Toeplitz or not) is planned; "auto" does not make
-      it yet.
+      "auto" (default): "nufft" without a field map; with one, "dft" or "tseg" by predicted cost
+      for `iterations` iterations (fieldft.mri.choose_field_model; its reason is printed with
+      progress=True and, with info=True, the result carries the choice's dict as
+      `encoding_choice`).
     eps: the NUFFT's tolerance ("nufft", "tseg"). accuracy: the time segmentation's ("tseg").
     device: where to run (default: where kspace is).
     progress: a progress bar (forces one residual per iteration onto the host).
@@ -140,8 +141,9 @@ def recon(kspace, coords, shape, maps=None, *, method: str = "cg", weights=None,
     if field_map is not None and times is None:
         raise _core.InvalidArgumentError("recon: a field_map needs the readout times (times=, M values in "
                                          "seconds): without them the off-resonance phase Δω·t is zero")
-    if encoding == "auto":
-        encoding = "tseg" if field_map is not None else "nufft"
+    auto = encoding == "auto"
+    if auto and field_map is None:
+        encoding = "nufft"
     if encoding == "nufft" and field_map is not None:
         raise _core.InvalidArgumentError("encoding='nufft' cannot apply a field map; use encoding='tseg' (time "
                                          "segmentation on the NUFFT) or 'dft' (the exact field-corrected DFT), "
@@ -152,6 +154,14 @@ def recon(kspace, coords, shape, maps=None, *, method: str = "cg", weights=None,
         raise _core.ShapeMismatchError(f"`kspace` has {k.shape[-1]} samples per coil but `coords` has "
                                        f"{enc.num_samples}")
     dtype = k.dtype
+    choice = None
+    if auto and field_map is not None:
+        choice = mri.choose_field_model(enc, coils, per_shot=phase_maps is not None, accuracy=accuracy, eps=eps,
+                                        iterations=iterations, device="cuda" if str(device).startswith("cuda") else "cpu",
+                                        nthreads=nthreads, dtype=dtype)
+        encoding = choice["encoding"]
+        if progress:
+            print(f"fieldft recon: {choice['reason']}", file=sys.stderr)
     place = dict(dtype=dtype, device=device, nthreads=nthreads)
     kind = dict(kind=encoding, eps=eps, accuracy=accuracy)
     y = kspace if not single else kspace.reshape((1, -1))
@@ -213,6 +223,8 @@ def recon(kspace, coords, shape, maps=None, *, method: str = "cg", weights=None,
     if scaling.active:
         x = x * (sd / sm)
         result = scaling.report(result)
+    if choice is not None:
+        result = ReconResult(**dataclasses.asdict(result), encoding_choice=choice)
     return (x, result) if info else x
 
 
@@ -242,6 +254,12 @@ class _Scaling:
         if not self.active or not math.isfinite(r.objective):
             return r
         return dataclasses.replace(r, objective=r.objective * self.data ** 2)
+
+
+@dataclasses.dataclass(frozen=True)
+class ReconResult(solve.Result):
+    """solve.Result with the choice of encoding="auto" (fieldft.mri.choose_field_model's dict)."""
+    encoding_choice: Optional[dict] = None
 
 
 def _broadcast_coils(wi, coils):

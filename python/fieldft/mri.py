@@ -35,7 +35,7 @@ from ._plan import OPTION_NAMES, make_options
 from .op import Operator, _complex_dtype, _fixed_values, _Place, _python_shapes
 
 __all__ = ["Encoding", "NufftEncoding", "DftEncoding", "DftR2Encoding", "TimeSegmentedEncoding",
-           "plan_time_segmentation", "sense", "pcsense", "estimate_coil_maps", "density_compensation", "shepp_logan",
+           "plan_time_segmentation", "choose_field_model", "sense", "pcsense", "estimate_coil_maps", "density_compensation", "shepp_logan",
            "spiral", "radial", "readout_times", "coil_maps", "field_map", "shot_phase_maps", "shot_labels",
            "add_noise"]
 
@@ -347,6 +347,28 @@ def plan_time_segmentation(encoding, accuracy=1e-3, interpolator="least-squares"
     args = _tseg_args(accuracy, interpolator, max_segments, segments)
     with caller_terms(_message(encoding.ndim)):
         return encoding._core(np.float64).plan_time_segmentation(*args)
+
+
+def choose_field_model(encoding, coils=1, *, per_shot=False, accuracy=1e-3, eps=1e-5, max_segments=64,
+                       interpolator="least-squares", iterations=30, device="cpu", nthreads=0,
+                       dtype="complex64") -> dict:
+    """The field-corrected model by predicted cost (include/fieldft/mri/field_model.hpp): the
+    exact DFT ("dft") or time segmentation ("tseg"), with the field-corrected Toeplitz normal or
+    not, for `coils` coils and `iterations` normal applications at `accuracy` (the time
+    segmentation's worst-case phase error); "nufft" without a field map. per_shot: one encoding
+    per shot (pcsense). device: "cpu" or "cuda[:d]" (which throughput constants); dtype:
+    complex64 or complex128. Returns a dict: encoding, toeplitz, L, L_toeplitz, error, the
+    candidates "dft", "tseg", "tseg_toeplitz" (feasible, setup_seconds, iteration_seconds,
+    total_seconds, note), planning_seconds and a one-line reason naming the numbers."""
+    _check_encoding(encoding)
+    args = _tseg_args(accuracy, interpolator, max_segments, None)
+    if not isinstance(device, str) or not (device == "cpu" or device.startswith("cuda")):
+        raise _core.InvalidArgumentError(f"device must be 'cpu' or 'cuda[:d]', got {device!r}")
+    double = np.dtype(dtype) == np.complex128
+    with caller_terms(_message(encoding.ndim)):
+        return encoding._core(np.float64).choose_field_model(
+            count64(coils, "coils"), bool(per_shot), args[0], float(eps), args[2], args[1],
+            c_int(iterations, "iterations"), -1 if device == "cpu" else 0, c_int(nthreads, "nthreads"), double)
 
 
 _COIL_METHODS = {"rss": 0, "espirit": 1}

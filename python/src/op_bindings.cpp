@@ -39,6 +39,7 @@
 #include "fieldft/mri/coil_maps.hpp"
 #include "fieldft/mri/density.hpp"
 #include "fieldft/mri/encoding.hpp"
+#include "fieldft/mri/field_model.hpp"
 #include "fieldft/mri/pcsense.hpp"
 #include "fieldft/mri/sense.hpp"
 #include "fieldft/mri/time_segmentation.hpp"
@@ -153,6 +154,33 @@ nb::dict report_dict(const mri::TimeSegmentationReport& r) {
   return d;
 }
 
+nb::dict candidate_dict(const mri::FieldModelCandidate& c) {
+  nb::dict d;
+  d["feasible"] = c.feasible;
+  d["setup_seconds"] = c.setup_seconds;
+  d["iteration_seconds"] = c.iteration_seconds;
+  d["total_seconds"] = c.total_seconds;
+  d["note"] = c.note;
+  return d;
+}
+
+nb::dict choice_dict(const mri::FieldModelChoice& c) {
+  nb::dict d;
+  d["encoding"] = c.encoding == mri::EncodingKind::kDft             ? "dft"
+                  : c.encoding == mri::EncodingKind::kTimeSegmented ? "tseg"
+                                                                    : "nufft";
+  d["toeplitz"] = c.toeplitz;
+  d["L"] = c.segments;
+  d["L_toeplitz"] = c.toeplitz_segments;
+  d["error"] = c.worst_error;
+  d["dft"] = candidate_dict(c.dft);
+  d["tseg"] = candidate_dict(c.segmented);
+  d["tseg_toeplitz"] = candidate_dict(c.segmented_toeplitz);
+  d["planning_seconds"] = c.planning_seconds;
+  d["reason"] = c.reason;
+  return d;
+}
+
 template <class T>
 void bind_encoding(nb::module_& mod, const char* name) {
   using E = PyEncoding<T>;
@@ -189,6 +217,26 @@ void bind_encoding(nb::module_& mod, const char* name) {
              return report_dict(r);
            },
            "accuracy"_a, "interpolator"_a, "max_segments"_a, "segments"_a)
+      // mri::choose_field_model (field_model.hpp): the exact DFT or time segmentation by
+      // predicted cost, as a dict (device < 0: the CPU's constants, else the GPU's).
+      .def("choose_field_model",
+           [](const E& e, std::int64_t coils, bool per_shot, double accuracy, double eps, int max_segments,
+              int interpolator, int iterations, int device, int nthreads, bool double_precision) {
+             mri::FieldModelOptions o;
+             o.accuracy = accuracy;
+             o.eps = eps;
+             o.max_segments = max_segments;
+             o.interpolator = static_cast<mri::SegmentInterpolator>(interpolator);
+             o.iterations = iterations;
+             o.backend = device < 0 ? Backend::kCpu : Backend::kCuda;
+             o.threads = nthreads;
+             o.double_precision = double_precision;
+             mri::FieldModelChoice c;
+             without_gil([&] { c = mri::choose_field_model<T>(*e.e, coils, per_shot, o); });
+             return choice_dict(c);
+           },
+           "coils"_a, "per_shot"_a, "accuracy"_a, "eps"_a, "max_segments"_a, "interpolator"_a, "iterations"_a,
+           "device"_a, "nthreads"_a, "double_precision"_a)
       // mri::estimate_coil_maps (coil_maps.hpp): data (C·M) and maps (N·C) at the place
       // (device, stream, nthreads); density: host pointer to ndensity doubles (0: cell counting).
       .def("estimate_coil_maps",

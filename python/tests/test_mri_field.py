@@ -260,14 +260,14 @@ def test_pcsense_recovers_a_multishot_phantom():
 
 def test_recon_with_the_field_map_beats_recon_without():
     """Data simulated with a ±80 Hz field map over 8 ms readouts (peak phase ≈ 4 rad): fieldft.recon
-    with field_map and times ("auto" → time segmentation) recovers the phantom (measured 7.1e-5,
+    with field_map and times (encoding="tseg": time segmentation) recovers the phantom (measured 7.1e-5,
     bound 1e-3 as above), the exact DFT gives the same image within the accuracy (measured
     2.3e-5), and recon without the field map is blurred and distorted (measured 0.115: bound
     0.05, and at least 20× worse)."""
     q = multishot_acquisition(shots=1, field=True, max_phase=0.0)
     y = q["y"].astype(np.complex64)
     common = dict(iterations=60, lam=1e-4 * q["k"].shape[0], progress=False)
-    xt = fieldft.recon(y, q["k"], q["shape"], q["maps"], field_map=q["f"], times=q["t"], **common)
+    xt = fieldft.recon(y, q["k"], q["shape"], q["maps"], field_map=q["f"], times=q["t"], encoding="tseg", **common)
     xd = fieldft.recon(y, q["k"], q["shape"], q["maps"], field_map=q["f"], times=q["t"], encoding="dft", **common)
     xn = fieldft.recon(y, q["k"], q["shape"], q["maps"], **common)
     et, en = rel_err(xt, q["truth"]), rel_err(xn, q["truth"])
@@ -281,8 +281,52 @@ def test_recon_multishot_with_a_field_map():
     data; measured 8.9e-5, bound 1e-3 as above)."""
     q = multishot_acquisition(field=True)
     x = fieldft.recon(q["y"], q["k"], q["shape"], q["maps"], field_map=q["f"], times=q["t"], shots=q["labels"],
-                      phase_maps=q["phase"], iterations=60, lam=1e-4 * q["k"].shape[0], progress=False)
+                      phase_maps=q["phase"], iterations=60, lam=1e-4 * q["k"].shape[0], progress=False,
+                      encoding="tseg")
     assert x.dtype == np.complex128 and rel_err(x, q["truth"]) < 1e-3
+
+
+def test_choose_field_model_and_recon_auto():
+    """fieldft.mri.choose_field_model: a choice with its reason; the DFT where time segmentation
+    cannot reach the accuracy; "nufft" without a field map; clear errors. fieldft.recon with
+    encoding="auto" builds what it chose, prints the reason with progress=True and returns it
+    with info=True; its image equals that of the chosen encoding given explicitly (the same
+    operator and solver: float32 rounding only, bound 1e-5)."""
+    q = multishot_acquisition(shots=1, field=True, max_phase=0.0)
+    coils = q["maps"].shape[0]
+    enc = mri.Encoding(q["shape"], q["k"], times=q["t"], field=q["f"])
+    c = mri.choose_field_model(enc, coils)
+    assert c["encoding"] in ("dft", "tseg") and c["L"] >= 1 and c["reason"]
+    assert c["dft"]["feasible"] and c["dft"]["iteration_seconds"] > 0
+    assert f"{coils} coils" in c["reason"] and "per iteration" in c["reason"]
+    hard = mri.choose_field_model(enc, coils, accuracy=1e-14, max_segments=4)
+    assert hard["encoding"] == "dft" and not hard["tseg"]["feasible"]
+    assert "cannot reach the accuracy" in hard["reason"]
+    plain = mri.Encoding(q["shape"], q["k"])
+    assert mri.choose_field_model(plain, coils)["encoding"] == "nufft"
+    with pytest.raises(fieldft.InvalidArgumentError, match="accuracy is nan"):
+        mri.choose_field_model(enc, coils, accuracy=float("nan"))
+    with pytest.raises(fieldft.InvalidArgumentError, match="accuracy is 0"):
+        mri.choose_field_model(enc, coils, accuracy=0.0)
+    with pytest.raises(fieldft.InvalidArgumentError, match="device"):
+        mri.choose_field_model(enc, coils, device="tpu")
+
+    y = q["y"].astype(np.complex64)
+    common = dict(iterations=10, lam=1e-4 * q["k"].shape[0])
+    xa, result = fieldft.recon(y, q["k"], q["shape"], q["maps"], field_map=q["f"], times=q["t"], info=True,
+                               progress=False, **common)
+    chosen = result.encoding_choice
+    assert chosen["encoding"] in ("dft", "tseg") and chosen["reason"]
+    xe = fieldft.recon(y, q["k"], q["shape"], q["maps"], field_map=q["f"], times=q["t"], progress=False,
+                       encoding=chosen["encoding"], **common)
+    assert rel_err(xa, xe) < 1e-5
+
+
+def test_recon_auto_prints_its_reason(capsys):
+    q = multishot_acquisition(n=16, coils=2, shots=1, field=True, max_phase=0.0)
+    fieldft.recon(q["y"], q["k"], q["shape"], q["maps"], field_map=q["f"], times=q["t"], iterations=2)
+    err = capsys.readouterr().err
+    assert "fieldft recon: " in err and "predicted" in err
 
 
 def test_field_and_shots_bad_input():
@@ -327,7 +371,10 @@ def test_field_and_shots_bad_input():
     with pytest.raises(fieldft.InvalidArgumentError, match="kind"):
         mri.pcsense(enc, maps, q["phase"], kind="fft")
     with pytest.raises(fieldft.InvalidArgumentError, match="accuracy"):
-        fieldft.recon(y, k, shape, maps, field_map=q["f"], times=q["t"], accuracy=1e-9, **kw)
+        fieldft.recon(y, k, shape, maps, field_map=q["f"], times=q["t"], accuracy=1e-9, encoding="tseg", **kw)
+    # encoding="auto" takes the exact DFT where time segmentation cannot reach the accuracy.
+    _, result = fieldft.recon(y, k, shape, maps, field_map=q["f"], times=q["t"], accuracy=1e-9, info=True, **kw)
+    assert result.encoding_choice["encoding"] == "dft" and "cannot reach" in result.encoding_choice["reason"]
     with pytest.raises(TypeError, match="not both"):
         fieldft.recon(y, k, shape, maps, field_map=q["f"], field=q["f"], times=q["t"], **kw)
 

@@ -96,12 +96,11 @@ void hanning_row(std::span<const double> tau, double t, C* h, std::int32_t* firs
   *last = l + 2;
 }
 
-// The row-independent parts of an interpolator: basis values at the bin centres and at the
-// evaluation points, and (least squares) the Cholesky factor of G + λI.
+// The row-independent parts of an interpolator: basis values at the evaluation points (the
+// least-squares fit's points too), and (least squares) the Cholesky factor of G + λI.
 struct Basis {
   int segments = 0;
-  std::vector<C> centres;  // K × L: exp(−iω_b τ_l)
-  std::vector<C> points;   // P × L
+  std::vector<C> points;   // P × L: exp(−iω_p τ_l) at the evaluation (and fit) points
   std::vector<C> factor;   // L × L
 };
 
@@ -109,22 +108,19 @@ Basis make_basis(SegmentInterpolator kind, const FieldHistogram& hist, std::span
   Basis b;
   const int n = static_cast<int>(tau.size());
   b.segments = n;
-  const std::size_t k = hist.centre_steps.size(), p = hist.point_steps.size();
+  const std::size_t p = hist.point_steps.size();
   b.points.resize(p * n);
-  if (kind == SegmentInterpolator::kLeastSquares) b.centres.resize(k * n);
   std::vector<C> row;
   for (int l = 0; l < n; ++l) {
     half_bin_row(hist, tau[l], row);
     for (std::size_t i = 0; i < p; ++i) b.points[i * n + l] = row[hist.point_steps[i]];
-    if (kind == SegmentInterpolator::kLeastSquares)
-      for (std::size_t i = 0; i < k; ++i) b.centres[i * n + l] = row[hist.centre_steps[i]];
   }
   if (kind != SegmentInterpolator::kLeastSquares) return b;
-  // G_{ll'} = Σ_b w_b conj(E_bl) E_bl' (Hermitian; cholesky reads the lower triangle).
+  // G_{ll'} = Σ_p w_p conj(E_pl) E_pl' (Hermitian; cholesky reads the lower triangle).
   b.factor.assign(static_cast<std::size_t>(n) * n, C(0));
-  for (std::size_t i = 0; i < k; ++i) {
-    const C* e = &b.centres[i * n];
-    const double w = hist.weights[i];
+  for (std::size_t i = 0; i < p; ++i) {
+    const C* e = &b.points[i * n];
+    const double w = hist.point_weights[i];
     for (int l = 0; l < n; ++l)
       for (int m = 0; m <= l; ++m) b.factor[l * n + m] += w * conj_mul(e[l], e[m]);
   }
@@ -150,10 +146,10 @@ RowResult interpolate_row(SegmentInterpolator kind, const FieldHistogram& hist, 
   if (kind == SegmentInterpolator::kHanning) {
     hanning_row(tau, t, h, first, last);
   } else {
-    // r_l = Σ_b w_b conj(E_bl) exp(−iω_b t), then (G + λI) h = r.
-    for (std::size_t i = 0; i < hist.centre_steps.size(); ++i) {
-      const C target = hist.weights[i] * row[hist.centre_steps[i]];
-      const C* e = &basis.centres[i * n];
+    // r_l = Σ_p w_p conj(E_pl) exp(−iω_p t), then (G + λI) h = r.
+    for (std::size_t i = 0; i < hist.point_steps.size(); ++i) {
+      const C target = hist.point_weights[i] * row[hist.point_steps[i]];
+      const C* e = &basis.points[i * n];
       for (int l = 0; l < n; ++l) h[l] += conj_mul(e[l], target);
     }
     cholesky_solve(basis.factor, n, h);
@@ -182,9 +178,8 @@ SegmentInterpolation interpolate_with(SegmentInterpolator kind, const FieldHisto
   out.first.resize(static_cast<std::size_t>(d));
   out.last.resize(static_cast<std::size_t>(d));
   double worst = 0, amp = 0;
-  // Work per row ~ (K + P)·L complex operations; parallel only when it pays.
-  const double work =
-      static_cast<double>(d) * (static_cast<double>(hist.points.size() + hist.centres.size()) * n + 2.0 * hist.bins);
+  // Work per row ~ 2·P·L complex operations; parallel only when it pays.
+  const double work = static_cast<double>(d) * (2.0 * static_cast<double>(hist.points.size()) * n + 2.0 * hist.bins);
   const int nt = work > 1e6 ? nthreads : 1;
 #pragma omp parallel num_threads(nt) reduction(max : worst, amp)
   {
@@ -269,6 +264,7 @@ FieldHistogram field_histogram(std::span<const double> field, double span) {
     h.weights = {1.0};
     h.points = {0.0};
     h.centre_steps = h.point_steps = {1};
+    h.point_weights = {1.0};
     h.bins = 1;
     return h;
   }
@@ -277,7 +273,8 @@ FieldHistogram field_histogram(std::span<const double> field, double span) {
   h.omega_max = *hi;
   const double range = h.omega_max - h.omega_min;
   const double phase = range * std::max(span, 0.0);
-  h.bins = phase > 0 ? std::clamp<std::int64_t>(static_cast<std::int64_t>(std::ceil(phase / kBinPhase)), 1, kMaxBins) : 1;
+  h.bins = phase > 0 ? std::clamp<std::int64_t>(static_cast<std::int64_t>(std::ceil(phase / kBinPhase)), kMinBins, kMaxBins)
+                     : 1;
   h.width = range / static_cast<double>(h.bins);
   std::vector<std::int64_t> count(static_cast<std::size_t>(h.bins), 0);
   for (double w : field) {
@@ -285,23 +282,29 @@ FieldHistogram field_histogram(std::span<const double> field, double span) {
     ++count[static_cast<std::size_t>(std::clamp<std::int64_t>(b, 0, h.bins - 1))];
   }
   const double total = static_cast<double>(field.size());
-  auto add_point = [&h](std::int32_t q) {
+  auto add_point = [&h](std::int32_t q, double w) {
+    if (!h.point_steps.empty() && h.point_steps.back() == q) {  // an edge shared with the bin before
+      h.point_weights.back() += w;
+      return;
+    }
     h.point_steps.push_back(q);
     h.points.push_back(h.omega_min + 0.5 * h.width * q);
+    h.point_weights.push_back(w);
   };
   for (std::int64_t b = 0; b < h.bins; ++b) {
     if (count[b] == 0) continue;
     const auto q = static_cast<std::int32_t>(2 * b + 1);
+    const double w = static_cast<double>(count[b]) / total;
     h.centre_steps.push_back(q);
     h.centres.push_back(h.omega_min + 0.5 * h.width * q);
-    h.weights.push_back(static_cast<double>(count[b]) / total);
+    h.weights.push_back(w);
     if (h.width == 0) {
-      add_point(q);
+      add_point(q, w);
       continue;
     }
-    if (h.point_steps.empty() || h.point_steps.back() != q - 1) add_point(q - 1);  // left edge, unless shared
-    add_point(q);
-    add_point(q + 1);
+    add_point(q - 1, 0.25 * w);
+    add_point(q, 0.5 * w);
+    add_point(q + 1, 0.25 * w);
   }
   return h;
 }
@@ -321,6 +324,22 @@ DistinctTimes distinct_times(std::span<const double> times, std::int64_t samples
   d.index.resize(times.size());
   for (std::size_t j = 0; j < times.size(); ++j)
     d.index[j] = static_cast<std::int32_t>(std::lower_bound(d.values.begin(), d.values.end(), times[j]) - d.values.begin());
+  return d;
+}
+
+std::vector<double> field_difference_sample(std::span<const double> field, int quantiles) {
+  require(quantiles >= 1, ErrorCode::kInvalidArgument,
+          "time segmentation: " + std::to_string(quantiles) + " quantiles, expected >= 1");
+  if (field.empty()) return {};
+  std::vector<double> sorted(field.begin(), field.end());
+  std::sort(sorted.begin(), sorted.end());
+  const std::size_t n = sorted.size(), q = std::min<std::size_t>(n, static_cast<std::size_t>(quantiles));
+  std::vector<double> at(q);
+  for (std::size_t i = 0; i < q; ++i) at[i] = sorted[q == 1 ? 0 : i * (n - 1) / (q - 1)];
+  std::vector<double> d;
+  d.reserve(q * q);
+  for (double a : at)
+    for (double b : at) d.push_back(a - b);
   return d;
 }
 

@@ -11,8 +11,9 @@
 //
 // Interpolators h (one row of L coefficients per distinct readout time):
 //   kLeastSquares  for each time t, h(t) minimises Σ_b w_b |exp(−iω_b t) − Σ_l h_l exp(−iω_b τ_l)|²
-//                  + λ‖h‖² over the field map's histogram (bin centres ω_b, weights w_b = the
-//                  fraction of voxels in bin b): the normal equations (G + λI) h = r(t) with
+//                  + λ‖h‖² over the field map's histogram (points ω_b: every occupied bin's
+//                  centre and edges, weights w_b: the fraction of voxels in the bin split 1/4,
+//                  1/2, 1/4 over left edge, centre, right edge): the normal equations (G + λI) h = r(t) with
 //                  G_{ll'} = Σ_b w_b exp(iω_b(τ_l − τ_l')) (the same for every t, factored once by
 //                  Cholesky) and r_l(t) = Σ_b w_b exp(iω_b(τ_l − t)). Sutton, Noll & Fessler,
 //                  "Fast, iterative image reconstruction for MRI in the presence of field
@@ -35,7 +36,12 @@
 // over every distinct readout time t and every occupied bin of the field map's histogram, each
 // bin evaluated at its centre and both edges (so the extremes ω_min and ω_max are included).
 // Bins are narrow against the readout: width·(t_max − t_min) <= kBinPhase radians (at most
-// kMaxBins bins), so the phase error varies little within a bin.
+// kMaxBins bins, at least kMinBins for a field of more than one value), so the phase error varies
+// little within a bin. The least-squares fit runs over the same points as the error (each bin's
+// weight split 1/4, 1/2, 1/4 over its left edge, centre and right edge): a fit at the centres
+// alone leaves the edges, where the worst case is taken, unconstrained, and with fewer occupied
+// bins than segments (a short readout: ω·T of a tenth of a radian fits in one bin) the error
+// stalled near (ω_max − ω_min)·T/4 whatever L (issue 23; ShortReadoutsReachTightAccuracies).
 //
 // Choosing L: the smallest L in 1 … max_segments whose worst-case error <= accuracy. Each L is
 // first screened at a subset of the readout times (about 8 per segment gap, picked among the
@@ -58,6 +64,7 @@ const char* segment_interpolator_name(SegmentInterpolator i) noexcept;  // "leas
 
 inline constexpr int kMaxSegmentsLimit = 1024;  // max_segments may not exceed this
 inline constexpr int kMaxBins = 4096;           // histogram bins at most
+inline constexpr int kMinBins = 16;             // histogram bins at least (a field of more than one value)
 inline constexpr double kBinPhase = 0.2;        // rad: bin width × readout span, at most (when bins allow)
 inline constexpr double kRidgeFraction = 0.1;   // the least-squares ridge: λ = (0.1 · accuracy)²
 inline constexpr double kMinRidge = 1e-14;      // λ at least (G stays positive definite in double)
@@ -73,6 +80,7 @@ struct FieldHistogram {
   std::vector<double> centres;  // rad/s, increasing
   std::vector<double> weights;  // fraction of voxels per bin (sum 1)
   std::vector<double> points;   // evaluation points of the worst case: every centre and both edges
+  std::vector<double> point_weights;  // the least-squares fit's weight of each point (sum 1)
   // Each centre and point as a multiple q of half a bin: ω = ω_min + q·width/2 (q = 2b + 1 for
   // the centre of bin b), so that a row of exp(−iωt) is one recurrence over the half bins.
   std::vector<std::int32_t> centre_steps, point_steps;
@@ -82,6 +90,13 @@ struct FieldHistogram {
 };
 // field: Δω per voxel in rad/s (empty: no field map, a single bin at 0); span: t_max − t_min.
 FieldHistogram field_histogram(std::span<const double> field, double span);
+
+// A sample of the field DIFFERENCE ω_a − ω_b whose histogram stands for Δ's (the field histogram's
+// autocorrelation, symmetric about 0): all pairwise differences of `quantiles` quantiles of the
+// field (its minimum and maximum among them), so its extremes are ±(ω_max − ω_min). The design of
+// the field-corrected Toeplitz normal's difference interpolator (mri/field_toeplitz.hpp) and its
+// planning for a choice by cost (mri/field_model.hpp) take it. Empty for an empty field.
+std::vector<double> field_difference_sample(std::span<const double> field, int quantiles);
 
 // The distinct readout times (sorted) and, per sample, the index of its time among them.
 struct DistinctTimes {

@@ -113,9 +113,11 @@ std::shared_ptr<const Encoding<T>> shot_encoding(const Encoding<T>& e, const std
                                              std::span<const T>(k[2]), std::span<const T>(times), e.field());
 }
 
-// The callable of options: the user's, or the one of options.encoding.
+// The callable of options: the user's, or the one of options.encoding (kAuto resolved once for
+// all shots of `encoding`, per shot, with `coils` coils).
 template <class T>
-ShotEncodingFactory<T> factory_of(const PcSenseOptions<T>& o, const Context& context, const std::string& who) {
+ShotEncodingFactory<T> factory_of(const PcSenseOptions<T>& o, const Encoding<T>& encoding, std::int64_t coils,
+                                  const Context& context, const std::string& who) {
   if (o.shot_encoding) return o.shot_encoding;
   SenseOptions so;
   so.encoding = o.encoding;
@@ -123,6 +125,9 @@ ShotEncodingFactory<T> factory_of(const PcSenseOptions<T>& o, const Context& con
   so.nufft = o.nufft;
   so.toeplitz = o.toeplitz;
   so.time_segmentation = o.time_segmentation;
+  so.iterations = o.iterations;
+  so.choice = o.choice;
+  so = detail::resolve_encoding_kind(encoding, coils, true, context, so);
   return [so, context, who](std::shared_ptr<const Encoding<T>> e, std::int64_t batch) {
     return detail::batched_encoding<T>(std::move(e), so, batch, context, who);
   };
@@ -301,7 +306,7 @@ op::OperatorPtr<T> pcsense(std::shared_ptr<const Encoding<T>> encoding, std::spa
   check_phase_maps<T>(image, shots, phase_maps, phase_shape, who);
 
   // One coil-batched encoding per shot (the costly part: plans, DFT set-up), checked.
-  const ShotEncodingFactory<T> factory = factory_of(options, context, who);
+  const ShotEncodingFactory<T> factory = factory_of(options, *encoding, coils, context, who);
   std::vector<typename PhaseCorrectedSense<T>::Shot> ops;
   std::vector<std::int64_t> index;
   index.reserve(static_cast<std::size_t>(encoding->num_samples()));

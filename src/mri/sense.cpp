@@ -5,6 +5,7 @@
 #include <string>
 
 #include "fieldft/error.hpp"
+#include "fieldft/mri/field_model.hpp"
 #include "fieldft/mri/field_toeplitz.hpp"
 #include "fieldft/mri/time_segmentation.hpp"
 #include "fieldft/mri/toeplitz.hpp"
@@ -18,8 +19,38 @@ namespace fieldft::mri {
 namespace detail {
 
 template <class T>
-op::OperatorPtr<T> batched_encoding(std::shared_ptr<const Encoding<T>> encoding, const SenseOptions& options,
+SenseOptions resolve_encoding_kind(const Encoding<T>& encoding, std::int64_t coils, bool per_shot,
+                                   const Context& context, SenseOptions options) {
+  if (options.encoding != EncodingKind::kAuto) return options;
+  const TimeSegmentationOptions& t = options.time_segmentation;
+  FieldModelOptions f;
+  f.accuracy = t.accuracy;
+  f.eps = options.eps;
+  f.max_segments = t.max_segments;
+  f.interpolator = t.interpolator;
+  f.iterations = options.iterations;
+  f.plan_toeplitz = t.toeplitz != Toeplitz::kOff;
+  f.backend = context.is_cuda() ? Backend::kCuda : Backend::kCpu;
+  f.threads = context.nthreads();
+  f.double_precision = sizeof(T) == sizeof(double);
+  const FieldModelChoice c = choose_field_model(encoding, coils, per_shot, f);
+  options.encoding = c.encoding;
+  if (c.encoding == EncodingKind::kTimeSegmented)
+    options.time_segmentation.toeplitz = c.toeplitz ? Toeplitz::kOn : Toeplitz::kOff;
+  if (options.choice) *options.choice = c;
+  return options;
+}
+
+template SenseOptions resolve_encoding_kind<float>(const Encoding<float>&, std::int64_t, bool, const Context&,
+                                                   SenseOptions);
+template SenseOptions resolve_encoding_kind<double>(const Encoding<double>&, std::int64_t, bool, const Context&,
+                                                    SenseOptions);
+
+template <class T>
+op::OperatorPtr<T> batched_encoding(std::shared_ptr<const Encoding<T>> encoding, const SenseOptions& requested,
                                     std::int64_t batch, Context context, const std::string& who) {
+  require(encoding != nullptr, ErrorCode::kInvalidArgument, who + ": the encoding is null");
+  const SenseOptions options = resolve_encoding_kind(*encoding, batch, false, context, requested);
   switch (options.encoding) {
     case EncodingKind::kNufft: {
       require(!encoding->has_field(), ErrorCode::kInvalidArgument,
@@ -49,7 +80,7 @@ op::OperatorPtr<T> batched_encoding(std::shared_ptr<const Encoding<T>> encoding,
     default:
       throw Error(ErrorCode::kInvalidArgument,
                   who + ": options.encoding is " + std::to_string(static_cast<int>(options.encoding)) +
-                      ", expected EncodingKind::kNufft (0), kDft (1) or kTimeSegmented (2)");
+                      ", expected EncodingKind::kNufft (0), kDft (1), kTimeSegmented (2) or kAuto (3)");
   }
 }
 

@@ -66,7 +66,15 @@ void require_finite_maps(std::span<const std::complex<T>> maps, const op::Shape&
   }
 }
 
-// The encoding of options.encoding (NufftEncoding with options' eps, nufft and toeplitz,
+// options with kAuto replaced by the kind (and, for time segmentation, the normal) that
+// mri::choose_field_model picks for `coils` coils at `context` (per_shot: pcSENSE's one encoding
+// per shot), the choice written to *options.choice when set; other kinds as given. Defined in
+// sense.cpp.
+template <class T>
+SenseOptions resolve_encoding_kind(const Encoding<T>& encoding, std::int64_t coils, bool per_shot,
+                                   const Context& context, SenseOptions options);
+
+// The encoding of options.encoding (kAuto resolved as above, one encoding of all samples) (NufftEncoding with options' eps, nufft and toeplitz,
 // DftEncoding, or TimeSegmentedEncoding with options' time_segmentation, eps and nufft) on
 // `encoding` with `batch` stacked images, at `context`. kInvalidArgument for kNufft
 // with a field map and for an unknown kind; `who` starts the messages. Defined in sense.cpp.

@@ -591,8 +591,9 @@ TYPED_TEST(PcSense, BadInput) {
     auto with_field = std::make_shared<const mri::Encoding<T>>(
         std::span<const std::int64_t>(q.grid), std::span<const T>(kx), std::span<const T>(ky), std::span<const T>(),
         std::span<const T>(), std::span<const T>(field), std::span<const std::int32_t>(q.labels));
-    EXPECT_TRUE(throws_error([&] { (void)mri::pcsense<T>(with_field, maps, q.maps_shape, phase, phase_shape, c); },
-                             ErrorCode::kInvalidArgument, {"field map", "kTimeSegmented", "kDft"}));
+    EXPECT_TRUE(throws_error(
+        [&] { (void)mri::pcsense<T>(with_field, maps, q.maps_shape, phase, phase_shape, c, {.encoding = K::kNufft}); },
+        ErrorCode::kInvalidArgument, {"field map", "kTimeSegmented", "kDft"}));
   }
   EXPECT_TRUE(throws_error(call(maps, q.maps_shape, phase, phase_shape, {.encoding = static_cast<K>(7)}),
                            ErrorCode::kInvalidArgument, {"options.encoding"}));

@@ -47,6 +47,9 @@
 //   encoding = kTimeSegmented  TimeSegmentedEncoding of the shot's samples (eps, nufft and
 //                       time_segmentation as in SenseOptions): L is chosen per shot, from that
 //                       shot's readout times and the common field map;
+//   encoding = kAuto    (the default) kNufft without a field map, else kDft or kTimeSegmented by
+//                       mri::choose_field_model with per_shot (fieldft/mri/field_model.hpp): one
+//                       choice for all shots, written to *options.choice when set;
 //   shot_encoding       a callable (shot_encoding, batch) -> operator that builds any other
 //                       encoding of the shot's samples batched over `batch` = C coils, e.g. time
 //                       segmentation:  [&](auto e, std::int64_t b) {
@@ -97,12 +100,14 @@ using ShotEncodingFactory =
 
 template <class T>
 struct PcSenseOptions {
-  EncodingKind encoding = EncodingKind::kNufft;
+  EncodingKind encoding = EncodingKind::kAuto;  // kAuto: as in SenseOptions, planned per shot
   double eps = 1e-5;                       // kNufft: NufftEncodingOptions::eps
   nufft::Options nufft{};                  // kNufft: NufftEncodingOptions::nufft
   Toeplitz toeplitz = Toeplitz::kAuto;     // kNufft: NufftEncodingOptions::toeplitz
   TimeSegmentationOptions time_segmentation{};  // kTimeSegmented: as SenseOptions::time_segmentation
-  ShotEncodingFactory<T> shot_encoding{};  // set: replaces the five fields above
+  int iterations = 30;                     // kAuto: as SenseOptions::iterations
+  FieldModelChoice* choice = nullptr;      // kAuto: as SenseOptions::choice
+  ShotEncodingFactory<T> shot_encoding{};  // set: replaces the fields above
 };
 
 template <class T>

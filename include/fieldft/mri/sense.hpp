@@ -27,7 +27,10 @@
 //       builds E_C from the geometry with batch C: a NufftEncoding (options.encoding = kNufft, no
 //       field map), a DftEncoding (kDft, exact, with the field map and readout times) or a
 //       TimeSegmentedEncoding (kTimeSegmented: the field map and times through the NUFFT, L chosen
-//       from options.time_segmentation.accuracy; fieldft/mri/time_segmentation.hpp).
+//       from options.time_segmentation.accuracy; fieldft/mri/time_segmentation.hpp); kAuto (the
+//       default): kNufft without a field map, else kDft or kTimeSegmented (Toeplitz normal or not,
+//       time_segmentation.toeplitz set to kOn or kOff) by mri::choose_field_model, reported in
+//       *options.choice.
 //   sense<T>(batched_encoding, maps, maps_shape)
 //       takes a ready batched encoding operator E_C (domain image + {C}, e.g. a NufftEncoding or
 //       DftEncoding made with batch C, or op::batch(E, C)); the result lives in its context.
@@ -62,16 +65,25 @@ enum class EncodingKind : int {
   kNufft = 0,  // NufftEncoding: type 2 / type 1 NUFFT, accurate to eps; no field map
   kDft = 1,    // DftEncoding: the exact field-corrected DFT
   kTimeSegmented = 2,  // TimeSegmentedEncoding: the field-corrected model through the NUFFT
+  // kNufft without a field map; with one, kDft or kTimeSegmented (and its Toeplitz normal or not)
+  // by predicted cost at time_segmentation.accuracy (mri::choose_field_model,
+  // fieldft/mri/field_model.hpp), the choice written to options.choice when that is set.
+  kAuto = 3,
 };
 
+struct FieldModelChoice;  // fieldft/mri/field_model.hpp
+
 struct SenseOptions {
-  EncodingKind encoding = EncodingKind::kNufft;
+  // kAuto (the default) is kNufft for an encoding without a field map, as kNufft was before it.
+  EncodingKind encoding = EncodingKind::kAuto;
   double eps = 1e-5;       // kNufft, kTimeSegmented: the NUFFT tolerance (NufftEncodingOptions::eps)
   nufft::Options nufft{};  // kNufft, kTimeSegmented: method and tuning (NufftEncodingOptions::nufft)
   Toeplitz toeplitz = Toeplitz::kAuto;  // kNufft: the normal operator (NufftEncodingOptions::toeplitz)
   // kTimeSegmented: accuracy, interpolator, max_segments and segments; its eps, batch and nufft
   // are not read (eps and nufft above, and the coil count, are used).
   TimeSegmentationOptions time_segmentation{};
+  int iterations = 30;                 // kAuto: the normal applications the choice plans for
+  FieldModelChoice* choice = nullptr;  // kAuto: where the choice and its reason go (may be null)
 };
 
 template <class T>
