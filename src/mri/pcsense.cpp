@@ -17,6 +17,7 @@
 #include "fieldft/config.hpp"  // first: FIELDFT_HAVE_CUDA selects the includes below
 #include "fieldft/detail/pcsense.hpp"
 #include "fieldft/error.hpp"
+#include "mri/pcsense_dft.hpp"
 #include "mri/sense_checks.hpp"
 #include "op/upload.hpp"
 #include "op/host_loops.hpp"
@@ -299,6 +300,9 @@ op::OperatorPtr<T> pcsense(std::shared_ptr<const Encoding<T>> encoding, std::spa
   const auto shot_samples = samples_of_shots(*encoding, who);
   const std::int32_t shots = encoding->num_shots();
   check_phase_maps<T>(image, shots, phase_maps, phase_shape, who);
+  if (options.encoding == EncodingKind::kDft && !options.shot_encoding && options.one_pass)
+    if (auto one_pass = detail::one_pass_dft_pcsense<T>(*encoding, shot_samples, maps, phase_maps, coils, context))
+      return one_pass;
 
   // One coil-batched encoding per shot (the costly part: plans, DFT set-up), checked.
   const ShotEncodingFactory<T> factory = factory_of(options, context, who);
