@@ -13,6 +13,11 @@
 
 namespace fieldft::core {
 
+// Where a group of a grouped DftSetup may start: a multiple of the CUDA tensor-core kernels'
+// samples per forward block (128) and per adjoint stage (256), so that no block or stage mixes
+// groups (src/cuda/dft_engine.cu checks it).
+inline constexpr std::int64_t kDftGroupAlign = 256;
+
 // Everything in double: each backend rounds what it needs to its precision. Tiles follow
 // fieldft::detail::dft::tile_shape; tile b = bx + ntiles_x·(by + ntiles_y·bz).
 struct DftSetup {
@@ -27,6 +32,20 @@ struct DftSetup {
   std::vector<double> fref;              // reference frequency per tile (Hz)
   std::vector<double> fprime;            // per voxel: Δω/2π − fref of its tile (Hz)
   std::array<std::vector<double>, 3> g;  // R2: gradient per voxel (Hz/voxel), zeros if unused
+
+  // Optional sample groups (pcSENSE's shots in one pass). The setup's samples are then the
+  // caller's reordered by group, each group starting at a multiple of kDftGroupAlign and padded
+  // with zero samples (u = t = 0) up to the next group; group g adds group_offset[g·voxels + v]
+  // cycles to the phase of every pair (sample of g, voxel v), so that its term becomes
+  // e^{−2πi(q + offset)}. The caller's sample vectors (user_samples each) are read and written
+  // through `source` (per setup sample: the caller's index, −1 for padding). Only the CUDA
+  // tensor-core path (float, cuda::dft_groups_supported) runs grouped setups.
+  std::int64_t user_samples = 0;         // the caller's samples per image (= num_samples without groups)
+  std::vector<std::int64_t> source;      // per sample: the caller's index or −1; empty without groups
+  std::vector<std::int32_t> group;       // per sample: its group; empty without groups
+  std::vector<double> group_offset;      // groups × voxels (cycles); empty without groups
+  bool grouped() const noexcept { return !source.empty(); }
+  std::int64_t caller_samples() const noexcept { return grouped() ? user_samples : num_samples; }
 
   // First voxel index (per axis) of tile b.
   std::array<std::int64_t, 3> tile_origin(std::int64_t b) const {

@@ -185,6 +185,8 @@ class CpuDft final : public DftEngine<T> {
 
 template <class T>
 std::unique_ptr<DftEngine<T>> make_dft_engine(std::shared_ptr<const DftSetup> setup, int nthreads) {
+  require(!setup->grouped(), ErrorCode::kInvalidArgument,
+          "Dft (CPU backend): grouped samples run on the CUDA tensor-core path only");
   return std::make_unique<CpuDft<T>>(std::move(setup), nthreads);
 }
 

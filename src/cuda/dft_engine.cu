@@ -77,6 +77,8 @@ int env_int(const char* name, int fallback) {
 // thread on the polynomial (docs/benchmarks.md has the measured alternatives).
 constexpr int kDefaultPoly = 4;
 constexpr int kDefaultTcMinImages = 3;
+
+int tc_min_images() { return env_int("FIELDFT_DFT_TC_MIN_IMAGES", kDefaultTcMinImages); }
 constexpr std::int64_t kSamplePad = 4096;  // multiple of every kernel's samples per block
 constexpr std::size_t kMaxPartialBytes = std::size_t(1) << 30;
 
@@ -97,7 +99,7 @@ class CudaDft final : public DftEngine<T> {
     scale_.bind(device_, stream_);
     inv_scale_.bind(device_, stream_);
     poly_ = env_int("FIELDFT_DFT_POLY", kDefaultPoly);
-    tc_min_images_ = env_int("FIELDFT_DFT_TC_MIN_IMAGES", kDefaultTcMinImages);
+    tc_min_images_ = tc_min_images();
 
     const std::int64_t m = s.num_samples;
     const std::int64_t mpad = std::max<std::int64_t>(1, (m + kSamplePad - 1) / kSamplePad) * kSamplePad;
@@ -117,6 +119,7 @@ class CudaDft final : public DftEngine<T> {
       gy_ = upload(convert(s.g[1]), "DFT gradient map y");
       gz_ = upload(convert(s.g[2]), "DFT gradient map z");
     }
+    if (s.grouped()) upload_groups(s, mpad);
     FIELDFT_CUDA_CHECK(cudaStreamSynchronize(stream_));
 
     p_.dim = s.dim;
@@ -136,6 +139,9 @@ class CudaDft final : public DftEngine<T> {
     p_.gx = gx_.get();
     p_.gy = gy_.get();
     p_.gz = gz_.get();
+    groups_.src = src_.get();
+    groups_.grp = grp_.get();
+    groups_.goff = goff_.get();
   }
 
   // Frees everything on the engine's device (stream-ordered where the memory was), then restores
@@ -151,18 +157,63 @@ class CudaDft final : public DftEngine<T> {
 
   void forward(const Complex* image, Complex* samples, bool device_pointers) override {
     const DftSetup& s = *s_;
-    apply(image, s.num_voxels * s.images, "image", samples, s.num_samples * s.images, "samples", device_pointers,
-          [this](const C* in, C* out) { run_forward(in, out); });
+    apply(image, s.num_voxels * s.images, "image", samples, s.caller_samples() * s.images, "samples",
+          device_pointers, [this](const C* in, C* out) { run_forward(in, out); });
   }
 
   void adjoint(const Complex* samples, Complex* image, bool device_pointers) override {
     const DftSetup& s = *s_;
-    apply(samples, s.num_samples * s.images, "samples", image, s.num_voxels * s.images, "image", device_pointers,
-          [this](const C* in, C* out) { run_adjoint(in, out); });
+    apply(samples, s.caller_samples() * s.images, "samples", image, s.num_voxels * s.images, "image",
+          device_pointers, [this](const C* in, C* out) { run_adjoint(in, out); });
   }
 
  private:
   static std::vector<T> convert(const std::vector<double>& v) { return std::vector<T>(v.begin(), v.end()); }
+
+  // A grouped setup (core::DftSetup::grouped): checked against what the tensor-core kernels
+  // assume, then its caller indices (padded with −1 to mpad), groups and offsets uploaded.
+  void upload_groups(const DftSetup& s, std::int64_t mpad) {
+    const std::string who = "Dft (CUDA backend), grouped samples: ";
+    require(use_tc(s.images) && !s.r2, ErrorCode::kInvalidArgument,
+            who + "only the float tensor-core path without R2* runs them (cuda::dft_groups_supported)");
+    const std::int64_t m = s.num_samples, groups = static_cast<std::int64_t>(s.group_offset.size()) /
+                                                      std::max<std::int64_t>(s.num_voxels, 1);
+    require(static_cast<std::int64_t>(s.source.size()) == m && static_cast<std::int64_t>(s.group.size()) == m &&
+                static_cast<std::int64_t>(s.group_offset.size()) == groups * s.num_voxels,
+            ErrorCode::kShapeMismatch, who + "source, group and group_offset sizes disagree with the setup");
+    static_assert(core::kDftGroupAlign % 256 == 0 && core::kDftGroupAlign % 128 == 0);
+    require(cd::tc_adjoint_stage() == 256 && cd::tc_forward_block_samples() == 128, ErrorCode::kInternal,
+            who + "the kernels' block sizes changed; core::kDftGroupAlign must follow them");
+    for (std::int64_t j = 0; j < m; ++j) {
+      const std::int32_t g = s.group[static_cast<std::size_t>(j)];
+      const std::int64_t src = s.source[static_cast<std::size_t>(j)];
+      require(g >= 0 && g < groups && src >= -1 && src < s.user_samples, ErrorCode::kInvalidArgument,
+              who + "sample " + std::to_string(j) + " has group " + std::to_string(g) + " and source " +
+                  std::to_string(src));
+      require(j % core::kDftGroupAlign == 0 || g == s.group[static_cast<std::size_t>(j - 1)],
+              ErrorCode::kInvalidArgument,
+              who + "a group starts at sample " + std::to_string(j) + ", not a multiple of " +
+                  std::to_string(core::kDftGroupAlign));
+    }
+    std::vector<char> seen(static_cast<std::size_t>(s.user_samples), 0);  // each caller sample once
+    for (std::int64_t j = 0; j < m; ++j) {
+      const std::int64_t i = s.source[static_cast<std::size_t>(j)];
+      if (i < 0) continue;
+      require(!seen[static_cast<std::size_t>(i)], ErrorCode::kInvalidArgument,
+              who + "the caller's sample " + std::to_string(i) + " appears twice");
+      seen[static_cast<std::size_t>(i)] = 1;
+    }
+    require(std::find(seen.begin(), seen.end(), char(0)) == seen.end(), ErrorCode::kInvalidArgument,
+            who + "not every caller sample has a place");
+    std::vector<std::int64_t> src(static_cast<std::size_t>(mpad), -1);
+    std::copy(s.source.begin(), s.source.end(), src.begin());
+    std::vector<int> grp(static_cast<std::size_t>(mpad), 0);
+    std::copy(s.group.begin(), s.group.end(), grp.begin());
+    src_ = upload(src, "DFT sample sources");
+    grp_ = upload(grp, "DFT sample groups");
+    std::vector<float> off(s.group_offset.begin(), s.group_offset.end());
+    goff_ = upload(off, "DFT group phase offsets");
+  }
 
   template <class U>
   DeviceBuffer<U> upload(const std::vector<U>& v, const char* what) {
@@ -181,6 +232,9 @@ class CudaDft final : public DftEngine<T> {
     st_.reset();
     sd_.reset();
     fref_.reset();
+    src_.reset();
+    grp_.reset();
+    goff_.reset();
     for (auto* b : {&fp_, &gx_, &gy_, &gz_}) b->reset();
   }
 
@@ -325,6 +379,7 @@ class CudaDft final : public DftEngine<T> {
     cd::TcArgs a;
     a.nt = n_tiles_for(cg);
     a.images = cg;
+    a.groups = groups_;
     a.r2 = s_->r2;
     a.stream = stream_;
     scales(v, len, cg);
@@ -335,7 +390,8 @@ class CudaDft final : public DftEngine<T> {
   void run_forward_tc(const C* x, C* y) {
     if constexpr (std::is_same_v<T, float>) {
       const DftSetup& s = *s_;
-      const std::int64_t m = s.num_samples, n = s.num_voxels, nimg = s.images;
+      // m: the setup's samples (the kernels' grid); um: the caller's, the output's layout.
+      const std::int64_t m = s.num_samples, um = s.caller_samples(), n = s.num_voxels, nimg = s.images;
       const int cmax = cd::tc_max_images();
       for (std::int64_t c0 = 0; c0 < nimg; c0 += cmax) {
         const int cg = static_cast<int>(std::min<std::int64_t>(cmax, nimg - c0));
@@ -345,8 +401,8 @@ class CudaDft final : public DftEngine<T> {
         const std::int64_t fbs = cd::tc_forward_block_samples();
         const std::int64_t base = (m + fbs - 1) / fbs;
         const int occ = cd::tc_occupancy(true, p_, a);
-        set_splits(a, base, occ, s.num_tiles, 1, s.num_tiles, cg * m * static_cast<std::int64_t>(sizeof(C)));
-        launch_split(a, cg * m, y + c0 * m, [&](C* out) { cd::launch_forward_tc(p_, a, frag, out, m); });
+        set_splits(a, base, occ, s.num_tiles, 1, s.num_tiles, cg * um * static_cast<std::int64_t>(sizeof(C)));
+        launch_split(a, cg * um, y + c0 * um, [&](C* out) { cd::launch_forward_tc(p_, a, frag, out, um); });
       }
     }
   }
@@ -354,15 +410,15 @@ class CudaDft final : public DftEngine<T> {
   void run_adjoint_tc(const C* y, C* x) {
     if constexpr (std::is_same_v<T, float>) {
       const DftSetup& s = *s_;
-      const std::int64_t m = s.num_samples, n = s.num_voxels, nimg = s.images;
+      const std::int64_t m = s.num_samples, um = s.caller_samples(), n = s.num_voxels, nimg = s.images;
       const int cmax = cd::tc_max_images();
       const std::int64_t stage = cd::tc_adjoint_stage();
       const std::int64_t stages = (m + stage - 1) / stage;
       for (std::int64_t c0 = 0; c0 < nimg; c0 += cmax) {
         const int cg = static_cast<int>(std::min<std::int64_t>(cmax, nimg - c0));
-        cd::TcArgs a = tc_args(cg, y + c0 * m, m);
+        cd::TcArgs a = tc_args(cg, y + c0 * um, um);
         uint4* frag = frag_.grow(cd::adjoint_frag_count(m, a.nt));
-        cd::launch_adjoint_frags(y + c0 * m, m, a.nt, cg, scale_.get(), frag, stream_);
+        cd::launch_adjoint_frags(y + c0 * um, m, um, groups_.src, a.nt, cg, scale_.get(), frag, stream_);
         const std::int64_t base = 2 * s.num_tiles;
         const int occ = cd::tc_occupancy(false, p_, a);
         set_splits(a, base, occ, stages, stage, m, cg * n * static_cast<std::int64_t>(sizeof(C)));
@@ -391,7 +447,11 @@ class CudaDft final : public DftEngine<T> {
   DeviceBuffer<cd::SampleD> sd_;
   DeviceBuffer<double> fref_;
   DeviceBuffer<T> fp_, gx_, gy_, gz_;
+  DeviceBuffer<std::int64_t> src_;  // grouped setups only
+  DeviceBuffer<int> grp_;
+  DeviceBuffer<float> goff_;
   cd::Params<T> p_{};
+  cd::Groups groups_{};  // null pointers without groups
   StreamScratch<C> in_, out_, part_;  // host-pointer staging; partial sums of split work
   StreamScratch<uint4> frag_;
   StreamScratch<unsigned> bits_;
@@ -399,6 +459,20 @@ class CudaDft final : public DftEngine<T> {
 };
 
 }  // namespace
+
+template <class T>
+bool dft_groups_supported(std::int64_t images) {
+  if constexpr (std::is_same_v<T, float>) {
+    const int min_images = tc_min_images();
+    return min_images > 0 && images >= min_images;
+  } else {
+    (void)images;
+    return false;
+  }
+}
+
+template bool dft_groups_supported<float>(std::int64_t);
+template bool dft_groups_supported<double>(std::int64_t);
 
 template <class T>
 std::unique_ptr<DftEngine<T>> make_dft_engine(std::shared_ptr<const DftSetup> setup, int device, void* stream) {

@@ -17,4 +17,10 @@ template <class T>
 std::unique_ptr<core::DftEngine<T>> make_dft_engine(std::shared_ptr<const core::DftSetup> setup, int device,
                                                     void* stream);
 
+// Whether an engine of `images` images runs grouped setups (core::DftSetup::grouped): float on
+// the tensor-core path (FIELDFT_DFT_TC_MIN_IMAGES, default 3 images, moves its threshold) without
+// R2*; make_dft_engine refuses a grouped setup otherwise.
+template <class T>
+bool dft_groups_supported(std::int64_t images);
+
 }  // namespace fieldft::cuda

@@ -46,10 +46,12 @@ int direct_forward_block_samples(const Params<T>& p, const DirectArgs& a);
 int direct_adjoint_block_tiles();
 int direct_adjoint_stage();
 
-// Tensor-core kernels (float). nt: n-tiles of 4 images (1, 2, 4 or 8).
+// Tensor-core kernels (float). nt: n-tiles of 4 images (1, 2, 4 or 8); groups: set for a
+// grouped setup (the forward's out_stride is then the caller's samples).
 struct TcArgs : SplitArgs {
   int nt = 1;
   int images = 1;
+  Groups groups{};
   const float* inv_scale = nullptr;
 };
 void launch_forward_tc(const Params<float>& p, const TcArgs& a, const uint4* frag, Cplx<float>* out,
@@ -71,8 +73,11 @@ std::int64_t forward_frag_count(const Params<float>& p, int nt);
 std::int64_t adjoint_frag_count(std::int64_t num_samples, int nt);
 void launch_forward_frags(const Params<float>& p, int nt, const Cplx<float>* img, int images,
                           const float* scale, uint4* frag, cudaStream_t stream);
-void launch_adjoint_frags(const Cplx<float>* smp, std::int64_t num_samples, int nt, int images,
-                          const float* scale, uint4* frag, cudaStream_t stream);
+// The adjoint's reads sample j of image c at smp[c·stride + j], or at smp[c·stride + src[j]]
+// (zero where src[j] < 0) when src is given (grouped setups).
+void launch_adjoint_frags(const Cplx<float>* smp, std::int64_t num_samples, std::int64_t stride,
+                          const std::int64_t* src, int nt, int images, const float* scale, uint4* frag,
+                          cudaStream_t stream);
 
 // out[i] = Σ_s part[s·count + i] (summed in double), i < count.
 template <class T>

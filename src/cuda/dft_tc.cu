@@ -10,12 +10,18 @@ namespace {
 
 template <class F>
 void dispatch_tc(const Params<float>& p, const TcArgs& a, F&& f) {
+  // Grouped setups are never R2* ones (the engine refuses them): no such instances.
+  auto by_groups = [&]<int DIM, bool R2, int NT>() {
+    if constexpr (!R2)
+      if (a.groups.src != nullptr) return f.template operator()<DIM, R2, NT, true>();
+    return f.template operator()<DIM, R2, NT, false>();
+  };
   auto by_nt = [&]<int DIM, bool R2>() {
     switch (a.nt) {
-      case 1: return f.template operator()<DIM, R2, 1>();
-      case 2: return f.template operator()<DIM, R2, 2>();
-      case 4: return f.template operator()<DIM, R2, 4>();
-      default: return f.template operator()<DIM, R2, 8>();
+      case 1: return by_groups.template operator()<DIM, R2, 1>();
+      case 2: return by_groups.template operator()<DIM, R2, 2>();
+      case 4: return by_groups.template operator()<DIM, R2, 4>();
+      default: return by_groups.template operator()<DIM, R2, 8>();
     }
   };
   auto by_r2 = [&]<int DIM>() {
@@ -58,11 +64,11 @@ void launch_forward_tc(const Params<float>& p, const TcArgs& a, const uint4* fra
   const std::int64_t bx = (p.num_samples + kTcForwardSamples - 1) / kTcForwardSamples;
   if (bx == 0) return;
   const dim3 grid(static_cast<unsigned>(bx), static_cast<unsigned>(a.splits));
-  dispatch_tc(p, a, [&]<int DIM, bool R2, int NT>() {
+  dispatch_tc(p, a, [&]<int DIM, bool R2, int NT, bool G>() {
     constexpr int kSmem = tc_smem_bytes(NT);
-    allow_smem(dft_forward_tc<DIM, R2, NT>, kSmem);
-    dft_forward_tc<DIM, R2, NT><<<grid, kTcBlock, kSmem, a.stream>>>(
-        p, frag, out, out_stride, a.split_stride, a.images, a.inv_scale, a.per_split);
+    allow_smem(dft_forward_tc<DIM, R2, NT, G>, kSmem);
+    dft_forward_tc<DIM, R2, NT, G><<<grid, kTcBlock, kSmem, a.stream>>>(
+        p, frag, out, out_stride, a.split_stride, a.images, a.inv_scale, a.per_split, a.groups);
     FIELDFT_CUDA_CHECK_LAUNCH();
   });
 }
@@ -70,26 +76,26 @@ void launch_forward_tc(const Params<float>& p, const TcArgs& a, const uint4* fra
 void launch_adjoint_tc(const Params<float>& p, const TcArgs& a, const uint4* frag, Cplx<float>* out,
                        std::int64_t out_stride) {
   const dim3 grid(static_cast<unsigned>(2 * p.num_tiles), static_cast<unsigned>(a.splits));
-  dispatch_tc(p, a, [&]<int DIM, bool R2, int NT>() {
+  dispatch_tc(p, a, [&]<int DIM, bool R2, int NT, bool G>() {
     constexpr int kSmem = tc_smem_bytes(NT);
-    allow_smem(dft_adjoint_tc<DIM, R2, NT>, kSmem);
-    dft_adjoint_tc<DIM, R2, NT><<<grid, kTcBlock, kSmem, a.stream>>>(
-        p, frag, out, out_stride, a.split_stride, a.images, a.inv_scale, a.per_split);
+    allow_smem(dft_adjoint_tc<DIM, R2, NT, G>, kSmem);
+    dft_adjoint_tc<DIM, R2, NT, G><<<grid, kTcBlock, kSmem, a.stream>>>(
+        p, frag, out, out_stride, a.split_stride, a.images, a.inv_scale, a.per_split, a.groups);
     FIELDFT_CUDA_CHECK_LAUNCH();
   });
 }
 
 int tc_occupancy(bool forward, const Params<float>& p, const TcArgs& a) {
   int n = 0;
-  dispatch_tc(p, a, [&]<int DIM, bool R2, int NT>() {
+  dispatch_tc(p, a, [&]<int DIM, bool R2, int NT, bool G>() {
     constexpr int kSmem = tc_smem_bytes(NT);
     if (forward) {
-      allow_smem(dft_forward_tc<DIM, R2, NT>, kSmem);
-      FIELDFT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, dft_forward_tc<DIM, R2, NT>,
+      allow_smem(dft_forward_tc<DIM, R2, NT, G>, kSmem);
+      FIELDFT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, dft_forward_tc<DIM, R2, NT, G>,
                                                                        kTcBlock, kSmem));
     } else {
-      allow_smem(dft_adjoint_tc<DIM, R2, NT>, kSmem);
-      FIELDFT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, dft_adjoint_tc<DIM, R2, NT>,
+      allow_smem(dft_adjoint_tc<DIM, R2, NT, G>, kSmem);
+      FIELDFT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, dft_adjoint_tc<DIM, R2, NT, G>,
                                                                        kTcBlock, kSmem));
     }
   });
@@ -144,14 +150,15 @@ void launch_forward_frags(const Params<float>& p, int nt, const Cplx<float>* img
     by_nt.template operator()<2>();
 }
 
-void launch_adjoint_frags(const Cplx<float>* smp, std::int64_t num_samples, int nt, int images,
-                          const float* scale, uint4* frag, cudaStream_t stream) {
+void launch_adjoint_frags(const Cplx<float>* smp, std::int64_t num_samples, std::int64_t stride,
+                          const std::int64_t* src, int nt, int images, const float* scale, uint4* frag,
+                          cudaStream_t stream) {
   const std::int64_t ksteps = (num_samples + 7) / 8;
   const std::int64_t n = adjoint_frag_count(num_samples, nt);
   if (n == 0) return;
   const unsigned grid = static_cast<unsigned>((n + 255) / 256);
   auto go = [&]<int NT>() {
-    dft_adjoint_frags<NT><<<grid, 256, 0, stream>>>(smp, num_samples, ksteps, images, scale, frag);
+    dft_adjoint_frags<NT><<<grid, 256, 0, stream>>>(smp, num_samples, stride, src, ksteps, images, scale, frag);
     FIELDFT_CUDA_CHECK_LAUNCH();
   };
   switch (nt) {

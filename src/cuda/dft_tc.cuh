@@ -131,9 +131,12 @@ __global__ void dft_forward_frags(Params<float> p, const Cplx<float>* __restrict
   frag[idx] = make_uint4(hi[0], hi[1], lo[0], lo[1]);
 }
 
-// Adjoint B fragments: frag[(κ·NT + nt)·32 + lane] for k-step κ (samples 8κ … 8κ+7).
+// Adjoint B fragments: frag[(κ·NT + nt)·32 + lane] for k-step κ (samples 8κ … 8κ+7). Sample j
+// of image c is smp[c·stride + j], or, with src (grouped setups), smp[c·stride + src[j]] and
+// zero where src[j] < 0 (padding).
 template <int NT>
 __global__ void dft_adjoint_frags(const Cplx<float>* __restrict__ smp, std::int64_t num_samples,
+                                  std::int64_t stride, const std::int64_t* __restrict__ src,
                                   std::int64_t ksteps, int images, const float* __restrict__ scale,
                                   uint4* __restrict__ frag) {
   const std::int64_t idx = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
@@ -147,7 +150,13 @@ __global__ void dft_adjoint_frags(const Cplx<float>* __restrict__ smp, std::int6
 #pragma unroll
   for (int k = 0; k < 2; ++k) {
     const std::int64_t j = kappa * 8 + t4 + 4 * k;
-    b_halves(smp, c * num_samples + j, j < num_samples && c < images, scale, c, g, &hi[k], &lo[k]);
+    bool valid = j < num_samples && c < images;
+    std::int64_t i = j;
+    if (valid && src != nullptr) {
+      i = src[j];
+      valid = i >= 0;
+    }
+    b_halves(smp, c * stride + i, valid, scale, c, g, &hi[k], &lo[k]);
   }
   frag[idx] = make_uint4(hi[0], hi[1], lo[0], lo[1]);
 }
@@ -191,18 +200,25 @@ __device__ __forceinline__ void flush_accumulators(float (&d)[2][NT][4], double*
 }
 
 // Forward: a warp owns 32 samples (2 m-tiles); k-steps are the runs of 8 voxels of each tile.
-// out: image c at out + c·out_stride (already unscaled by inv_scale).
-template <int DIM, bool kR2, int NT>
+// out: image c at out + c·out_stride (already unscaled by inv_scale); sample j at j, or with
+// kGroups at gr.src[j] (none for padding). kGroups: the block's samples are one group (a group
+// starts at a multiple of 256 samples), whose phase offsets join the per-voxel terms.
+template <int DIM, bool kR2, int NT, bool kGroups>
 __global__ void __launch_bounds__(kTcBlock)
     dft_forward_tc(Params<float> p, const uint4* __restrict__ frag, Cplx<float>* __restrict__ out,
                    std::int64_t out_stride, std::int64_t split_stride, int images,
-                   const float* __restrict__ inv_scale, std::int64_t tiles_per_split) {
+                   const float* __restrict__ inv_scale, std::int64_t tiles_per_split, Groups gr) {
   using Tl = Tile<DIM>;
   extern __shared__ double outer[];  // [2·NT·4][kTcBlock]
   __shared__ float sfp[Tl::kVoxels];
   __shared__ float4 sg[kR2 ? Tl::kVoxels : 1];
+  __shared__ float sgo[kGroups ? Tl::kVoxels : 1];
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t4 = lane & 3;
   const std::int64_t jw = static_cast<std::int64_t>(blockIdx.x) * kTcForwardSamples + warp * 32;
+  const float* __restrict__ goff = nullptr;
+  if constexpr (kGroups)
+    goff = gr.goff + static_cast<std::int64_t>(gr.grp[static_cast<std::int64_t>(blockIdx.x) * kTcForwardSamples]) *
+                         p.num_voxels;
 
   // Sample s = 2·mt + h of this thread is row g + 8h of m-tile mt.
   float ux[4], uy[4], uz[4], tt[4];
@@ -230,6 +246,7 @@ __global__ void __launch_bounds__(kTcBlock)
       if constexpr (kR2)
         sg[e] = v >= 0 ? make_float4(p.gx[v], p.gy[v], DIM == 3 ? p.gz[v] : 0.f, 0.f)
                        : make_float4(0.f, 0.f, 0.f, 0.f);
+      if constexpr (kGroups) sgo[e] = v >= 0 ? goff[v] : 0.f;
     }
     __syncthreads();
     const double fref = p.fref[b];
@@ -248,12 +265,14 @@ __global__ void __launch_bounds__(kTcBlock)
       // This thread's voxels in the run: t4 and t4 + 4 (A columns 2t4.. and 2t4+8..).
       float fpv[2], civ[2];
       float4 gv[2];
+      [[maybe_unused]] float shift[2];
 #pragma unroll
       for (int vh = 0; vh < 2; ++vh) {
         const int e = run * dm::kRun + t4 + 4 * vh;
         fpv[vh] = sfp[e];
         if constexpr (kR2) gv[vh] = sg[e];
         civ[vh] = float(t4 + 4 * vh) - 3.5f;
+        if constexpr (kGroups) shift[vh] = (vh ? 0.5f : 0.f) + sgo[e];
       }
       std::uint32_t ahi[2][4], alo[2][4];
 #pragma unroll
@@ -264,7 +283,12 @@ __global__ void __launch_bounds__(kTcBlock)
         for (int vh = 0; vh < 2; ++vh) {
           // Voxels t4 + 4 are evaluated half a cycle on and negated, e^{−iθ} = −e^{−i(θ+π)}, so
           // that the mean error of the SFU cancels between the two halves (see dft_direct.cuh).
-          const float q = q0 + (vh ? 0.5f : 0.f) + ux[s] * civ[vh] + fpv[vh] * tt[s];
+          // With groups the half cycle and the group's offset are one per-run constant.
+          float q;
+          if constexpr (kGroups)
+            q = q0 + shift[vh] + ux[s] * civ[vh] + fpv[vh] * tt[s];
+          else
+            q = q0 + (vh ? 0.5f : 0.f) + ux[s] * civ[vh] + fpv[vh] * tt[s];
           float sn, cn;
           phasor<false>(q, &sn, &cn);
           if constexpr (kR2) {
@@ -290,6 +314,11 @@ __global__ void __launch_bounds__(kTcBlock)
     for (int h = 0; h < 2; ++h) {
       const std::int64_t j = jw + mt * 16 + h * 8 + g;
       if (j >= p.num_samples) continue;
+      std::int64_t jo = j;  // the caller's index of sample j
+      if constexpr (kGroups) {
+        jo = gr.src[j];
+        if (jo < 0) continue;  // padding
+      }
 #pragma unroll
       for (int nt = 0; nt < NT; ++nt) {
         const int c = nt * 4 + t4;
@@ -297,19 +326,20 @@ __global__ void __launch_bounds__(kTcBlock)
         const double re = outer[((mt * NT + nt) * 4 + 2 * h) * kTcBlock + tid];
         const double im = outer[((mt * NT + nt) * 4 + 2 * h + 1) * kTcBlock + tid];
         const double is = inv_scale[c];
-        out[c * out_stride + j] = Cplx<float>{static_cast<float>(re * is), static_cast<float>(im * is)};
+        out[c * out_stride + jo] = Cplx<float>{static_cast<float>(re * is), static_cast<float>(im * is)};
       }
     }
 }
 
 // Adjoint: block = half a tile (16 runs, 128 voxels), a warp owns 4 runs (2 m-tiles: rows
 // 0–7 one run, 8–15 the next); k-steps are 8 samples. Thread rows g, g+8 of both m-tiles are
-// the voxels at x = g of its warp's 4 runs.
-template <int DIM, bool kR2, int NT>
+// the voxels at x = g of its warp's 4 runs. kGroups: each stage of 256 samples is one group
+// (splits are whole stages), whose phase offsets at the thread's voxels are loaded per stage.
+template <int DIM, bool kR2, int NT, bool kGroups>
 __global__ void __launch_bounds__(kTcBlock)
     dft_adjoint_tc(Params<float> p, const uint4* __restrict__ frag, Cplx<float>* __restrict__ out,
                    std::int64_t out_stride, std::int64_t split_stride, int images,
-                   const float* __restrict__ inv_scale, std::int64_t samples_per_split) {
+                   const float* __restrict__ inv_scale, std::int64_t samples_per_split, Groups gr) {
   using Tl = Tile<DIM>;
   extern __shared__ double outer[];
   __shared__ float4 ssm[kTcAdjointStage];
@@ -343,7 +373,13 @@ __global__ void __launch_bounds__(kTcBlock)
   const std::int64_t j0 = static_cast<std::int64_t>(blockIdx.y) * samples_per_split;
   const std::int64_t j1 =
       j0 + samples_per_split < p.num_samples ? j0 + samples_per_split : p.num_samples;
+  float gph[4] = {0.f, 0.f, 0.f, 0.f};
   for (std::int64_t js = j0; js < j1; js += kTcAdjointStage) {
+    if constexpr (kGroups) {
+      const float* __restrict__ go = gr.goff + static_cast<std::int64_t>(gr.grp[js]) * p.num_voxels;
+#pragma unroll
+      for (int rho = 0; rho < 4; ++rho) gph[rho] = vox[rho] >= 0 ? go[vox[rho]] : 0.f;
+    }
     __syncthreads();
     for (int u = tid; u < kTcAdjointStage; u += kTcBlock) {
       const std::int64_t j = js + u;
@@ -366,7 +402,14 @@ __global__ void __launch_bounds__(kTcBlock)
         const float beta = sbeta[u] + (sh ? 0.5f : 0.f);
 #pragma unroll
         for (int rho = 0; rho < 4; ++rho) {
-          float q = beta + s.x * dxv[rho] + s.y * dyv[rho] + s.z * dzv[rho] + fpv[rho] * s.w;
+          // With groups in 2D (u_z = 0, no z offset) the group offset takes the z term's place.
+          float q;
+          if constexpr (kGroups && DIM == 2)
+            q = beta + s.x * dxv[rho] + s.y * dyv[rho] + gph[rho] + fpv[rho] * s.w;
+          else if constexpr (kGroups)
+            q = beta + s.x * dxv[rho] + s.y * dyv[rho] + s.z * dzv[rho] + gph[rho] + fpv[rho] * s.w;
+          else
+            q = beta + s.x * dxv[rho] + s.y * dyv[rho] + s.z * dzv[rho] + fpv[rho] * s.w;
           // FRND, not the two-FADD form: here the FMA pipe is the busier one and the SFU pipe,
           // where FRND runs, has room (the kernel waits on the tensor cores).
           q -= rintf(q);

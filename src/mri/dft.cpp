@@ -17,6 +17,7 @@
 #include "fieldft/mri/dft.hpp"
 #include "fieldft/nufft.hpp"  // cpu_threads_for
 #include "fieldft/runtime.hpp"
+#include "mri/dft_setup_build.hpp"
 
 namespace fieldft::mri {
 
@@ -258,6 +259,27 @@ std::array<std::vector<T>, 3> compute_gradient_maps(std::span<const std::int64_t
                                                     std::span<const T> field) {
   return compute_gradient_maps_impl<T>(grid, field);
 }
+
+namespace detail {
+
+template <class T>
+std::shared_ptr<core::DftSetup> build_dft_setup(std::span<const std::int64_t> grid, std::span<const T> kx,
+                                                std::span<const T> ky, std::span<const T> kz,
+                                                std::span<const T> field, std::span<const T> times,
+                                                std::int64_t images) {
+  return build_setup<T>(grid, kx, ky, kz, field, times, nullptr, false, images);
+}
+
+template std::shared_ptr<core::DftSetup> build_dft_setup<float>(std::span<const std::int64_t>, std::span<const float>,
+                                                                std::span<const float>, std::span<const float>,
+                                                                std::span<const float>, std::span<const float>,
+                                                                std::int64_t);
+template std::shared_ptr<core::DftSetup> build_dft_setup<double>(std::span<const std::int64_t>,
+                                                                 std::span<const double>, std::span<const double>,
+                                                                 std::span<const double>, std::span<const double>,
+                                                                 std::span<const double>, std::int64_t);
+
+}  // namespace detail
 
 template <class T>
 struct Dft<T>::Prepared {

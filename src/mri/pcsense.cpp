@@ -17,6 +17,7 @@
 #include "fieldft/config.hpp"  // first: FIELDFT_HAVE_CUDA selects the includes below
 #include "fieldft/detail/pcsense.hpp"
 #include "fieldft/error.hpp"
+#include "mri/pcsense_dft.hpp"
 #include "mri/sense_checks.hpp"
 #include "op/upload.hpp"
 #include "op/host_loops.hpp"
@@ -113,12 +114,11 @@ std::shared_ptr<const Encoding<T>> shot_encoding(const Encoding<T>& e, const std
                                              std::span<const T>(k[2]), std::span<const T>(times), e.field());
 }
 
-// The callable of options: the user's, or the one of options.encoding (kAuto resolved once for
-// all shots of `encoding`, per shot, with `coils` coils).
+// options as SenseOptions with kAuto resolved (the cost model, once for all shots of `encoding`,
+// per shot, with `coils` coils), so that a DFT verdict can take the one-pass form too.
 template <class T>
-ShotEncodingFactory<T> factory_of(const PcSenseOptions<T>& o, const Encoding<T>& encoding, std::int64_t coils,
-                                  const Context& context, const std::string& who) {
-  if (o.shot_encoding) return o.shot_encoding;
+SenseOptions resolved_options(const PcSenseOptions<T>& o, const Encoding<T>& encoding, std::int64_t coils,
+                              const Context& context) {
   SenseOptions so;
   so.encoding = o.encoding;
   so.eps = o.eps;
@@ -127,7 +127,12 @@ ShotEncodingFactory<T> factory_of(const PcSenseOptions<T>& o, const Encoding<T>&
   so.time_segmentation = o.time_segmentation;
   so.iterations = o.iterations;
   so.choice = o.choice;
-  so = detail::resolve_encoding_kind(encoding, coils, true, context, so);
+  return detail::resolve_encoding_kind(encoding, coils, true, context, so);
+}
+
+// The callable of the resolved options.
+template <class T>
+ShotEncodingFactory<T> factory_of(const SenseOptions& so, const Context& context, const std::string& who) {
   return [so, context, who](std::shared_ptr<const Encoding<T>> e, std::int64_t batch) {
     return detail::batched_encoding<T>(std::move(e), so, batch, context, who);
   };
@@ -304,9 +309,13 @@ op::OperatorPtr<T> pcsense(std::shared_ptr<const Encoding<T>> encoding, std::spa
   const auto shot_samples = samples_of_shots(*encoding, who);
   const std::int32_t shots = encoding->num_shots();
   check_phase_maps<T>(image, shots, phase_maps, phase_shape, who);
+  const SenseOptions so = options.shot_encoding ? SenseOptions{} : resolved_options(options, *encoding, coils, context);
+  if (!options.shot_encoding && so.encoding == EncodingKind::kDft && options.one_pass)
+    if (auto one_pass = detail::one_pass_dft_pcsense<T>(*encoding, shot_samples, maps, phase_maps, coils, context))
+      return one_pass;
 
   // One coil-batched encoding per shot (the costly part: plans, DFT set-up), checked.
-  const ShotEncodingFactory<T> factory = factory_of(options, *encoding, coils, context, who);
+  const ShotEncodingFactory<T> factory = options.shot_encoding ? options.shot_encoding : factory_of<T>(so, context, who);
   std::vector<typename PhaseCorrectedSense<T>::Shot> ops;
   std::vector<std::int64_t> index;
   index.reserve(static_cast<std::size_t>(encoding->num_samples()));

@@ -44,6 +44,13 @@
 // Encodings of a shot (options):
 //   encoding = kNufft   NufftEncoding (eps, nufft, toeplitz as in SenseOptions; no field map);
 //   encoding = kDft     DftEncoding: the exact field-corrected DFT with the field map and times;
+//                       with one_pass (the default) on a CUDA device in float with C >= 3 coils
+//                       (the DFT's tensor-core path), instead ONE DFT pass over all shots:
+//                       y_{j,c} = Σ_v E_jv e^{iφ_{s(j)}(v)} (S_c ∘ x)(v), the shot's phase inside
+//                       the exponential, the C coil images S_c ∘ x shared by every shot, the
+//                       shots as sample groups of one DFT (src/mri/pcsense_dft.hpp); the same
+//                       operator (within the DFT's float accuracy), one launch per direction
+//                       instead of S, scratch voxels·C + M·C;
 //   encoding = kTimeSegmented  TimeSegmentedEncoding of the shot's samples (eps, nufft and
 //                       time_segmentation as in SenseOptions): L is chosen per shot, from that
 //                       shot's readout times and the common field map;
@@ -108,6 +115,7 @@ struct PcSenseOptions {
   int iterations = 30;                     // kAuto: as SenseOptions::iterations
   FieldModelChoice* choice = nullptr;      // kAuto: as SenseOptions::choice
   ShotEncodingFactory<T> shot_encoding{};  // set: replaces the fields above
+  bool one_pass = true;  // kDft (also as kAuto's choice): all shots in one DFT pass where it runs (see above); false: per shot
 };
 
 template <class T>
