@@ -256,6 +256,12 @@ class Operator:
             self._H = h
         return self._H
 
+    def prepare_normal(self) -> None:
+        """Builds now what N() needs and would otherwise build at its first call (a Toeplitz
+        kernel: its allocation and set-up), so that it can be timed apart and no solver iteration
+        pays it. Idempotent; nothing for operators without such a set-up. The solvers call it."""
+        self._core.prepare_normal()
+
     def synchronize(self) -> None:
         """Blocks until the work queued on the operator's stream is done (no-op on the host)."""
         self._core.synchronize()

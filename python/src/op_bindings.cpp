@@ -301,6 +301,7 @@ void bind_operator(nb::module_& m, const char* name) {
   cls.def("apply", &O::apply, "x"_a, "y"_a)
       .def("apply_adjoint", &O::apply_adjoint, "y"_a, "x"_a)
       .def("apply_normal", &O::apply_normal, "x"_a, "z"_a)
+      .def("prepare_normal", &O::prepare_normal)
       .def("synchronize", &O::synchronize)
       .def_prop_ro("domain_shape", &O::domain_shape)
       .def_prop_ro("codomain_shape", &O::codomain_shape)

@@ -59,6 +59,10 @@ class PyOperator {
   void apply_normal(std::uintptr_t x, std::uintptr_t z) {
     run([&] { op_->apply_normal(in(x), out(z)); });
   }
+  // Builds what apply_normal needs now (LinearOperator::prepare_normal).
+  void prepare_normal() {
+    run([&] { op_->prepare_normal(); });
+  }
   void synchronize() const {
     without_gil([&] { op_->context().synchronize(); });
   }

@@ -3,6 +3,9 @@
 
 #include <cmath>
 #include <cstdio>
+#include <string>
+
+#include "fieldft/error.hpp"
 
 namespace fieldft::core {
 
@@ -35,6 +38,21 @@ double toeplitz_fft_units(const ToeplitzGeometry& g) {
     units += lines * butterfly_units(l[a]);
   }
   return units;
+}
+
+std::int64_t toeplitz_chunk(const ToeplitzGeometry& g, std::size_t complex_bytes) {
+  const double grid = static_cast<double>(g.padded_cells()) * static_cast<double>(complex_bytes);
+  const double fit = std::floor((g.chunk_bytes > 0 ? g.chunk_bytes : kToeplitzChunkBytes) / grid);
+  const std::int64_t batch = g.batch > 1 ? g.batch : 1;
+  const std::int64_t most = fit < 1 ? 1 : fit >= static_cast<double>(batch) ? batch : static_cast<std::int64_t>(fit);
+  const std::int64_t chunks = (batch + most - 1) / most;
+  return (batch + chunks - 1) / chunks;
+}
+
+void check_chunk_bytes(double chunk_bytes, const std::string& who) {
+  require(std::isfinite(chunk_bytes) && chunk_bytes >= 0, ErrorCode::kInvalidArgument,
+          who + ": options.chunk_bytes is " + std::to_string(chunk_bytes) + ", expected a finite value >= 0 (0: " +
+              std::to_string(static_cast<long long>(kToeplitzChunkBytes)) + " bytes)");
 }
 
 ToeplitzChoice choose_toeplitz(const ToeplitzGeometry& g, const NufftShape& forward, const NufftShape& adjoint,

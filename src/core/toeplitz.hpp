@@ -18,6 +18,7 @@ struct ToeplitzGeometry {
   int dim = 0;
   std::array<std::int64_t, 3> n{1, 1, 1};
   std::int64_t batch = 1;
+  double chunk_bytes = 0;  // the CUDA cuFFT path's chunk budget (toeplitz_chunk); 0: kToeplitzChunkBytes
 
   std::array<std::int64_t, 3> padded() const {
     std::array<std::int64_t, 3> l{1, 1, 1};
@@ -41,6 +42,22 @@ inline bool fused_toeplitz_geometry(const ToeplitzGeometry& g) {
   }
   return true;
 }
+
+// The CUDA engine's cuFFT path transforms its B images in chunks: one chunk's 2N grids are its
+// buffer, and its cuFFT plans run over one chunk, so its memory is bounded whatever B is (the
+// field-corrected normal's B = C·K images, coils times segments, reach 64–80 grids of 134 MB in
+// 3D at 128³ in float, ~10 GB at once). kToeplitzChunkBytes bounds a chunk's grids: 4 float grids
+// of 256³ (2 in double). cuFFT's throughput saturates once one pass holds a few million cells
+// (one 256³ grid already has 16.8 million), so a larger chunk would save only the launches of a
+// pass (eight per chunk) and cost memory; small grids still take all B images in one chunk.
+inline constexpr double kToeplitzChunkBytes = 512.0 * (1 << 20);
+
+// Images per chunk for B images of padded_cells() complex values of complex_bytes each: the most
+// whose grids fit g.chunk_bytes (kToeplitzChunkBytes when 0; at least 1), then balanced, B split
+// into ⌈B / most⌉ chunks of ⌈B / chunks⌉ images (the last may hold fewer), so it wastes little.
+std::int64_t toeplitz_chunk(const ToeplitzGeometry& g, std::size_t complex_bytes);
+// Throws kInvalidArgument, naming `who`, unless chunk_bytes is finite and >= 0.
+void check_chunk_bytes(double chunk_bytes, const std::string& who);
 
 // One backend's Toeplitz apply. Pointers live in the engine's memory (host, or its device); a
 // device engine enqueues on its stream and returns (make_kernel excepted, see there).
@@ -67,7 +84,8 @@ class ToeplitzEngine {
   // images the B coils of ONE image x (N voxels) and maps their sensitivities (B·N values),
   //   z = Σ_b conj(maps_b) ∘ crop_N(IFFT(kernel ∘ FFT(pad_2N(maps_b ∘ x)))).
   // Returns false, having done nothing, where there is no fused form (the caller then expands,
-  // applies and combines); the CUDA engine has one in 2D for 2N_d powers of two in [16, 2048].
+  // applies and combines); the CUDA engine has one for every geometry (its fused path in 2D for
+  // 2N_d powers of two in [16, 2048], its cuFFT path with the products in its pad and crop).
   virtual bool apply_sense(const T* /*kernel*/, const Complex* /*maps*/, const Complex* /*x*/, Complex* /*z*/) {
     return false;
   }
@@ -80,7 +98,7 @@ class ToeplitzEngine {
   //   z = Σ_{c,l} conj(S_c ∘ b_l) ∘ crop_N(IFFT(kernel_l ∘ FFT(pad_2N(S_c ∘ b_l ∘ x)))),
   // kernel_l at kernels + l·padded_cells() (complex), maps S: C·N values (null: C = 1, S = 1),
   // phases b: K·N values. Returns false, having done nothing, where the engine has no such form
-  // (the CUDA engine has it on its fused path only).
+  // (both engines have it, for every geometry).
   virtual bool has_field_sense() const { return false; }
   virtual bool apply_field_sense(const Complex* /*kernels*/, std::int64_t /*k*/, const Complex* /*maps*/,
                                  const Complex* /*phases*/, const Complex* /*x*/, Complex* /*z*/) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cpu/fftw.hpp"
+#include "fieldft/detail/toeplitz.hpp"
 
 namespace fieldft::cpu {
 
@@ -61,11 +62,11 @@ class ToeplitzCpu final : public core::ToeplitzEngine<T> {
     Complex* grid = grid_.get();
     const std::int64_t nx = g_.n[0], ny = g_.n[1], nz = g_.n[2], lx = l_[0], ly = l_[1], lz = l_[2];
     const std::int64_t n = g_.voxels(), coils = g_.batch / k, rows = ly * lz * g_.batch, work = cells_ * g_.batch;
-    // S_c(v)·b_l(v) of image b = c + C·l at voxel v.
-    const auto factor = [&](std::int64_t b, std::int64_t v) {
-      const Complex s = maps ? maps[(b % coils) * n + v] : Complex(1, 0);
-      return s * phases[(b / coils) * n + v];
-    };
+    namespace dt = ::fieldft::detail::toeplitz;
+    using ::fieldft::detail::Cplx;
+    const dt::SenseImages<T> images{n, coils, reinterpret_cast<const Cplx<T>*>(maps),
+                                    reinterpret_cast<const Cplx<T>*>(phases)};
+    const auto* xc = reinterpret_cast<const Cplx<T>*>(x);
 #pragma omp parallel for schedule(static) num_threads(nthreads_) if (work >= kParallelMin)
     for (std::int64_t r = 0; r < rows; ++r) {
       const std::int64_t y = r % ly, z3 = (r / ly) % lz, b = r / (ly * lz);
@@ -73,7 +74,8 @@ class ToeplitzCpu final : public core::ToeplitzEngine<T> {
       std::int64_t copied = 0;
       if (y < ny && z3 < nz) {
         const std::int64_t v0 = nx * (y + ny * z3);
-        for (std::int64_t i = 0; i < nx; ++i) row[i] = factor(b, v0 + i) * x[v0 + i];
+        auto* out = reinterpret_cast<Cplx<T>*>(row);
+        for (std::int64_t i = 0; i < nx; ++i) out[i] = dt::image_value(images, b, v0 + i, xc[v0 + i]);
         copied = nx;
       }
       std::fill(row + copied, row + lx, Complex(0, 0));
@@ -87,9 +89,10 @@ class ToeplitzCpu final : public core::ToeplitzEngine<T> {
 #pragma omp parallel for schedule(static) num_threads(nthreads_) if (work >= kParallelMin)
     for (std::int64_t v = 0; v < n; ++v) {
       const std::int64_t i = v % nx, y = (v / nx) % ny, z3 = v / (nx * ny), cell = i + lx * (y + ly * z3);
-      Complex acc(0, 0);
-      for (std::int64_t b = 0; b < batch; ++b) acc += std::conj(factor(b, v)) * grid[cell + b * cells];
-      z[v] = acc;
+      Cplx<T> acc{0, 0};
+      for (std::int64_t b = 0; b < batch; ++b)
+        acc = dt::combine_value(images, b, v, reinterpret_cast<const Cplx<T>&>(grid[cell + b * cells]), acc);
+      z[v] = Complex(acc.re, acc.im);
     }
     return true;
   }

@@ -6,6 +6,7 @@
 #include <cufft.h>
 
 #include <cstddef>
+#include <string>
 
 #include "cuda/cuda_check.cuh"
 #include "fieldft/detail/complex.hpp"
@@ -34,22 +35,32 @@ struct CufftTraits<double> {
 };
 
 // A batched in-place cuFFT plan of `rank` dimensions n (slowest first), 64-bit sizes: elements
-// at stride `stride`, transforms `dist` apart.
+// at stride `stride`, transforms `dist` apart. With own_work_area false the plan allocates no
+// work area: the owner gives it one of work_size() bytes (set_work_area) before exec, e.g. one
+// area shared by plans that run one after the other on the same stream. A work area cuFFT cannot
+// allocate is kOutOfMemory.
 template <class T>
 class CufftPlan {
  public:
-  CufftPlan(int rank, long long* n, long long stride, long long dist, long long batch, cudaStream_t stream) {
+  CufftPlan(int rank, long long* n, long long stride, long long dist, long long batch, cudaStream_t stream,
+            bool own_work_area = true) {
     FIELDFT_CUDA_CHECK(cufftCreate(&h_));
-    std::size_t work = 0;
     try {
-      FIELDFT_CUDA_CHECK(cufftMakePlanMany64(h_, rank, n, n, stride, dist, n, stride, dist, CufftTraits<T>::kType,
-                                             batch, &work));
+      if (!own_work_area) FIELDFT_CUDA_CHECK(cufftSetAutoAllocation(h_, 0));
+      const cufftResult r = cufftMakePlanMany64(h_, rank, n, n, stride, dist, n, stride, dist,
+                                                CufftTraits<T>::kType, batch, &work_);
+      if (r == CUFFT_ALLOC_FAILED)
+        throw Error(ErrorCode::kOutOfMemory, "cuFFT could not allocate the work area of a plan of " +
+                                                 std::to_string(batch) + " transforms; reduce the problem size or batch");
+      FIELDFT_CUDA_CHECK(r);
       FIELDFT_CUDA_CHECK(cufftSetStream(h_, stream));
     } catch (...) {
       cufftDestroy(h_);
       throw;
     }
   }
+  std::size_t work_size() const noexcept { return work_; }
+  void set_work_area(void* area) const { FIELDFT_CUDA_CHECK(cufftSetWorkArea(h_, area)); }
   ~CufftPlan() { cufftDestroy(h_); }
   CufftPlan(const CufftPlan&) = delete;
   CufftPlan& operator=(const CufftPlan&) = delete;
@@ -59,6 +70,7 @@ class CufftPlan {
 
  private:
   cufftHandle h_{};
+  std::size_t work_ = 0;
 };
 
 }  // namespace fieldft::cuda

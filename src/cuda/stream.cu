@@ -79,6 +79,13 @@ void* malloc_async(std::size_t bytes, int device, void* stream) {
   return p;
 }
 
+std::size_t free_memory(int device) {
+  DeviceGuard guard(device);
+  std::size_t free_b = 0, total_b = 0;
+  FIELDFT_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  return free_b;
+}
+
 void free_async(void* ptr, int device, void* stream) noexcept {
   if (!ptr) return;
   try {

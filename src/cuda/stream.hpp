@@ -26,6 +26,9 @@ void stream_synchronize(int device, void* stream);
 // host synchronisation. Allocation failure throws kOutOfMemory with the size and free memory.
 void* malloc_async(std::size_t bytes, int device, void* stream);
 void free_async(void* ptr, int device, void* stream) noexcept;
+// The free memory of `device` now, in bytes (cudaMemGetInfo), for a set-up that checks that a
+// large allocation fits before it spends time on it.
+std::size_t free_memory(int device);
 // Enqueues a copy of `bytes` from host memory to device memory on `stream`. The source must be
 // pageable memory (new / std::vector): the runtime stages it before returning, so the caller may
 // free it at once (a pinned source would be read later, when the stream reaches the copy).

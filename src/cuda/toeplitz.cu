@@ -14,16 +14,22 @@
 // about 50 N for the cuFFT path below plus the separate coil expansion and combination (R1,
 // 256², 32 coils on an H100: see docs/benchmarks.md, "R1").
 //
-// CUFFT (every other geometry). Layout of the 2N grids of the B images: the batch axis sits just
-// before the LAST used axis, cell (p, b, l) at p + P·(b + B·l), where p indexes the plane of the
-// other axes (P = 2Nx in 2D, 4NxNy in 3D) and l the last axis (2Ny in 2D, 2Nz in 3D). Then the
-// zero padding prunes with ONE batched cuFFT plan per pass, no loop over images:
+// CUFFT (every other geometry, any dim 1–3). The B images run in chunks of Bc
+// (core::toeplitz_chunk: a memory budget, so that the field-corrected normal's C·K images never
+// take C·K grids at once). Layout of a chunk's 2N grids: the image axis sits just before the LAST
+// used axis, cell (p, b, l) at p + P·(b + Bc·l), where p indexes the plane of the other axes
+// (P = 1 in 1D, 2Nx in 2D, 4NxNy in 3D) and l the last axis. Then the zero padding prunes with ONE
+// batched cuFFT plan per pass, no loop over images:
 //   plane pass  the (dim−1)-D transform of the planes l < N_last of every image — the first
-//               B·N_last planes, contiguous: forward those are the only nonzero ones, inverse
-//               (run last) the only ones the crop keeps;
-//   last pass   the 1D transform along l of every (p, b) column, stride P·B.
+//               Bc·N_last planes, contiguous: forward those are the only nonzero ones, inverse
+//               (run last) the only ones the crop keeps (none in 1D);
+//   last pass   the 1D transform along l of every (p, b) column, stride P·Bc.
 // That skips 1/4 of a full 2N FFT in 2D and 1/3 in 3D (the CPU engine, with FFTW's nested loops,
-// also prunes the x pass in 3D). The kernel multiplies cell (p, l) of every image.
+// also prunes the x pass in 3D). Per chunk: pad (the planes l < N_last, each image's value times
+// its SENSE factor S_c·b_l where there is one, computed there) and a memset of the other planes;
+// the forward passes; the kernel (real, or the image's segment's complex one) on every cell; the
+// inverse passes; crop (to each image, or Σ conj(S_c·b_l) times it over the chunk's images added
+// into the one output image, which the first chunk writes). The plans share one cuFFT work area.
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -41,6 +47,7 @@
 #include "cuda/line_fft.cuh"
 #include "cuda/stream.hpp"
 #include "cuda/toeplitz.hpp"
+#include "fieldft/detail/toeplitz.hpp"
 
 namespace fieldft::cuda {
 
@@ -54,53 +61,125 @@ unsigned blocks_for(std::int64_t n) {
   return static_cast<unsigned>(b < kMaxBlocks ? b : kMaxBlocks);
 }
 
-// The geometry the kernels need, by value.
+// The geometry of the cuFFT path's kernels, by value (cells of a chunk: top of the file).
 struct Layout {
+  int dim;
   std::int64_t nx, ny, nz;  // image
   std::int64_t lx;          // 2 Nx
   std::int64_t plane;       // P
-  std::int64_t batch;       // B
+  std::int64_t n_last;      // N of the last used axis
+  std::int64_t chunk;       // Bc: images of one chunk
   std::int64_t voxels;      // Nx Ny Nz
-  std::int64_t total;       // P · B · L_last: the cells of all B grids
-  bool three_d;
+  std::int64_t cells;       // ∏ 2N_d: one image's grid
 };
 
-// Every cell of every grid: the image value in the first N_d of each axis, zero elsewhere.
-template <class T>
-__global__ void pad_kernel(Layout g, const Cplx<T>* __restrict__ x, Cplx<T>* __restrict__ grid) {
-  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < g.total;
-       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    const std::int64_t p = i % g.plane, q = i / g.plane, b = q % g.batch, l = q / g.batch;
-    const std::int64_t cx = p % g.lx, cy = g.three_d ? p / g.lx : l, cz = g.three_d ? l : 0;
-    Cplx<T> v{0, 0};
-    if (cx < g.nx && cy < g.ny && cz < g.nz) v = x[b * g.voxels + cx + g.nx * (cy + g.ny * cz)];
-    grid[i] = v;
+// Voxel v's plane index p and last-axis index l.
+__device__ __forceinline__ void voxel_cell(const Layout& g, std::int64_t v, std::int64_t& p, std::int64_t& l) {
+  const std::int64_t cx = v % g.nx, cy = (v / g.nx) % g.ny, cz = v / (g.nx * g.ny);
+  if (g.dim == 1) {
+    p = 0;
+    l = cx;
+  } else if (g.dim == 2) {
+    p = cx;
+    l = cy;
+  } else {
+    p = cx + g.lx * cy;
+    l = cz;
   }
 }
 
+// The voxel at plane index p and last-axis index l < N_last, or −1 in the padding.
+__device__ __forceinline__ std::int64_t cell_voxel(const Layout& g, std::int64_t p, std::int64_t l) {
+  const std::int64_t cx = g.dim == 1 ? l : g.dim == 2 ? p : p % g.lx;
+  const std::int64_t cy = g.dim == 1 ? 0 : g.dim == 2 ? l : p / g.lx;
+  const std::int64_t cz = g.dim == 3 ? l : 0;
+  if (cx >= g.nx || cy >= g.ny) return -1;
+  return cx + g.nx * (cy + g.ny * cz);
+}
+
+// The images b0 … b0 + count − 1 of one chunk: x, their SENSE factors (SENSE) or their own
+// images (x + b·N, plain), and where the results go.
 template <class T>
-__global__ void multiply_kernel(Layout g, const T* __restrict__ kernel, Cplx<T>* __restrict__ grid) {
-  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < g.total;
+struct ChunkImages {
+  std::int64_t b0, count;
+  const Cplx<T>* x;
+  Cplx<T>* z;
+  detail::toeplitz::SenseImages<T> sense;  // SENSE only
+  bool first;                              // SENSE: the first chunk writes z, the others add
+};
+
+// The planes l < N_last of the chunk's grids: each image's value in the first N_d of each axis,
+// zero elsewhere and for the chunk's unused images (a partial last chunk).
+template <class T, bool SENSE>
+__global__ void pad_kernel(Layout g, ChunkImages<T> c, Cplx<T>* __restrict__ grid) {
+  const std::int64_t n = g.plane * g.chunk * g.n_last;
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    const std::int64_t p = i % g.plane, l = i / (g.plane * g.batch);
-    const T k = kernel[p + g.plane * l];
-    Cplx<T> v = grid[i];
-    v.re *= k;
-    v.im *= k;
-    grid[i] = v;
+    const std::int64_t p = i % g.plane, q = i / g.plane, bi = q % g.chunk, l = q / g.chunk;
+    const std::int64_t v = cell_voxel(g, p, l);
+    Cplx<T> out{0, 0};
+    if (v >= 0 && bi < c.count) {
+      const std::int64_t b = c.b0 + bi;
+      if constexpr (SENSE) {
+        out = detail::toeplitz::image_value(c.sense, b, v, c.x[v]);
+      } else {
+        out = c.x[b * g.voxels + v];
+      }
+    }
+    grid[i] = out;
   }
 }
 
-// The first N_d of each axis of every grid, to the B images.
-template <class T>
-__global__ void crop_kernel(Layout g, const Cplx<T>* __restrict__ grid, Cplx<T>* __restrict__ z) {
-  const std::int64_t n = g.voxels * g.batch;
+// Cell s (= p + P·l, the kernel's own index) of every image of the chunk times the kernel: real
+// (K = T, one for all), or complex (K = Cplx<T>) with image b taking kernel b / coils, read once
+// per run of images that share it.
+template <class T, class K>
+__global__ void multiply_kernel(Layout g, const K* __restrict__ kernel, std::int64_t coils, std::int64_t b0,
+                                std::int64_t count, Cplx<T>* __restrict__ grid) {
+  for (std::int64_t s = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; s < g.cells;
+       s += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const std::int64_t p = s % g.plane, l = s / g.plane;
+    std::int64_t segment = -1;
+    K k{};
+    for (std::int64_t bi = 0; bi < count; ++bi) {
+      if constexpr (std::is_same_v<K, T>) {
+        if (bi == 0) k = kernel[s];
+      } else {
+        const std::int64_t seg = (b0 + bi) / coils;
+        if (seg != segment) {
+          segment = seg;
+          k = kernel[seg * g.cells + s];
+        }
+      }
+      Cplx<T>& v = grid[p + g.plane * (bi + g.chunk * l)];
+      if constexpr (std::is_same_v<K, T>) {
+        v = v * k;
+      } else {
+        v = cmul(v, k);
+      }
+    }
+  }
+}
+
+// The first N_d of each axis of the chunk's grids: to each image (plain), or Σ over the chunk's
+// images of conj(factor)·result added into the one image z (SENSE).
+template <class T, bool SENSE>
+__global__ void crop_kernel(Layout g, ChunkImages<T> c, const Cplx<T>* __restrict__ grid) {
+  const std::int64_t n = SENSE ? g.voxels : g.voxels * c.count;
   for (std::int64_t j = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; j < n;
        j += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    const std::int64_t b = j / g.voxels, v = j % g.voxels;
-    const std::int64_t cx = v % g.nx, cy = (v / g.nx) % g.ny, cz = v / (g.nx * g.ny);
-    const std::int64_t p = cx + g.lx * (g.three_d ? cy : 0), l = g.three_d ? cz : cy;
-    z[j] = grid[p + g.plane * (b + g.batch * l)];
+    const std::int64_t v = j % g.voxels;
+    std::int64_t p, l;
+    voxel_cell(g, v, p, l);
+    if constexpr (SENSE) {
+      Cplx<T> acc = c.first ? Cplx<T>{0, 0} : c.z[v];
+      for (std::int64_t bi = 0; bi < c.count; ++bi)
+        acc = detail::toeplitz::combine_value(c.sense, c.b0 + bi, v, grid[p + g.plane * (bi + g.chunk * l)], acc);
+      c.z[v] = acc;
+    } else {
+      const std::int64_t bi = j / g.voxels;
+      c.z[(c.b0 + bi) * g.voxels + v] = grid[p + g.plane * (bi + g.chunk * l)];
+    }
   }
 }
 
@@ -140,9 +219,8 @@ struct Fused {
 template <class T>
 __device__ __forceinline__ Cplx<T> sense_factor(const Fused& f, const Cplx<T>* __restrict__ maps, std::int64_t b,
                                                 std::int64_t v) {
-  Cplx<T> s = maps ? maps[(b % f.coils) * f.voxels + v] : Cplx<T>{1, 0};
-  if (f.phases) s = cmul(s, static_cast<const Cplx<T>*>(f.phases)[(b / f.coils) * f.voxels + v]);
-  return s;
+  const detail::toeplitz::SenseImages<T> s{f.voxels, f.coils, maps, static_cast<const Cplx<T>*>(f.phases)};
+  return detail::toeplitz::factor(s, b, v);
 }
 
 template <int L>
@@ -325,9 +403,6 @@ class ToeplitzCuda final : public core::ToeplitzEngine<T> {
       : g_(g), device_(device), stream_(static_cast<cudaStream_t>(stream)), fused_(core::fused_toeplitz_geometry(g)) {
     DeviceGuard guard(device_);
     const auto l = g.padded();
-    const int last = g.dim - 1;
-    layout_ = {g.n[0], g.n[1], g.n[2], l[0], g.dim == 3 ? l[0] * l[1] : l[0], g.batch, g.voxels(),
-               g.padded_cells() * g.batch, g.dim == 3};
     if (fused_) {
       // The rows of the B images (half the 2N grid), and room for the set-up's one full grid.
       const std::int64_t rows = g.batch * g.n[1] * l[0];
@@ -341,12 +416,27 @@ class ToeplitzCuda final : public core::ToeplitzEngine<T> {
       }
       return;
     }
-    grid_ = DeviceBuffer<Cplx<T>>(static_cast<std::size_t>(layout_.total), "Toeplitz 2N grid");
-    long long plane_n[2] = {l[1], l[0]};  // slowest first: 3D (2Ny, 2Nx); 2D uses plane_n + 1
-    long long* pn = g.dim == 3 ? plane_n : plane_n + 1;
-    plane_ = std::make_unique<CufftPlan<T>>(g.dim - 1, pn, 1, layout_.plane, g.batch * g.n[last], stream_);
+    // The cuFFT path: one chunk's grids, and the plans of one chunk sharing one work area.
+    const std::int64_t chunk = core::toeplitz_chunk(g, sizeof(Cplx<T>));
+    const int last = g.dim - 1;
+    layout_ = {g.dim, g.n[0], g.n[1], g.n[2], l[0], g.padded_cells() / l[last], g.n[last], chunk, g.voxels(),
+               g.padded_cells()};
+    grid_ = DeviceBuffer<Cplx<T>>(static_cast<std::size_t>(chunk * g.padded_cells()), "Toeplitz 2N grids");
+    std::size_t work = 0;
+    if (g.dim > 1) {
+      long long plane_n[2] = {l[1], l[0]};  // slowest first: 3D (2Ny, 2Nx); 2D uses plane_n + 1
+      long long* pn = g.dim == 3 ? plane_n : plane_n + 1;
+      plane_ = std::make_unique<CufftPlan<T>>(g.dim - 1, pn, 1, layout_.plane, chunk * g.n[last], stream_, false);
+      work = plane_->work_size();
+    }
     long long ln = l[last];
-    last_ = std::make_unique<CufftPlan<T>>(1, &ln, layout_.plane * g.batch, 1, layout_.plane * g.batch, stream_);
+    last_ = std::make_unique<CufftPlan<T>>(1, &ln, layout_.plane * chunk, 1, layout_.plane * chunk, stream_, false);
+    if (last_->work_size() > work) work = last_->work_size();
+    if (work > 0) {
+      work_ = DeviceBuffer<unsigned char>(work, "Toeplitz cuFFT work area");
+      if (plane_) plane_->set_work_area(work_.get());
+      last_->set_work_area(work_.get());
+    }
   }
 
   ~ToeplitzCuda() override {
@@ -378,15 +468,19 @@ class ToeplitzCuda final : public core::ToeplitzEngine<T> {
     FIELDFT_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
 
-  bool has_field_sense() const override { return fused_; }
+  bool has_field_sense() const override { return true; }
   bool apply_field_sense(const Complex* kernels, std::int64_t k, const Complex* maps, const Complex* phases,
                          const Complex* x, Complex* z) override {
-    if (!fused_) return false;
     DeviceGuard guard(device_);
-    Fused f = fused_layout_;
-    f.coils = g_.batch / k;
-    f.phases = phases;
-    run_fused<true>(f, reinterpret_cast<const Cplx<T>*>(kernels), maps, x, z);
+    const std::int64_t coils = g_.batch / k;
+    if (fused_) {
+      Fused f = fused_layout_;
+      f.coils = coils;
+      f.phases = phases;
+      run_fused<true>(f, reinterpret_cast<const Cplx<T>*>(kernels), maps, x, z);
+    } else {
+      run_chunks<true>(reinterpret_cast<const Cplx<T>*>(kernels), coils, maps, phases, x, z);
+    }
     return true;
   }
 
@@ -394,27 +488,18 @@ class ToeplitzCuda final : public core::ToeplitzEngine<T> {
     DeviceGuard guard(device_);
     if (fused_) {
       run_fused<false>(fused_layout_, kernel, nullptr, x, z);
-      return;
+    } else {
+      run_chunks<false>(kernel, g_.batch, nullptr, nullptr, x, z);
     }
-    Cplx<T>* grid = grid_.get();
-    const unsigned blocks = blocks_for(layout_.total);
-    pad_kernel<T><<<blocks, kThreads, 0, stream_>>>(layout_, reinterpret_cast<const Cplx<T>*>(x), grid);
-    FIELDFT_CUDA_CHECK_LAUNCH();
-    plane_->exec(grid, -1);
-    last_->exec(grid, -1);
-    multiply_kernel<T><<<blocks, kThreads, 0, stream_>>>(layout_, kernel, grid);
-    FIELDFT_CUDA_CHECK_LAUNCH();
-    last_->exec(grid, +1);
-    plane_->exec(grid, +1);
-    crop_kernel<T><<<blocks_for(layout_.voxels * layout_.batch), kThreads, 0, stream_>>>(
-        layout_, grid, reinterpret_cast<Cplx<T>*>(z));
-    FIELDFT_CUDA_CHECK_LAUNCH();
   }
 
   bool apply_sense(const T* kernel, const Complex* maps, const Complex* x, Complex* z) override {
-    if (!fused_) return false;
     DeviceGuard guard(device_);
-    run_fused<true>(fused_layout_, kernel, maps, x, z);
+    if (fused_) {
+      run_fused<true>(fused_layout_, kernel, maps, x, z);
+    } else {
+      run_chunks<true>(kernel, g_.batch, maps, nullptr, x, z);
+    }
     return true;
   }
 
@@ -462,9 +547,41 @@ class ToeplitzCuda final : public core::ToeplitzEngine<T> {
     });
   }
 
+  // The cuFFT path (top of the file): each chunk of the B images in turn, all on the stream. K:
+  // the kernel's type (T, or Cplx<T>: kernel b / coils for image b). SENSE: the images are the
+  // factors of x (maps, phases: SenseImages) summed back into z; else x and z hold B images.
+  template <bool SENSE, class K>
+  void run_chunks(const K* kernel, std::int64_t coils, const Complex* maps, const Complex* phases, const Complex* x,
+                  Complex* z) {
+    const Layout& g = layout_;
+    Cplx<T>* grid = grid_.get();
+    const std::int64_t head = g.plane * g.chunk * g.n_last, cells = g.cells * g.chunk;
+    ChunkImages<T> c{0, 0, reinterpret_cast<const Cplx<T>*>(x), reinterpret_cast<Cplx<T>*>(z),
+                     {g.voxels, coils, reinterpret_cast<const Cplx<T>*>(maps), reinterpret_cast<const Cplx<T>*>(phases)},
+                     true};
+    for (std::int64_t b0 = 0; b0 < g_.batch; b0 += g.chunk) {
+      c.b0 = b0;
+      c.count = g_.batch - b0 < g.chunk ? g_.batch - b0 : g.chunk;
+      c.first = b0 == 0;
+      pad_kernel<T, SENSE><<<blocks_for(head), kThreads, 0, stream_>>>(g, c, grid);
+      FIELDFT_CUDA_CHECK_LAUNCH();
+      if (cells > head)
+        FIELDFT_CUDA_CHECK(cudaMemsetAsync(grid + head, 0, static_cast<std::size_t>(cells - head) * sizeof(Cplx<T>), stream_));
+      if (plane_) plane_->exec(grid, -1);
+      last_->exec(grid, -1);
+      multiply_kernel<T, K><<<blocks_for(g.cells), kThreads, 0, stream_>>>(g, kernel, coils, c.b0, c.count, grid);
+      FIELDFT_CUDA_CHECK_LAUNCH();
+      last_->exec(grid, +1);
+      if (plane_) plane_->exec(grid, +1);
+      crop_kernel<T, SENSE><<<blocks_for(SENSE ? g.voxels : g.voxels * c.count), kThreads, 0, stream_>>>(g, c, grid);
+      FIELDFT_CUDA_CHECK_LAUNCH();
+    }
+  }
+
   void release() noexcept {
     plane_.reset();
     last_.reset();
+    work_.reset();
     grid_.reset();
     twiddle_[0].reset();
     twiddle_[1].reset();
@@ -476,9 +593,10 @@ class ToeplitzCuda final : public core::ToeplitzEngine<T> {
   Layout layout_{};
   bool fused_;
   Fused fused_layout_{};
-  DeviceBuffer<Cplx<T>> grid_;  // the 2N grids (cuFFT path), or the rows (fused)
+  DeviceBuffer<Cplx<T>> grid_;  // one chunk's 2N grids (cuFFT path), or the rows (fused)
   DeviceBuffer<Cplx<T>> twiddle_[2];  // fused: exp(−2πi·k/2N_d) along x and y
-  std::unique_ptr<CufftPlan<T>> plane_, last_;  // cuFFT path only
+  std::unique_ptr<CufftPlan<T>> plane_, last_;  // cuFFT path only (no plane pass in 1D)
+  DeviceBuffer<unsigned char> work_;  // their shared work area (they run one after the other)
 };
 
 }  // namespace

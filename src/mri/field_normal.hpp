@@ -15,8 +15,9 @@ namespace fieldft::mri::detail {
 
 // A FieldToeplitzNormal at the model's accuracy and eps (context_maps: C·N coil maps in context
 // memory, or null), or null where no L' up to max(128, 2·max_segments) (at most 1024) reaches
-// the accuracy for the field DIFFERENCE, which spans twice the field's range: the caller then
-// keeps the forward and adjoint passes.
+// the accuracy for the field DIFFERENCE, which spans twice the field's range, or where its
+// kernels do not fit the device's memory (kOutOfMemory): the caller then keeps the forward and
+// adjoint passes, which need no kernels.
 template <class T>
 std::unique_ptr<FieldToeplitzNormal<T>> field_normal_or_null(std::shared_ptr<const Encoding<T>> encoding,
                                                              const Context& context,
@@ -33,7 +34,8 @@ std::unique_ptr<FieldToeplitzNormal<T>> field_normal_or_null(std::shared_ptr<con
     return std::make_unique<FieldToeplitzNormal<T>>(std::move(encoding), context, std::span<const std::complex<T>>(),
                                                     1, std::span<const T>(), o);
   } catch (const Error& e) {
-    if (e.code() == ErrorCode::kInvalidArgument) return nullptr;  // the difference design fell short
+    // The difference design fell short, or the kernels do not fit.
+    if (e.code() == ErrorCode::kInvalidArgument || e.code() == ErrorCode::kOutOfMemory) return nullptr;
     throw;
   }
 }

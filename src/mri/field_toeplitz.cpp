@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "core/toeplitz.hpp"
 #include "cpu/toeplitz_cpu.hpp"
 #if FIELDFT_HAVE_CUDA
+#include "cuda/stream.hpp"
 #include "cuda/toeplitz.hpp"
 #endif
 #include "fieldft/error.hpp"
@@ -68,13 +70,13 @@ struct FieldToeplitzNormal<T>::Impl {
   const Complex* map_data = nullptr;  // null: no coils
   std::int64_t coils = 1;
   int segments = 0;
-  double worst_error = 0, setup_seconds = 0;
+  double worst_error = 0, setup_seconds = 0, kernel_bytes = 0;
   bool weighted = false;
 };
 
 template <class T>
-bool FieldToeplitzNormal<T>::supported(const Encoding<T>& e, const Context& context) {
-  return context.is_host() || core::fused_toeplitz_geometry(geometry(e, 1));
+bool FieldToeplitzNormal<T>::supported(const Encoding<T>& /*encoding*/, const Context& context) {
+  return context.is_host() || context.is_cuda();  // every 2D and 3D grid (the CUDA engine's fused or cuFFT path)
 }
 
 template <class T>
@@ -115,6 +117,7 @@ void FieldToeplitzNormal<T>::build(std::span<const Complex> maps, const Complex*
   const Encoding<T>& e = *impl_->encoding;
   const std::int64_t n = e.num_voxels(), m = e.num_samples();
   require(coils >= 1, ErrorCode::kInvalidArgument, who + ": coils is " + std::to_string(coils) + ", expected >= 1");
+  core::check_chunk_bytes(options.chunk_bytes, who);
   require(maps.empty() || static_cast<std::int64_t>(maps.size()) == n * coils, ErrorCode::kShapeMismatch,
           who + ": the maps hold " + std::to_string(maps.size()) + " values, expected " + std::to_string(n * coils) +
               " (the image's " + std::to_string(n) + " voxels times " + std::to_string(coils) + " coils) or none");
@@ -130,10 +133,6 @@ void FieldToeplitzNormal<T>::build(std::span<const Complex> maps, const Complex*
   for (std::size_t i = 0; i < maps.size(); ++i)
     require(std::isfinite(maps[i].real()) && std::isfinite(maps[i].imag()), ErrorCode::kNonFinite,
             who + ": maps[" + std::to_string(i) + "] is not finite");
-  require(supported(e, this->context()), ErrorCode::kNotImplemented,
-          who + ": on a CUDA device it needs a 2D grid whose doubled sizes are powers of two in [16, 2048] (the "
-                "fused Toeplitz path); got " + op::shape_string(e.image_shape()) +
-                "; use the time-segmented encoding's own normal there");
 
   // The difference interpolator.
   const auto diffs = field_differences(e.field());
@@ -164,7 +163,8 @@ void FieldToeplitzNormal<T>::build(std::span<const Complex> maps, const Complex*
   if (!maps.empty()) impl_->map_data = op::upload(impl_->maps, maps);
 
   // The engine over the C·L' images, and the L' kernels.
-  const core::ToeplitzGeometry g = geometry(e, coils * segs);
+  core::ToeplitzGeometry g = geometry(e, coils * segs);
+  g.chunk_bytes = options.chunk_bytes;
   const Context& c = this->context();
   if (c.is_host()) {
     impl_->engine = cpu::make_toeplitz_engine<T>(g, cpu_threads_for(c.nthreads()), /*measure=*/true);
@@ -176,6 +176,25 @@ void FieldToeplitzNormal<T>::build(std::span<const Complex> maps, const Complex*
 #endif
   }
   const std::int64_t cells = g.padded_cells();
+  impl_->kernel_bytes = static_cast<double>(cells) * segs * sizeof(Complex);
+#if FIELDFT_HAVE_CUDA
+  if (c.is_cuda()) {
+    // The kernels and the set-up FFT's work area (at most one more grid) must fit what the engine
+    // left: checked here, before the L' type 1 transforms, with the numbers in the message.
+    const double need = impl_->kernel_bytes + static_cast<double>(cells) * sizeof(Complex);
+    const double free_b = static_cast<double>(cuda::free_memory(c.device()));
+    if (need > free_b) {
+      char buf[400];
+      std::snprintf(buf, sizeof buf,
+                    "%s: its %d kernels of %lld complex values (2^d·N of the %s grid) need %.0f MiB on CUDA "
+                    "device %d, %.0f MiB free; a looser accuracy (fewer segments), a smaller grid, or "
+                    "Toeplitz::kOff (the time-segmented passes) needs less",
+                    who.c_str(), segs, static_cast<long long>(cells), op::shape_string(e.image_shape()).c_str(),
+                    need / (1 << 20), c.device(), free_b / (1 << 20));
+      throw Error(ErrorCode::kOutOfMemory, buf);
+    }
+  }
+#endif
   Complex* kernels = impl_->kernels.template get_as<Complex>(cells * segs);
   detail::PsfTransform<T> psf(e, c, options.eps, options.nufft);
   std::vector<Complex> strengths(static_cast<std::size_t>(m));
@@ -229,6 +248,10 @@ double FieldToeplitzNormal<T>::worst_error() const noexcept {
 template <class T>
 double FieldToeplitzNormal<T>::setup_seconds() const noexcept {
   return impl_->setup_seconds;
+}
+template <class T>
+double FieldToeplitzNormal<T>::kernel_bytes() const noexcept {
+  return impl_->kernel_bytes;
 }
 
 template class FieldToeplitzNormal<float>;

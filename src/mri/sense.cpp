@@ -191,22 +191,26 @@ class SenseOperator final : public op::LinearOperator<T> {
   }
   void apply_normal(const Complex* x, Complex* z) override {
     if (nufft_ && nufft_->apply_sense_normal(maps_->data, x, z)) return;
-    if (tseg_ && tseg_->uses_toeplitz() && !field_normal_failed_) {  // the field-corrected Toeplitz normal
-      if (!field_normal_) {
-        field_normal_ = detail::field_normal_or_null<T>(tseg_->encoding_ptr(), this->context(), maps_->data,
-                                                        maps_->coils, tseg_->options());
-        field_normal_failed_ = !field_normal_;
-      }
-      if (field_normal_) {
-        field_normal_->apply(x, z);
-        return;
-      }
+    prepare_normal();
+    if (field_normal_) {  // the field-corrected Toeplitz normal
+      field_normal_->apply(x, z);
+      return;
     }
     Complex* t1 = this->scratch(1, e_->domain_size());
     Complex* t2 = this->scratch(2, e_->domain_size());
     expand(x, t1);
     e_->apply_normal(t1, t2);
     combine(t2, z);
+  }
+  // The field-corrected Toeplitz normal in its SENSE form for a TimeSegmentedEncoding that uses
+  // it (built once; where it cannot be, the encoding's own normal), else the encoding's.
+  void prepare_normal() override {
+    if (tseg_ && tseg_->uses_toeplitz() && !field_normal_ && !field_normal_failed_) {
+      field_normal_ = detail::field_normal_or_null<T>(tseg_->encoding_ptr(), this->context(), maps_->data,
+                                                      maps_->coils, tseg_->options());
+      field_normal_failed_ = !field_normal_;
+    }
+    if (!field_normal_) e_->prepare_normal();
   }
   typename op::LinearOperator<T>::Ptr batched(std::int64_t k) const override {
     require(k >= 1, ErrorCode::kInvalidArgument, name() + ".batched(" + std::to_string(k) + "): expected k >= 1");
@@ -234,7 +238,7 @@ class SenseOperator final : public op::LinearOperator<T> {
   NufftEncoding<T>* nufft_;  // e_ when it is a NufftEncoding of one image's coils, else null
   TimeSegmentedEncoding<T>* tseg_;  // e_ when it is a TimeSegmentedEncoding of one image's coils
   std::unique_ptr<FieldToeplitzNormal<T>> field_normal_;  // tseg_'s Toeplitz normal, built when first used
-  bool field_normal_failed_ = false;  // its difference interpolator fell short: the passes instead
+  bool field_normal_failed_ = false;  // it could not be built (accuracy, memory): the passes instead
   std::shared_ptr<const Maps<T>> maps_;
   std::int64_t images_;
   op::VectorOps<T> vec_;

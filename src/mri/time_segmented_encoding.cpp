@@ -4,6 +4,7 @@
 // (src/cuda/time_segmentation.hpp).
 #include "fieldft/config.hpp"  // first: FIELDFT_HAVE_CUDA selects the includes below
 
+#include <limits>
 #include <numbers>
 #include <string>
 #include <vector>
@@ -174,18 +175,23 @@ const TimeSegmentationReport& TimeSegmentedEncoding<T>::report() const noexcept 
 }
 
 template <class T>
+void TimeSegmentedEncoding<T>::prepare_normal() {
+  if (!uses_toeplitz_ || field_normal_) return;
+  field_normal_ = detail::field_normal_or_null<T>(encoding_, this->context(), nullptr, 1, options_);
+  uses_toeplitz_ = field_normal_ != nullptr;  // else no interpolator reaches the accuracy, or no memory: the passes
+}
+
+template <class T>
+double TimeSegmentedEncoding<T>::toeplitz_setup_seconds() const noexcept {
+  return field_normal_ ? field_normal_->setup_seconds() : std::numeric_limits<double>::quiet_NaN();
+}
+
+template <class T>
 void TimeSegmentedEncoding<T>::apply_normal(const Complex* x, Complex* z) {
+  prepare_normal();
   if (!uses_toeplitz_) {
     op::LinearOperator<T>::apply_normal(x, z);
     return;
-  }
-  if (!field_normal_) {
-    field_normal_ = detail::field_normal_or_null<T>(encoding_, this->context(), nullptr, 1, options_);
-    if (!field_normal_) {  // no difference interpolator reaches the accuracy: the passes, from now on
-      uses_toeplitz_ = false;
-      op::LinearOperator<T>::apply_normal(x, z);
-      return;
-    }
   }
   const std::int64_t n = encoding_->num_voxels();
   for (std::int64_t b = 0; b < options_.batch; ++b) field_normal_->apply(x + n * b, z + n * b);

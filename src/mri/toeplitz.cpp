@@ -71,6 +71,7 @@ template <class T>
 op::Shape checked_batch_shape(const std::shared_ptr<const Encoding<T>>& e, std::span<const T> weights,
                               const ToeplitzOptions& options) {
   check_weights(weights, checked_encoding(e).num_samples());
+  core::check_chunk_bytes(options.chunk_bytes, "ToeplitzNormal");
   return initial_batch_shape(options.batch, "ToeplitzNormal");
 }
 
@@ -134,7 +135,8 @@ ToeplitzNormal<T>::~ToeplitzNormal() = default;
 template <class T>
 void ToeplitzNormal<T>::make_engine() {
   const auto start = std::chrono::steady_clock::now();
-  const core::ToeplitzGeometry g = geometry(*encoding_, options_.batch);
+  core::ToeplitzGeometry g = geometry(*encoding_, options_.batch);
+  g.chunk_bytes = options_.chunk_bytes;
   engine_ = std::make_unique<Engine>();
   const Context& c = this->context();
   if (c.is_host()) {

@@ -89,6 +89,7 @@ class LoopedBatch final : public LinearOperator<T> {
     const std::int64_t nd = a_->domain_size();
     for (std::int64_t j = 0; j < count_; ++j) a_->apply_normal(x + j * nd, z + j * nd);
   }
+  void prepare_normal() override { a_->prepare_normal(); }
   OperatorPtr<T> batched(std::int64_t k) const override {
     return std::make_shared<LoopedBatch>(a_, appended(stack_, k));
   }
@@ -138,6 +139,7 @@ class Compose final : public LinearOperator<T> {
     a_->apply_normal(t1, t2);
     b_->apply_adjoint(t2, z);
   }
+  void prepare_normal() override { a_->prepare_normal(); }
   OperatorPtr<T> batched(std::int64_t k) const override {
     auto ab = a_->batched(k);
     auto bb = b_->batched(k);
@@ -249,6 +251,9 @@ class VStack final : public LinearOperator<T> {
       blocks_[i]->apply_normal(x, t);
       vec_.axpby(this->domain_size(), Complex(1), t, Complex(1), z);
     }
+  }
+  void prepare_normal() override {
+    for (auto& b : blocks_) b->prepare_normal();
   }
   // No batched form: K batched blocks would lay their outputs block-major, not copy-major.
 
@@ -423,6 +428,7 @@ class Scale final : public LinearOperator<T> {
     a_->apply_normal(x, z);
     vec_.scale(this->domain_size(), Complex(std::norm(alpha_)), z);
   }
+  void prepare_normal() override { a_->prepare_normal(); }
   OperatorPtr<T> batched(std::int64_t k) const override {
     auto ab = a_->batched(k);
     return ab ? std::make_shared<Scale>(alpha_, std::move(ab)) : nullptr;

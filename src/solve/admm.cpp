@@ -69,6 +69,7 @@ Result admm(op::LinearOperator<T>& a, const std::complex<T>* y, std::complex<T>*
 
   // AᴴWA + ρRᴴR, tn as scratch (free while CG runs).
   const detail::WeightedNormal<T> data_normal(a, v, weights, tmp);
+  r.prepare_normal();
   const auto normal = [&](const C* in, C* out) {
     data_normal(in, out);
     r.apply_normal(in, tn);

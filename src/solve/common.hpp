@@ -117,15 +117,18 @@ void weighted_normal(op::LinearOperator<T>& a, op::VectorOps<T>& v, const std::c
   a.apply_adjoint(tmp, out);
 }
 
-// AᴴWA for a solver's loop, chosen once before it: A's weighted_normal where A has one (a
-// weighted Toeplitz kernel, built here: the set-up reads W back to the host once), else
-// weighted_normal above. So a weighted solve keeps a fast normal operator, as an unweighted one
-// does through apply_normal.
+// AᴴWA for a solver's loop, chosen and built once before it: A's weighted_normal where A has one
+// (a weighted Toeplitz kernel, built here: the set-up reads W back to the host once), else
+// weighted_normal above; without weights, A's apply_normal, prepared here (prepare_normal: its
+// Toeplitz kernels built now, not inside the first iteration). So a weighted solve keeps a fast
+// normal operator, as an unweighted one does through apply_normal.
 template <class T>
 class WeightedNormal {
  public:
   WeightedNormal(op::LinearOperator<T>& a, op::VectorOps<T>& v, const std::complex<T>* weights, std::complex<T>* tmp)
-      : a_(a), v_(v), weights_(weights), tmp_(tmp), fast_(weights ? a.weighted_normal(weights) : nullptr) {}
+      : a_(a), v_(v), weights_(weights), tmp_(tmp), fast_(weights ? a.weighted_normal(weights) : nullptr) {
+    if (!weights) a.prepare_normal();
+  }
   void operator()(const std::complex<T>* in, std::complex<T>* out) const {
     if (fast_) {
       fast_->apply(in, out);

@@ -6,6 +6,7 @@
 #include <complex>
 
 #include "core/toeplitz.hpp"
+#include "fieldft/error.hpp"
 
 namespace fieldft::core {
 namespace {
@@ -27,6 +28,25 @@ double full_units(int dim, std::int64_t n) {
 TEST(ToeplitzCost, PrunedPassesSaveAQuarterIn2DAndFiveTwelfthsIn3D) {
   EXPECT_DOUBLE_EQ(toeplitz_fft_units(square(2, 64)) / full_units(2, 64), 0.75);
   EXPECT_DOUBLE_EQ(toeplitz_fft_units(square(3, 32)) / full_units(3, 32), 7.0 / 12.0);
+}
+
+// The CUDA cuFFT path's chunks: R3's 3D 128³ float grids (134 MB each) four at a time, its C·K
+// images split evenly (80 → 20 chunks of 4; 9 at most 4 → 3 of 3), small grids all at once, a
+// grid above the budget alone, and an explicit budget in bytes.
+TEST(ToeplitzCost, ChunksFitTheBudgetEvenly) {
+  const std::size_t cf = sizeof(std::complex<float>), cd = sizeof(std::complex<double>);
+  EXPECT_EQ(toeplitz_chunk(square(3, 128, 80), cf), 4);
+  EXPECT_EQ(toeplitz_chunk(square(3, 128, 80), cd), 2);
+  EXPECT_EQ(toeplitz_chunk(square(3, 128, 9), cf), 3);
+  EXPECT_EQ(toeplitz_chunk(square(3, 128, 1), cf), 1);
+  EXPECT_EQ(toeplitz_chunk(square(2, 20, 60), cf), 60);
+  EXPECT_EQ(toeplitz_chunk(square(3, 512, 3), cf), 1);
+  auto g = square(2, 10, 7);
+  g.chunk_bytes = 2.0 * 400 * cf;  // two grids of 20²
+  EXPECT_EQ(toeplitz_chunk(g, cf), 2);  // 7 in 4 chunks of 2, the last with 1
+  EXPECT_NO_THROW(check_chunk_bytes(0, "test"));
+  EXPECT_THROW(check_chunk_bytes(-1, "test"), Error);
+  EXPECT_THROW(check_chunk_bytes(std::nan(""), "test"), Error);
 }
 
 TEST(ToeplitzCost, AtUpsamplingTwoToeplitzWinsForAnyM) {

@@ -154,24 +154,38 @@ bool register_time_segmented(const std::string& p) {
     }, tol, __FILE__, __LINE__);
   }
   // The field-corrected Toeplitz normal (fieldft/mri/field_toeplitz.hpp), taken by kAuto on a grid
-  // the device's fused path runs ({16, 8}): its normal is AᴴA within about the accuracy (5× for
-  // the interpolator's l1 norm and the kernels' eps), and so are host against device.
+  // the device's fused path runs ({16, 8}), and on grids its cuFFT path runs ({20, 12} with SENSE,
+  // {8, 6, 4}): its normal is AᴴA within about the accuracy (5× for the interpolator's l1 norm
+  // and the kernels' eps), and so are host against device.
   {
     auto o = ls;
     o.toeplitz = mri::Toeplitz::kAuto;
-    auto tol = tolerances(make_scan<T>({16, 8}, 60, 10e-3), o);
-    tol.normal = 5 * o.accuracy;
-    tol.parity = std::max(tol.parity, 5 * o.accuracy);
-    register_operator_battery<T>("TimeSegmentedToeplitz2D" + p, [o](const Context& c) -> OperatorPtr<T> {
-      return std::make_shared<mri::TimeSegmentedEncoding<T>>(make_scan<T>({16, 8}, 60, 10e-3).encoding, c, o);
-    }, tol, __FILE__, __LINE__);
-    o.batch = 3;
-    register_operator_battery<T>("SenseTimeSegmentedToeplitz2D" + p, [o](const Context& c) -> OperatorPtr<T> {
-      const std::vector<std::int64_t> grid{16, 8};
-      const auto maps = mri::coil_maps(grid, 3);
-      auto e = std::make_shared<mri::TimeSegmentedEncoding<T>>(make_scan<T>(grid, 60, 10e-3).encoding, c, o);
-      return mri::sense<T>(e, std::vector<std::complex<T>>(maps.begin(), maps.end()), op::Shape{16, 8, 3});
-    }, tol, __FILE__, __LINE__);
+    const auto toeplitz_tol = [](const std::vector<std::int64_t>& grid, const mri::TimeSegmentationOptions& q) {
+      auto tol = tolerances(make_scan<T>(grid, 60, 10e-3), q);
+      tol.normal = 5 * q.accuracy;
+      tol.parity = std::max(tol.parity, 5 * q.accuracy);
+      return tol;
+    };
+    const auto plain = [&](const std::string& name, std::vector<std::int64_t> grid) {
+      register_operator_battery<T>(name + p, [o, grid](const Context& c) -> OperatorPtr<T> {
+        return std::make_shared<mri::TimeSegmentedEncoding<T>>(make_scan<T>(grid, 60, 10e-3).encoding, c, o);
+      }, toeplitz_tol(grid, o), __FILE__, __LINE__);
+    };
+    const auto sense = [&](const std::string& name, std::vector<std::int64_t> grid) {
+      auto q = o;
+      q.batch = 3;
+      op::Shape shape(grid.begin(), grid.end());
+      shape.push_back(3);
+      register_operator_battery<T>(name + p, [q, grid, shape](const Context& c) -> OperatorPtr<T> {
+        const auto maps = mri::coil_maps(grid, 3);
+        auto e = std::make_shared<mri::TimeSegmentedEncoding<T>>(make_scan<T>(grid, 60, 10e-3).encoding, c, q);
+        return mri::sense<T>(e, std::vector<std::complex<T>>(maps.begin(), maps.end()), shape);
+      }, toeplitz_tol(grid, q), __FILE__, __LINE__);
+    };
+    plain("TimeSegmentedToeplitz2D", {16, 8});
+    sense("SenseTimeSegmentedToeplitz2D", {16, 8});
+    sense("SenseTimeSegmentedToeplitz2DNonPowerOfTwo", {20, 12});
+    plain("TimeSegmentedToeplitz3D", {8, 6, 4});
   }
   return true;
 }

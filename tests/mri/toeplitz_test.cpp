@@ -87,10 +87,12 @@ Case<T> make_case(std::vector<std::int64_t> grid, std::int64_t m, std::uint64_t 
 }
 
 template <class T>
-std::shared_ptr<mri::ToeplitzNormal<T>> make_toeplitz(const Case<T>& c, const Context& ctx, std::int64_t batch) {
+std::shared_ptr<mri::ToeplitzNormal<T>> make_toeplitz(const Case<T>& c, const Context& ctx, std::int64_t batch,
+                                                     double chunk_bytes = 0) {
   mri::ToeplitzOptions o;
   o.eps = toeplitz_eps<T>();
   o.batch = batch;
+  o.chunk_bytes = chunk_bytes;
   return std::make_shared<mri::ToeplitzNormal<T>>(c.encoding, ctx, std::span<const T>(c.w), o);
 }
 
@@ -306,17 +308,19 @@ TYPED_TEST(ToeplitzTyped, WeightedNormalsForTheSolvers) {
 // (smooth, up to ±150 Hz) and readout times (a 10 ms readout in 8 interleaves of M/8 samples, so
 // that times repeat as in a real readout). The difference interpolator keeps every phase factor
 // within the accuracy (1e-3) with coefficients of l1 norm Σ_l|h_l| (about 1–3 here), and the
-// kernels add the type 1 transforms' eps: 5·accuracy leaves room for both. Grids: {16, 8} (the
-// CUDA fused path) and, on the host, {12, 10}.
+// kernels add the type 1 transforms' eps: 5·accuracy leaves room for both, in 2D and 3D alike
+// (the bound is per phase factor and per kernel, whatever the dimension). Grids: {16, 8} (the
+// CUDA fused path), {12, 10} and the 3D {12, 10, 8} (its cuFFT path). A third operator takes
+// chunks of two images (chunk_bytes: two grids), so that the CUDA cuFFT path runs several chunks
+// and a partial last one (3·L' images): the same operator up to the summation order.
 TYPED_TEST(ToeplitzTyped, FieldCorrectedNormalMatchesTheExactOne) {
   using T = TypeParam;
   const Context ctx = test_context();
   const double accuracy = 1e-3, tol = 5 * accuracy + 3 * toeplitz_eps<T>();
-  std::vector<std::vector<std::int64_t>> grids{{16, 8}};
-  if (ctx.is_host()) grids.push_back({12, 10});
+  const std::vector<std::vector<std::int64_t>> grids{{16, 8}, {12, 10}, {12, 10, 8}};
   std::uint64_t seed = 800;
   for (const auto& grid : grids) {
-    const std::int64_t m = 320, coils = 3;
+    const std::int64_t m = grid.size() == 3 ? 640 : 320, coils = 3;
     const auto c = make_case<T>(grid, m, ++seed, true);
     const std::int64_t n = c.voxels;
     std::vector<T> times(static_cast<std::size_t>(m)), field(static_cast<std::size_t>(n));
@@ -326,14 +330,19 @@ TYPED_TEST(ToeplitzTyped, FieldCorrectedNormalMatchesTheExactOne) {
                                                           std::sin(0.7 * static_cast<double>(v % grid[0]) + 0.3 * static_cast<double>(v / grid[0])));
     auto enc = std::make_shared<const mri::Encoding<T>>(
         std::span<const std::int64_t>(c.grid), std::span<const T>(c.k[0]), std::span<const T>(c.k[1]),
-        std::span<const T>(), std::span<const T>(times), std::span<const T>(field));
+        grid.size() == 3 ? std::span<const T>(c.k[2]) : std::span<const T>(), std::span<const T>(times),
+        std::span<const T>(field));
     const auto maps = random_complex<T>(n * coils, ++seed);
     mri::FieldToeplitzOptions o;
     o.accuracy = accuracy;
     o.eps = toeplitz_eps<T>();
     mri::FieldToeplitzNormal<T> plain(enc, ctx, {}, 1, std::span<const T>(c.w), o);
     mri::FieldToeplitzNormal<T> sense(enc, ctx, maps, coils, std::span<const T>(c.w), o);
+    o.chunk_bytes = 2.0 * (1 << grid.size()) * static_cast<double>(n) * sizeof(std::complex<T>);
+    mri::FieldToeplitzNormal<T> chunked(enc, ctx, maps, coils, std::span<const T>(c.w), o);
     SCOPED_TRACE(sense.name());
+    EXPECT_EQ(sense.kernel_bytes(), static_cast<double>(sense.segments()) * (1 << grid.size()) *
+                                        static_cast<double>(n) * sizeof(std::complex<T>));
     EXPECT_GE(plain.segments(), 2) << "a ±150 Hz field over 10 ms needs several segments";
     EXPECT_LE(plain.worst_error(), accuracy);
     const std::vector<double> fd(field.begin(), field.end()), td(times.begin(), times.end());
@@ -352,9 +361,12 @@ TYPED_TEST(ToeplitzTyped, FieldCorrectedNormalMatchesTheExactOne) {
       const auto a = exact(sx);
       for (std::int64_t v = 0; v < n; ++v) want[static_cast<std::size_t>(v)] += std::conj(cdouble(maps[static_cast<std::size_t>(b * n + v)])) * a[static_cast<std::size_t>(v)];
     }
-    const double e_sense = rel_error(battery_detail::run_apply(sense, x, false), want);
+    const auto z_sense = battery_detail::run_apply(sense, x, false);
+    const double e_sense = rel_error(z_sense, want);
     EXPECT_LE(e_plain, tol);
     EXPECT_LE(e_sense, tol);
+    EXPECT_LE(battery_detail::rel_diff(battery_detail::run_apply(chunked, x, false), z_sense), default_tolerance<T>())
+        << "chunks of two images";
     std::printf("[ %s, L' %d: vs the exact field-corrected normal ] plain %.2e, SENSE %.2e (threshold %.2e)\n",
                 sense.name().c_str(), sense.segments(), e_plain, e_sense, tol);
 
@@ -371,10 +383,70 @@ TYPED_TEST(ToeplitzTyped, FieldCorrectedNormalMatchesTheExactOne) {
     EXPECT_FALSE(ts_off->uses_toeplitz());
     const auto xc = random_complex<T>(n * coils, ++seed);
     EXPECT_LE(battery_detail::rel_diff(run_normal(*ts_on, xc), run_normal(*ts_off, xc)), tol) << "encoding";
-    const op::Shape ms{grid[0], grid[1], coils};
+    op::Shape ms(grid.begin(), grid.end());
+    ms.push_back(coils);
     auto s_on = mri::sense<T>(ts_on, maps, ms), s_off = mri::sense<T>(ts_off, maps, ms);
     EXPECT_LE(battery_detail::rel_diff(run_normal(*s_on, x), run_normal(*s_off, x)), tol) << "SENSE";
   }
+}
+
+// op::LinearOperator::prepare_normal builds the Toeplitz normal before any apply_normal: the
+// field-corrected one of a TimeSegmentedEncoding (3D, the CUDA engine's cuFFT path) and of
+// mri::sense on it, and NufftEncoding's through op::scale and op::compose, which forward it. It
+// is idempotent and apply_normal then builds nothing more (the set-up time read back does not
+// change); the normal is the one built lazily at the first apply_normal, to rounding (two
+// instances: FFTW's measured plans may differ).
+TYPED_TEST(ToeplitzTyped, PrepareNormalBuildsOnceBeforeTheFirstApply) {
+  using T = TypeParam;
+  const Context ctx = test_context();
+  const std::vector<std::int64_t> grid{12, 10, 8};
+  const std::int64_t m = 600, coils = 3;
+  const auto c = make_case<T>(grid, m, 901, false);
+  const std::int64_t n = c.voxels;
+  std::vector<T> times(static_cast<std::size_t>(m)), field(static_cast<std::size_t>(n));
+  for (std::int64_t j = 0; j < m; ++j) times[static_cast<std::size_t>(j)] = static_cast<T>(1e-5 * static_cast<double>(j % 100));
+  for (std::int64_t v = 0; v < n; ++v) field[static_cast<std::size_t>(v)] = static_cast<T>(600 * std::sin(0.5 * static_cast<double>(v)));
+  auto enc = std::make_shared<const mri::Encoding<T>>(
+      std::span<const std::int64_t>(c.grid), std::span<const T>(c.k[0]), std::span<const T>(c.k[1]),
+      std::span<const T>(c.k[2]), std::span<const T>(times), std::span<const T>(field));
+  mri::TimeSegmentationOptions to;
+  to.accuracy = 1e-3;
+  to.eps = toeplitz_eps<T>();
+  auto prepared = std::make_shared<mri::TimeSegmentedEncoding<T>>(enc, ctx, to);
+  auto lazy = std::make_shared<mri::TimeSegmentedEncoding<T>>(enc, ctx, to);
+  ASSERT_TRUE(prepared->uses_toeplitz());
+  EXPECT_TRUE(std::isnan(prepared->toeplitz_setup_seconds())) << "built before it was asked for";
+  op::LinearOperator<T>& base = *prepared;
+  base.prepare_normal();
+  const double s = prepared->toeplitz_setup_seconds();
+  EXPECT_GT(s, 0.0);
+  base.prepare_normal();
+  EXPECT_EQ(prepared->toeplitz_setup_seconds(), s) << "prepare_normal built it again";
+  const auto x = random_complex<T>(n, 902);
+  const auto zp = run_normal(*prepared, x);
+  EXPECT_EQ(prepared->toeplitz_setup_seconds(), s) << "apply_normal built it again";
+  EXPECT_TRUE(std::isnan(lazy->toeplitz_setup_seconds()));
+  EXPECT_LE(battery_detail::rel_diff(zp, run_normal(*lazy, x)), default_tolerance<T>());
+  EXPECT_GT(lazy->toeplitz_setup_seconds(), 0.0) << "the first apply_normal builds it";
+
+  to.batch = coils;
+  const auto maps = random_complex<T>(n * coils, 903);
+  op::Shape ms(grid.begin(), grid.end());
+  ms.push_back(coils);
+  auto sp = mri::sense<T>(std::make_shared<mri::TimeSegmentedEncoding<T>>(enc, ctx, to), maps, ms);
+  auto sl = mri::sense<T>(std::make_shared<mri::TimeSegmentedEncoding<T>>(enc, ctx, to), maps, ms);
+  sp->prepare_normal();
+  sp->prepare_normal();
+  EXPECT_LE(battery_detail::rel_diff(run_normal(*sp, x), run_normal(*sl, x)), default_tolerance<T>()) << "SENSE";
+
+  auto nufft = make_nufft<T>(c, ctx, 1, mri::Toeplitz::kOn);
+  auto* ne = dynamic_cast<mri::NufftEncoding<T>*>(nufft.get());
+  ASSERT_NE(ne, nullptr);
+  const auto d = random_complex<T>(n, 904);
+  auto chain = op::scale<T>(std::complex<T>(2, 0), op::compose<T>(nufft, op::diag<T>(d, enc->image_shape(), ctx)));
+  EXPECT_TRUE(std::isnan(ne->toeplitz_setup_seconds()));
+  chain->prepare_normal();
+  EXPECT_GT(ne->toeplitz_setup_seconds(), 0.0) << "scale and compose forward prepare_normal";
 }
 
 // A kernel shared by batched copies: no new set-up, same results per image.
@@ -401,45 +473,65 @@ TYPED_TEST(ToeplitzTyped, BatchedSharesTheKernel) {
 }
 
 #if FIELDFT_TEST_BACKEND == 2
-// The fused path of the CUDA engine (2D, 2N_d powers of two in [16, 2048]; src/cuda/toeplitz.cu)
-// at every line length it instantiates, along rows and along columns, against the host engine
-// (FFTW): the plain apply with 1 and 5 images, and the SENSE form (ToeplitzNormal::apply_sense)
-// against expand, apply, combine on the host. Each engine's kernel comes from its own type 1
-// NUFFT within eps of p, so they agree within 2·eps (the battery's parity) plus rounding; 5 coils
-// leave the row kernel's coil loop a partial last round at every line length.
-TYPED_TEST(ToeplitzTyped, FusedPathAtEveryLineLengthMatchesTheHost) {
-  using T = TypeParam;
+// The device engine against the host engine (FFTW) for one case and 1 and 5 images: the plain
+// apply, and the SENSE form (ToeplitzNormal::apply_sense) against expand, apply, combine on the
+// host. Each engine's kernel comes from its own type 1 NUFFT within eps of p, so they agree
+// within 2·eps (the battery's parity) plus rounding.
+template <class T>
+void expect_device_matches_host(const Case<T>& c, std::uint64_t& seed, double chunk_bytes = 0) {
   using C = std::complex<T>;
   const double tol = 2 * toeplitz_eps<T>() + default_tolerance<T>();
+  const std::int64_t n = c.voxels;
+  for (std::int64_t coils : {1, 5}) {
+    SCOPED_TRACE(::testing::Message() << op::shape_string(c.encoding->image_shape()) << ", " << coils << " images");
+    auto host = make_toeplitz<T>(c, Context::host(), coils);
+    auto dev = make_toeplitz<T>(c, test_context(), coils, chunk_bytes);
+    const auto x = random_complex<T>(n * coils, ++seed);
+    const auto zh = battery_detail::run_apply(*host, x, false);
+    EXPECT_LE(battery_detail::rel_diff(battery_detail::run_apply(*dev, x, false), zh), tol) << "plain apply";
+
+    const auto maps = random_complex<T>(n * coils, ++seed), x1 = random_complex<T>(n, ++seed);
+    std::vector<C> expanded(static_cast<std::size_t>(n * coils)), want(static_cast<std::size_t>(n), C(0));
+    for (std::int64_t b = 0; b < coils; ++b)
+      for (std::int64_t v = 0; v < n; ++v) expanded[b * n + v] = maps[b * n + v] * x1[v];
+    const auto applied = battery_detail::run_apply(*host, expanded, false);
+    for (std::int64_t b = 0; b < coils; ++b)
+      for (std::int64_t v = 0; v < n; ++v) want[v] += std::conj(maps[b * n + v]) * applied[b * n + v];
+    ContextVector<T> md(dev->context(), n * coils), xd(dev->context(), n), zd(dev->context(), n);
+    md.upload(maps);
+    xd.upload(x1);
+    ASSERT_TRUE(dev->apply_sense(md.get(), xd.get(), zd.get())) << "the device has a SENSE form for every grid";
+    EXPECT_LE(battery_detail::rel_diff(zd.download(), want), tol) << "apply_sense";
+    if (coils == 1) {
+      EXPECT_FALSE(host->apply_sense(md.get(), xd.get(), zd.get())) << "the host has no fused form";
+    }
+  }
+}
+
+// The fused path of the CUDA engine (2D, 2N_d powers of two in [16, 2048]; src/cuda/toeplitz.cu)
+// at every line length it instantiates, along rows and along columns; 5 coils leave the row
+// kernel's coil loop a partial last round at every line length.
+TYPED_TEST(ToeplitzTyped, FusedPathAtEveryLineLengthMatchesTheHost) {
+  using T = TypeParam;
   const std::pair<std::int64_t, std::int64_t> sizes[] = {{8, 1024}, {1024, 8}, {16, 512}, {512, 16},
                                                          {32, 256}, {256, 32}, {64, 128}, {128, 64}};
   std::uint64_t seed = 700;
-  for (const auto& [nx, ny] : sizes) {
-    const auto c = make_case<T>({nx, ny}, 2000, ++seed, true);
-    const std::int64_t n = c.voxels;
-    for (std::int64_t coils : {1, 5}) {
-      SCOPED_TRACE(::testing::Message() << nx << "x" << ny << ", " << coils << " images");
-      auto host = make_toeplitz<T>(c, Context::host(), coils);
-      auto dev = make_toeplitz<T>(c, test_context(), coils);
-      const auto x = random_complex<T>(n * coils, ++seed);
-      const auto zh = battery_detail::run_apply(*host, x, false);
-      EXPECT_LE(battery_detail::rel_diff(battery_detail::run_apply(*dev, x, false), zh), tol) << "plain apply";
+  for (const auto& [nx, ny] : sizes) expect_device_matches_host<T>(make_case<T>({nx, ny}, 2000, ++seed, true), seed);
+}
 
-      const auto maps = random_complex<T>(n * coils, ++seed), x1 = random_complex<T>(n, ++seed);
-      std::vector<C> expanded(static_cast<std::size_t>(n * coils)), want(static_cast<std::size_t>(n), C(0));
-      for (std::int64_t b = 0; b < coils; ++b)
-        for (std::int64_t v = 0; v < n; ++v) expanded[b * n + v] = maps[b * n + v] * x1[v];
-      const auto applied = battery_detail::run_apply(*host, expanded, false);
-      for (std::int64_t b = 0; b < coils; ++b)
-        for (std::int64_t v = 0; v < n; ++v) want[v] += std::conj(maps[b * n + v]) * applied[b * n + v];
-      ContextVector<T> md(dev->context(), n * coils), xd(dev->context(), n), zd(dev->context(), n);
-      md.upload(maps);
-      xd.upload(x1);
-      ASSERT_TRUE(dev->apply_sense(md.get(), xd.get(), zd.get())) << "no fused path for " << nx << "x" << ny;
-      EXPECT_LE(battery_detail::rel_diff(zd.download(), want), tol) << "apply_sense";
-      if (coils == 1) {
-        EXPECT_FALSE(host->apply_sense(md.get(), xd.get(), zd.get())) << "the host has no fused form";
-      }
+// Its cuFFT path (every other geometry), odd and even N in 2D and 3D, with all images in one
+// chunk and in chunks of two (chunk_bytes: two grids), so that 5 images take three chunks, the
+// last one partial.
+TYPED_TEST(ToeplitzTyped, CufftPathInChunksMatchesTheHost) {
+  using T = TypeParam;
+  const std::vector<std::int64_t> grids[] = {{12, 10}, {11, 9}, {8, 7, 6}, {7, 6, 5}};
+  std::uint64_t seed = 750;
+  for (const auto& grid : grids) {
+    const auto c = make_case<T>(grid, 400, ++seed, true);
+    const double two_grids = 2.0 * (1 << grid.size()) * static_cast<double>(c.voxels) * sizeof(std::complex<T>);
+    for (double chunk_bytes : {0.0, two_grids}) {
+      SCOPED_TRACE(::testing::Message() << "chunk_bytes " << chunk_bytes);
+      expect_device_matches_host<T>(c, seed, chunk_bytes);
     }
   }
 }
@@ -502,25 +594,33 @@ bool register_toeplitz(const std::string& p) {
   reg("BatchOfToeplitzNormal3D", [](const Context& c) {
     return op::batch<T>(make_toeplitz<T>(make_case<T>({6, 6, 4}, 200, 604, false), c, 2), 2);
   });
-  // FieldToeplitzNormal (SENSE form, weighted) on {16, 8}, the device's fused path: Hermitian only
-  // up to the difference interpolator (accuracy 1e-3, measured ~2e-5 against the exact normal),
-  // hence 5·accuracy for adjointness and parity (each backend within that of the exact AᴴWA).
+  // FieldToeplitzNormal (SENSE form, weighted, 2 coils) on {16, 8}, the device's fused path, and
+  // on {20, 12} and {12, 10, 8}, its cuFFT path: Hermitian only up to the difference interpolator
+  // (accuracy 1e-3, measured ~2e-5 against the exact normal), hence 5·accuracy for adjointness
+  // and parity (each backend within that of the exact AᴴWA).
   const double f = 5e-3;
   const OperatorTolerances ftol{.adjointness = f, .normal = default_tolerance<T>(), .parity = f};
-  register_operator_battery<T>("FieldToeplitzNormalSense2D" + p, [](const Context& c) -> OperatorPtr<T> {
-    const auto q = make_case<T>({16, 8}, 240, 605, true);
-    std::vector<T> times(240), field(128);
-    for (std::size_t j = 0; j < times.size(); ++j) times[j] = static_cast<T>(1e-3 * static_cast<double>(j % 30) / 3);
-    for (std::size_t v = 0; v < field.size(); ++v) field[v] = static_cast<T>(600 * std::sin(0.5 * static_cast<double>(v)));
-    auto enc = std::make_shared<const mri::Encoding<T>>(
-        std::span<const std::int64_t>(q.grid), std::span<const T>(q.k[0]), std::span<const T>(q.k[1]),
-        std::span<const T>(), std::span<const T>(times), std::span<const T>(field));
-    const auto maps = random_complex<T>(128 * 2, 606);
-    mri::FieldToeplitzOptions o;
-    o.accuracy = 1e-3;
-    o.eps = toeplitz_eps<T>();
-    return std::make_shared<mri::FieldToeplitzNormal<T>>(enc, c, maps, 2, std::span<const T>(q.w), o);
-  }, ftol, __FILE__, __LINE__);
+  const auto field_toeplitz = [&](const std::string& name, std::vector<std::int64_t> grid, std::int64_t m,
+                                  std::uint64_t seed) {
+    register_operator_battery<T>(name + p, [grid, m, seed](const Context& c) -> OperatorPtr<T> {
+      const auto q = make_case<T>(grid, m, seed, true);
+      std::vector<T> times(static_cast<std::size_t>(m)), field(static_cast<std::size_t>(q.voxels));
+      for (std::size_t j = 0; j < times.size(); ++j) times[j] = static_cast<T>(1e-3 * static_cast<double>(j % 30) / 3);
+      for (std::size_t v = 0; v < field.size(); ++v) field[v] = static_cast<T>(600 * std::sin(0.5 * static_cast<double>(v)));
+      auto enc = std::make_shared<const mri::Encoding<T>>(
+          std::span<const std::int64_t>(q.grid), std::span<const T>(q.k[0]), std::span<const T>(q.k[1]),
+          grid.size() == 3 ? std::span<const T>(q.k[2]) : std::span<const T>(), std::span<const T>(times),
+          std::span<const T>(field));
+      const auto maps = random_complex<T>(q.voxels * 2, seed + 1);
+      mri::FieldToeplitzOptions o;
+      o.accuracy = 1e-3;
+      o.eps = toeplitz_eps<T>();
+      return std::make_shared<mri::FieldToeplitzNormal<T>>(enc, c, maps, 2, std::span<const T>(q.w), o);
+    }, ftol, __FILE__, __LINE__);
+  };
+  field_toeplitz("FieldToeplitzNormalSense2D", {16, 8}, 240, 605);
+  field_toeplitz("FieldToeplitzNormalSense2DNonPowerOfTwo", {20, 12}, 300, 607);
+  field_toeplitz("FieldToeplitzNormalSense3D", {12, 10, 8}, 600, 609);
   return true;
 }
 

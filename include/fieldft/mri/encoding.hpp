@@ -128,7 +128,7 @@ class NufftEncoding final : public op::LinearOperator<T> {
   bool uses_toeplitz() const noexcept { return uses_toeplitz_; }
   const std::string& toeplitz_reason() const noexcept { return toeplitz_reason_; }
   // Builds the Toeplitz normal now when uses_toeplitz() and it is not built yet (else nothing).
-  void prepare_normal();
+  void prepare_normal() override;
   // The Toeplitz kernel's set-up time in seconds (ToeplitzNormal::setup_seconds); NaN until it
   // is built.
   double toeplitz_setup_seconds() const noexcept;

@@ -23,13 +23,17 @@
 // Accuracy: each term's phase factor is within `accuracy` (worst case over the readout times and
 // the difference histogram), so the operator is within about accuracy·Σ_l|h_l| of the exact
 // AᴴWA, plus the type 1 transforms' eps (tested against the exact DFT normal).
-// Backends: the CPU engine; on CUDA the fused Toeplitz path (2D, 2N_d powers of two in
-// [16, 2048]); elsewhere construction throws kNotImplemented (3D comes with a later engine).
+// Backends: the CPU engine; on CUDA every 2D and 3D grid, through the engine's fused path (2D,
+// 2N_d powers of two in [16, 2048]) or its cuFFT path (src/cuda/toeplitz.cu), whose pad forms
+// S_c·b_l·x and whose crop sums the conjugate products, chunk by chunk of the C·L' images.
 // Shapes: domain = codomain = the image; apply = apply_adjoint (Hermitian up to the
 // approximation). Vectors in the context's memory; every apply is stream-ordered, allocates
 // nothing. Set-up (timed): the difference design on the host, L' type 1 transforms and FFTs.
-// Memory: C·L' grids of 2^d·N complex values (half that on the fused path), L' complex kernels of
-// 2^d·N, L' phase images and the maps.
+// Memory: L' complex kernels of 2^d·N values (kernel_bytes()), L' phase images and the maps; and
+// the engine's grids: C·L' of 2^d·N on the CPU, half that on the fused path, one chunk of
+// core::kToeplitzChunkBytes at most on the cuFFT path (plus cuFFT's work area). On a device the
+// kernels are checked against the free memory before the type 1 transforms: kOutOfMemory, with
+// the numbers, when they do not fit.
 #pragma once
 
 #include <complex>
@@ -50,6 +54,7 @@ struct FieldToeplitzOptions {
   int max_segments = 64;   // the largest L' tried
   double eps = 1e-5;       // the type 1 transforms' tolerance
   nufft::Options nufft;    // their method and tuning (backend, device, stream: the context's)
+  double chunk_bytes = 0;  // as ToeplitzOptions::chunk_bytes (CUDA's cuFFT path; 0: 512 MiB)
 };
 
 template <class T>
@@ -76,7 +81,9 @@ class FieldToeplitzNormal final : public op::LinearOperator<T> {
   int segments() const noexcept;           // L'
   double worst_error() const noexcept;     // of the difference interpolator at L'
   double setup_seconds() const noexcept;   // wall time of the construction
-  // Whether `context` can run one for `encoding` (the CPU always; CUDA on its fused path).
+  double kernel_bytes() const noexcept;    // memory of the L' kernels: L'·2^d·N complex values
+  // Whether `context` can run one for `encoding` (the CPU and CUDA, every 2D and 3D grid; the
+  // memory is checked at construction).
   static bool supported(const Encoding<T>& encoding, const Context& context);
 
  private:

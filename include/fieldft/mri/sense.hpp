@@ -16,9 +16,10 @@
 // The operator is E_C ∘ diag_expand(maps) (as op::compose(E_C, op::diag_expand(maps)) would be)
 // with E_C the encoding batched over the C coils: ONE type 2 / type 1 NUFFT (or ONE DFT pass)
 // over all coils per call, never a loop. Its normal takes one fused pass where E_C is a
-// NufftEncoding with a Toeplitz normal on a backend that fuses (CUDA, 2D, 2N_d powers of two in
-// [16, 2048]: expansion, FFTs, kernel and coil combination in three kernels, reading and writing
-// each coil's rows once; NufftEncoding::apply_sense_normal), else the three steps above.
+// NufftEncoding with a Toeplitz normal on a backend that fuses (CUDA: in 2D with 2N_d powers of
+// two in [16, 2048] expansion, FFTs, kernel and coil combination in three kernels, reading and
+// writing each coil's rows once; elsewhere the cuFFT passes with the expansion in the pad and the
+// combination in the crop; NufftEncoding::apply_sense_normal), else the three steps above.
 // k-space weights (density compensation, noise whitening) belong to the solvers
 // (solve::cg's weights), not to this operator.
 //

@@ -76,11 +76,11 @@ struct TimeSegmentationOptions {
   std::int64_t batch = 1;  // B stacked images per call (coils, shots, frames)
   nufft::Options nufft;    // as NufftEncodingOptions::nufft
   // The normal operator: kOn / kAuto take the field-corrected Toeplitz normal
-  // (fieldft/mri/field_toeplitz.hpp, its kernels built at the first apply_normal with this
-  // accuracy and eps) where FieldToeplitzNormal::supported says the context can run it (the CPU;
-  // CUDA in 2D with 2N_d powers of two in [16, 2048]); kOff, and elsewhere, the forward and
-  // adjoint passes (L·B NUFFTs each way). mri::sense with this encoding takes the SENSE form of
-  // the same normal.
+  // (fieldft/mri/field_toeplitz.hpp, its kernels built by prepare_normal() — the solvers call it
+  // before their loop — or else at the first apply_normal, with this accuracy and eps) where
+  // FieldToeplitzNormal::supported says the context can run it (the CPU and CUDA, 2D and 3D) and
+  // its kernels fit the memory; kOff, and elsewhere, the forward and adjoint passes (L·B NUFFTs
+  // each way). mri::sense with this encoding takes the SENSE form of the same normal.
   Toeplitz toeplitz = Toeplitz::kAuto;
 };
 
@@ -121,7 +121,13 @@ class TimeSegmentedEncoding final : public op::LinearOperator<T> {
   const std::shared_ptr<const Encoding<T>>& encoding_ptr() const noexcept { return encoding_; }
   // AᴴA: the field-corrected Toeplitz normal per image when uses_toeplitz(), else the default.
   void apply_normal(const Complex* x, Complex* z) override;
+  // Builds that Toeplitz normal now when uses_toeplitz() and it is not built yet (else nothing;
+  // uses_toeplitz() turns false where it cannot be built: the passes instead).
+  void prepare_normal() override;
   bool uses_toeplitz() const noexcept { return uses_toeplitz_; }
+  // The Toeplitz normal's set-up time in seconds (FieldToeplitzNormal::setup_seconds); NaN until
+  // it is built.
+  double toeplitz_setup_seconds() const noexcept;
   int segments() const noexcept;
   const TimeSegmentationReport& report() const noexcept;
   // The NUFFT of batch L·B underneath (its plans' choices: forward_info(), adjoint_info()).
@@ -144,7 +150,7 @@ class TimeSegmentedEncoding final : public op::LinearOperator<T> {
   std::shared_ptr<const Tables> tables_;
   std::unique_ptr<NufftEncoding<T>> nufft_;
   bool uses_toeplitz_ = false;
-  std::unique_ptr<FieldToeplitzNormal<T>> field_normal_;  // built at the first apply_normal
+  std::unique_ptr<FieldToeplitzNormal<T>> field_normal_;  // built by prepare_normal
 };
 
 extern template class TimeSegmentedEncoding<float>;

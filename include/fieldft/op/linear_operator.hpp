@@ -11,6 +11,12 @@
 //   apply_adjoint(y, x):  x = Aᴴ y
 //   apply_normal(x, z):   z = AᴴA x        (default: A then Aᴴ through scratch memory;
 //                                           an operator with a cheaper form overrides it)
+//   prepare_normal():     builds now whatever apply_normal needs and would otherwise build at
+//                         its first call (a Toeplitz kernel, with its allocation and host
+//                         synchronisation), so that no solver iteration pays it and its set-up
+//                         can be timed apart. Idempotent; nothing by default. The solvers call
+//                         it before their loop; combinators forward it to what they apply the
+//                         normal of.
 //   weighted_normal(w):   an operator N with N.apply = AᴴWA, W = diag(w), where A has a form
 //                         cheaper than A, ·w, Aᴴ (a Toeplitz normal with W in its kernel);
 //                         nullptr otherwise (the default). w: codomain_size() values in context
@@ -94,6 +100,7 @@ class LinearOperator {
   virtual void apply(const Complex* x, Complex* y) = 0;
   virtual void apply_adjoint(const Complex* y, Complex* x) = 0;
   virtual void apply_normal(const Complex* x, Complex* z);
+  virtual void prepare_normal() {}
 
   // K stacked copies of this operator as ONE operator (domain shape + {K}, codomain shape +
   // {K}) that processes all K through one batched transform; nullptr when this operator has no

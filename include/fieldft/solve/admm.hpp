@@ -19,7 +19,8 @@
 //     u_{k+1} = u_k + R x_{k+1} − z_{k+1}
 // from z_0 = R x_0, u_0 = 0. The x-update is inexact: cg_iterations steps of conjugate gradients
 // (the loop of solve::cg_normal) warm-started from x_k, which is how ADMM is run for imaging
-// (Boyd §4.3); AᴴWA uses A.apply_normal (a fast normal) when W = I, and RᴴR R.apply_normal.
+// (Boyd §4.3); AᴴWA uses A.apply_normal (a fast normal) when W = I, and RᴴR R.apply_normal, both
+// prepared before the loop (prepare_normal).
 // ρ > 0 changes the speed, not the minimiser; the problem is solved for any ρ, but ρ of the order
 // of the data term's curvature λ_max(AᴴWA)/λ_max(RᴴR) balances the two parts of the x-update.
 //

@@ -8,7 +8,8 @@
 // with conjugate gradients. W is diagonal with real entries w_j >= 0 (k-space weights, e.g. a
 // density compensation or noise whitening), given as a vector of A.codomain_size() complex values
 // whose imaginary parts are 0, or nullptr for W = I. With W = I the normal operator is
-// A.apply_normal (so a fast normal operator, e.g. Toeplitz, is used); with weights it is
+// A.apply_normal (so a fast normal operator, e.g. Toeplitz, is used), prepared before the loop
+// (A.prepare_normal(): Toeplitz kernels are built then, not in the first iteration); with weights it is
 // A.weighted_normal(w) where A has one (a NufftEncoding or SENSE operator with a Toeplitz normal
 // gets a weighted Toeplitz kernel, built once before the loop: the set-up reads W back to the
 // host once), else A.apply, then w ∘ ·, then A.apply_adjoint. fista and admm do the same.
