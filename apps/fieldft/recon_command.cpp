@@ -18,6 +18,7 @@
 #include "fieldft/mri/coil_maps.hpp"
 #include "fieldft/mri/density.hpp"
 #include "fieldft/mri/encoding.hpp"
+#include "fieldft/mri/field_model.hpp"
 #include "fieldft/mri/pcsense.hpp"
 #include "fieldft/mri/sense.hpp"
 #include "fieldft/mri/time_segmentation.hpp"
@@ -109,34 +110,6 @@ std::vector<std::complex<double>> read_truth(const std::string& path, std::int64
     throw Error(ErrorCode::kShapeMismatch, "--truth '" + path + "': " + std::to_string(t.size()) +
                                                " values, the image has " + std::to_string(voxels));
   return t;
-}
-
-// Rough cost in flops-like units of one application of each encoding (per coil).
-struct Costs {
-  double dft = 0, tseg = 0;
-  int segments = 0;
-  std::string tseg_reason;
-};
-
-template <class T>
-Costs encoding_costs(const mri::Encoding<T>& e, double accuracy, double eps) {
-  Costs c;
-  const double m = static_cast<double>(e.num_samples()), n = static_cast<double>(e.num_voxels());
-  c.dft = m * n;
-  mri::TimeSegmentationOptions o;
-  o.accuracy = accuracy;
-  o.eps = eps;
-  const auto r = mri::plan_time_segmentation<T>(e, o);
-  c.segments = r.segments;
-  c.tseg_reason = r.reason;
-  const int d = e.dim();
-  const double w = std::ceil(-std::log10(eps)) + 1;  // the kernel's width for eps
-  const double fine = n * std::pow(2.0, d);
-  // Weight 10: a kernel term of the spreader or an FFT butterfly, with its gathers and passes
-  // over memory, costs about ten vectorised DFT terms (sincos + multiply-add) on a CPU. Order of
-  // magnitude only; it puts the switch between 48^2 (the DFT wins) and 128^2 (L NUFFTs win).
-  c.tseg = 10.0 * r.segments * (m * std::pow(w, d) + fine * std::log2(fine) + 2 * (m + n));
-  return c;
 }
 
 class ProgressBar {
@@ -278,25 +251,28 @@ int run_recon(const ReconArgs& a) {
                                                            std::span<const std::int32_t>(d.shots));
   auto no_field = std::make_shared<const mri::Encoding<T>>(shape, kx, ky, kz, tt, std::span<const T>(),
                                                            std::span<const std::int32_t>(d.shots));
-  Costs costs;
+  mri::FieldModelChoice field_choice;  // encoding "auto" with a field map: the shared cost model
   if (enc_kind == "auto") {
     if (!have_field) {
       enc_kind = "nufft";
       choices["encoding_reason"] = "no field map: NUFFT";
     } else {
-      std::ostringstream s;
-      try {
-        costs = encoding_costs(*geometry, a.accuracy, eps);
-        enc_kind = costs.dft <= costs.tseg ? "dft" : "tseg";
-        s << std::setprecision(3) << "field map present: time segmentation with L = " << costs.segments
-          << " costs ~" << costs.tseg << " per coil against " << costs.dft << " for the exact DFT (M·N)";
-      } catch (const Error& e) {
-        // The interpolator's design can fail to reach the accuracy (e.g. very short readouts);
-        // the exact DFT is always available.
-        enc_kind = "dft";
-        s << "field map present; time segmentation refused (" << e.what() << ")";
-      }
-      choices["encoding_reason"] = s.str();
+      // mri::choose_field_model: the exact DFT or time segmentation (and its Toeplitz normal) by
+      // predicted time on this backend for --iters normal applications; the DFT where time
+      // segmentation cannot reach --accuracy.
+      mri::FieldModelOptions fo;
+      fo.accuracy = a.accuracy;
+      fo.eps = eps;
+      fo.iterations = a.iters;
+      fo.backend = ctx.backend();
+      fo.threads = a.threads;
+      fo.double_precision = std::is_same_v<T, double>;
+      field_choice = mri::choose_field_model<T>(*geometry, coils, model == "pcsense", fo);
+      enc_kind = field_choice.encoding == mri::EncodingKind::kDft ? "dft" : "tseg";
+      choices["encoding_reason"] = field_choice.reason;
+      choices["predicted_seconds"] = {{"dft", field_choice.dft.total_seconds},
+                                      {"tseg", field_choice.segmented.total_seconds},
+                                      {"tseg_toeplitz", field_choice.segmented_toeplitz.total_seconds}};
     }
   } else {
     choices["encoding_reason"] = "asked for";
@@ -374,6 +350,9 @@ int run_recon(const ReconArgs& a) {
     o.accuracy = a.accuracy;
     o.eps = eps;
     o.batch = b;
+    // The cost model's verdict on the normal, where it ran (else the operator's own kAuto).
+    if (field_choice.encoding == mri::EncodingKind::kTimeSegmented)
+      o.toeplitz = field_choice.toeplitz ? mri::Toeplitz::kAuto : mri::Toeplitz::kOff;
     return std::make_shared<mri::TimeSegmentedEncoding<T>>(e, ctx, o);
   };
   op::OperatorPtr<T> op;
@@ -399,6 +378,8 @@ int run_recon(const ReconArgs& a) {
     const auto r = mri::plan_time_segmentation<T>(*geometry, o);
     choices["segments"] = r.segments;
     choices["segments_reason"] = r.reason;
+    if (field_choice.encoding == mri::EncodingKind::kTimeSegmented)
+      choices["toeplitz_normal"] = field_choice.toeplitz;
   }
   // k-space weights W of CG (min |W^1/2 (Ax - y)|^2): CG on the normal equations wants none (the
   // least-squares image); Pipe-Menon weights make the early iterations converge faster at the

@@ -27,11 +27,13 @@ namespace {
 // ---- throughput constants (docs/benchmarks.md; docs/architecture.md, "Choice by cost") --------
 //
 // The field-corrected DFT, image·voxel·sample pairs per second ("Field-corrected DFT"):
-//   CPU, float, per core: 1.5e9 (1.65e9 forward / 1.56e9 adjoint on one thread, 1.3–1.5e9 per
-//   core at 16 threads); double is taken as half (half the SIMD lanes; not measured).
+//   CPU, float, per core: 2.5e9 (1.5e9–2.5e9 on one thread across sessions, "Field-corrected
+//   DFT"; 3.2e9 per core in R4's CPU row; 2.1e9–2.6e9 in `fieldft recon` on 32²–48² spirals on
+//   the loaded 2-core development machine, session 17); double is taken as half (half the SIMD
+//   lanes; not measured).
 //   H100, float: 2.0e12 for one image, the tensor-core path 4.3e12 for 4 images, 7.3e12 for 8,
 //   1.09e13 for 32 (log-linear between them); double 5.5e11.
-constexpr double kDftPairsPerCoreCpu = 1.5e9;
+constexpr double kDftPairsPerCoreCpu = 2.5e9;
 constexpr double kDftGpuDouble = 5.5e11;
 struct RatePoint {
   double images, pairs_per_second;
@@ -41,8 +43,12 @@ constexpr RatePoint kDftGpuFloat[] = {{1, 2.0e12}, {4, 4.3e12}, {8, 7.3e12}, {32
 // per second: CPU per core 3.2e9 ("Toeplitz normal operator (CPU)": ToeplitzNormal::apply on 8
 // images of 256², 7.9e6 units each, in 19.8 ms on one thread); H100 2.1e12 (R1's fused SENSE
 // Toeplitz normal, 32 images in 0.118 ms, "Reconstruction R1").
+// On CUDA outside the fused geometry (3D, or 2D sizes that are not powers of two) the cuFFT path:
+// 7.5e11 (R3's uncorrected 3D SENSE Toeplitz normal, 8 coils of 128³, 5.2e8 units each, in
+// 5.6 ms per iteration, bench/recon/field.py, session 17).
 constexpr double kFftUnitsPerCoreCpu = 3.2e9;
 constexpr double kFftUnitsGpu = 2.1e12;
+constexpr double kFftUnitsGpuCufft = 7.5e11;
 // Spreading and interpolation, kernel cells (w^d per sample) per second: what remains of the
 // NUFFT pair's time after its FFTs at the rate above. CPU per core 5e8 ("Toeplitz normal operator
 // (CPU)": the NUFFT pair with measured FFT plans, 8 images, 65,536 samples: 88 ms at eps 1e-3 (w =
@@ -238,7 +244,10 @@ FieldModelChoice choose_field_model(const FieldModelProblem& p, const FieldModel
   core::ToeplitzGeometry g;
   g.dim = dim;
   for (int d = 0; d < dim; ++d) g.n[d] = p.grid[static_cast<std::size_t>(d)];
-  const bool toeplitz_runs = o.plan_toeplitz && (!m.gpu || core::fused_toeplitz_geometry(g));
+  // The field-corrected Toeplitz normal runs on every backend and grid (CUDA: fused in 2D for
+  // 2N_d powers of two, else the slower cuFFT path).
+  const bool toeplitz_runs = o.plan_toeplitz;
+  const double toeplitz_fft_rate = m.gpu && !core::fused_toeplitz_geometry(g) ? kFftUnitsGpuCufft : m.fft_rate();
   if (toeplitz_runs) differences = core::field_difference_sample(p.field, kDifferenceQuantiles);
 
   const int width = core::kernel_width_for(o.eps, kUpsampling);
@@ -253,10 +262,7 @@ FieldModelChoice choose_field_model(const FieldModelProblem& p, const FieldModel
 
   bool segmented_ok = true, toeplitz_ok = toeplitz_runs;
   std::string segmented_note,
-      toeplitz_note =
-          toeplitz_runs
-              ? ""
-              : (o.plan_toeplitz ? "the CUDA Toeplitz path needs 2D, 2N_d powers of two in [16, 2048]" : "not planned");
+      toeplitz_note = toeplitz_runs ? "" : "not planned";
   double ts_iter = 0, ts_setup = 0, tt_iter = 0, tt_setup = 0;
   std::vector<const std::vector<double>*> seen;
   struct Planned {
@@ -314,7 +320,7 @@ FieldModelChoice choose_field_model(const FieldModelProblem& p, const FieldModel
                images * 2 * (voxels + ms) / m.fft_rate();
     ts_setup += kNufftPlanSetup + design;  // each shot's encoding designs its own interpolator
     if (toeplitz_ok) {
-      tt_iter += coils * lt * toeplitz_units / m.fft_rate();
+      tt_iter += coils * lt * toeplitz_units / toeplitz_fft_rate;
       tt_setup += kNufftPlanSetup + design + design_t + lt * m.kernel_setup(padded);
     }
   }

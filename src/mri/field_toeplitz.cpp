@@ -39,24 +39,6 @@ core::ToeplitzGeometry geometry(const Encoding<T>& e, std::int64_t batch) {
   return g;
 }
 
-// The differences ω_a − ω_b over kQuantiles quantiles of the field map (its minimum and maximum
-// among them), both signs: a sample of Δ's histogram, the autocorrelation of the field's, whose
-// extremes ±(ω_max − ω_min) it contains. Empty without a field map.
-template <class T>
-std::vector<double> field_differences(std::span<const T> field) {
-  if (field.empty()) return {};
-  std::vector<double> sorted(field.begin(), field.end());
-  std::sort(sorted.begin(), sorted.end());
-  const std::size_t n = sorted.size(), q = std::min<std::size_t>(n, kQuantiles);
-  std::vector<double> quantiles(q);
-  for (std::size_t i = 0; i < q; ++i) quantiles[i] = sorted[q == 1 ? 0 : i * (n - 1) / (q - 1)];
-  std::vector<double> d;
-  d.reserve(q * q);
-  for (double a : quantiles)
-    for (double b : quantiles) d.push_back(a - b);
-  return d;
-}
-
 }  // namespace
 
 template <class T>
@@ -135,7 +117,9 @@ void FieldToeplitzNormal<T>::build(std::span<const Complex> maps, const Complex*
             who + ": maps[" + std::to_string(i) + "] is not finite");
 
   // The difference interpolator.
-  const auto diffs = field_differences(e.field());
+  // The differences ω_a − ω_b over kQuantiles quantiles of the field map, both signs: a sample of
+  // Δ's histogram (core::field_difference_sample, shared with mri::choose_field_model).
+  const auto diffs = core::field_difference_sample(std::vector<double>(e.field().begin(), e.field().end()), kQuantiles);
   const std::vector<double> times(e.times().begin(), e.times().end());
   core::TimeSegmentationRequest req;
   req.field = diffs;

@@ -209,6 +209,11 @@ class PhaseCorrectedSense final : public op::LinearOperator<T> {
 
   // Σ_s conj(P_s) Σ_c conj(S_c) E_sᴴE_s(S_c P_s x), each E_sᴴE_s through the shot encoding's own
   // apply_normal (Toeplitz where it has one).
+  // Each shot encoding builds what its normal needs (e.g. field-corrected Toeplitz kernels) now.
+  void prepare_normal() override {
+    for (auto& shot : shots_) shot.encoding->prepare_normal();
+  }
+
   void apply_normal(const Complex* x, Complex* z) override {
     Complex* u = this->scratch(1, voxels_ * coils_);
     Complex* u2 = this->scratch(2, voxels_ * coils_);
