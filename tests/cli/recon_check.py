@@ -116,28 +116,17 @@ def read_npy_c8(path):
 
 def check_parity(tool, margs, sim, rec):
     bound, tol, fmt = float(margs[0]), float(margs[1]), margs[2]
-    info = json.loads(run(tool, ["info", "--json"]).stdout)
-    if "cuda" not in info["usable_backends"]:
-        print("SKIP: no usable CUDA device (fieldft info: %s)" % info["usable_backends"])
-        sys.exit(SKIP)
+    require_cuda(tool)
     with tempfile.TemporaryDirectory() as d:
         src, _ = simulate(tool, d, fmt, sim)
-        images, reports = {}, {}
-        for backend in ["cpu", "cuda"]:
-            out = os.path.join(d, backend + ".npy")
-            j = recon_json(tool, [src, "-o", out, "--backend", backend] + rec)
-            if j["choices"].get("backend") != backend:
-                fail("--backend %s ran on %r" % (backend, j["choices"].get("backend")))
+        images, reports = recon_variants(tool, src, d, "backend", ["cpu", "cuda"], rec)
+        for backend, j in reports.items():
             if not j["nrmse"] < bound:
                 fail("%s: NRMSE %.4f >= %g" % (backend, j["nrmse"], bound))
-            images[backend], reports[backend] = read_npy_c8(out), j
         g = reports["cuda"]
         require_keys(g["choices"], ["device", "device_name"])
         require_keys(g["seconds"], ["upload", "download"])
-        a, b = images["cpu"], images["cuda"]
-        diff = sum(abs(x - y) ** 2 for x, y in zip(a, b)) ** 0.5
-        ref = sum(abs(x) ** 2 for x in a) ** 0.5
-        rel = diff / ref if ref > 0 else float("inf")
+        rel = rel_l2(images["cpu"], images["cuda"])
         print("NRMSE cpu %.4f, cuda %.4f (device %d, %s); |x_cuda - x_cpu| / |x_cpu| = %.3e" % (
             reports["cpu"]["nrmse"], g["nrmse"], g["choices"]["device"], g["choices"]["device_name"], rel))
         if not rel < tol:
@@ -150,12 +139,23 @@ def rel_l2(a, b):
     return diff / ref if ref > 0 else float("inf")
 
 
-def skip_without_cuda(tool, rec):
-    if "--backend" in rec and rec[rec.index("--backend") + 1] == "cuda":
-        info = json.loads(run(tool, ["info", "--json"]).stdout)
-        if "cuda" not in info["usable_backends"]:
-            print("SKIP: no usable CUDA device (fieldft info: %s)" % info["usable_backends"])
-            sys.exit(SKIP)
+def require_cuda(tool):
+    info = json.loads(run(tool, ["info", "--json"]).stdout)
+    if "cuda" not in info["usable_backends"]:
+        print("SKIP: no usable CUDA device (fieldft info: %s)" % info["usable_backends"])
+        sys.exit(SKIP)
+
+
+def recon_variants(tool, src, d, option, values, rec):
+    """recon with `--OPTION VALUE` for each value into VALUE.npy; choices[OPTION] must be VALUE."""
+    images, reports = {}, {}
+    for value in values:
+        out = os.path.join(d, value + ".npy")
+        j = recon_json(tool, [src, "-o", out, "--" + option, value] + rec)
+        if j["choices"].get(option) != value:
+            fail("--%s %s ran as %r" % (option, value, j["choices"].get(option)))
+        images[value], reports[value] = read_npy_c8(out), j
+    return images, reports
 
 
 def expect_too_large(p, outs, texts):
@@ -170,17 +170,13 @@ def expect_too_large(p, outs, texts):
 
 def check_chunks(tool, margs, sim, rec):
     tol, fmt = float(margs[0]), margs[1]
-    skip_without_cuda(tool, rec)
+    if "--backend" in rec and rec[rec.index("--backend") + 1] == "cuda":
+        require_cuda(tool)
     with tempfile.TemporaryDirectory() as d:
         src, s = simulate(tool, d, fmt, sim)
-        images, reports = {}, {}
-        for chunk in ["none", "slices"]:
-            out = os.path.join(d, chunk + ".npy")
-            j = recon_json(tool, [src, "-o", out, "--chunk", chunk] + rec)
-            if j["choices"].get("chunk") != chunk:
-                fail("--chunk %s ran as %r" % (chunk, j["choices"].get("chunk")))
+        images, reports = recon_variants(tool, src, d, "chunk", ["none", "slices"], rec)
+        for j in reports.values():
             require_keys(j["memory"], ["needed_bytes", "needed_per_slice_bytes", "available_bytes", "budget_source"])
-            images[chunk], reports[chunk] = read_npy_c8(out), j
         if reports["slices"]["choices"].get("slices") != s["matrix"][2]:
             fail("expected %d slices, got %r" % (s["matrix"][2], reports["slices"]["choices"].get("slices")))
         r = rel_l2(images["none"], images["slices"])
