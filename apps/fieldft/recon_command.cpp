@@ -609,11 +609,11 @@ int run_recon(const ReconArgs& a) {
     res.residual = 0;
     std::vector<Complex> xz(static_cast<std::size_t>(plane));
     for (std::int64_t z = 0; z < nz; ++z) {
-      op::Workspace ws(ctx);
+      op::Workspace y_ws(ctx), x_ws(ctx);  // one buffer each: a Workspace holds one
       const auto& yz = yhat[static_cast<std::size_t>(z)];
-      const Complex* y_c = in_context(ws, yz);
+      const Complex* y_c = in_context(y_ws, yz);
       std::fill(xz.begin(), xz.end(), Complex{});
-      Complex* x_c = ctx.is_host() ? xz.data() : ws.get_as<Complex>(plane);
+      Complex* x_c = ctx.is_host() ? xz.data() : x_ws.get_as<Complex>(plane);
       const auto gz = slice_encoding(z, have_field && enc_kind != "nufft");
       const auto nz_enc = slice_encoding(z, false);
       const Solved s = solve_problem(gz, nz_enc, plane_shape, slice_of(maps, plane, nz, z, coils),
