@@ -146,6 +146,11 @@ def require_cuda(tool):
         sys.exit(SKIP)
 
 
+def require_cuda_if_asked(tool, rec):
+    if "--backend" in rec and rec[rec.index("--backend") + 1] == "cuda":
+        require_cuda(tool)
+
+
 def recon_variants(tool, src, d, option, values, rec):
     """recon with `--OPTION VALUE` for each value into VALUE.npy; choices[OPTION] must be VALUE."""
     images, reports = {}, {}
@@ -170,8 +175,7 @@ def expect_too_large(p, outs, texts):
 
 def check_chunks(tool, margs, sim, rec):
     tol, fmt = float(margs[0]), margs[1]
-    if "--backend" in rec and rec[rec.index("--backend") + 1] == "cuda":
-        require_cuda(tool)
+    require_cuda_if_asked(tool, rec)
     with tempfile.TemporaryDirectory() as d:
         src, s = simulate(tool, d, fmt, sim)
         images, reports = recon_variants(tool, src, d, "chunk", ["none", "slices"], rec)
@@ -205,6 +209,7 @@ def check_chunks(tool, margs, sim, rec):
 
 def check_memory(tool, margs, sim, rec):
     fmt = margs[0]
+    require_cuda_if_asked(tool, rec)
     with tempfile.TemporaryDirectory() as d:
         src, _ = simulate(tool, d, fmt, sim)
         out = os.path.join(d, "never.npy")
