@@ -15,6 +15,7 @@
 
 #include "common.hpp"
 #include "dataset.hpp"
+#include "recon_chunks.hpp"
 #include "fieldft/mri/coil_maps.hpp"
 #include "fieldft/mri/density.hpp"
 #include "fieldft/mri/encoding.hpp"
@@ -55,6 +56,9 @@ struct ReconArgs {
   std::string traj;
   std::string progress = "auto";
   std::string dcf = "auto";
+  std::string chunk = "auto";
+  std::string memory_limit_text;
+  double memory_limit = 0;  // bytes; 0: none
   bool json = false;
 };
 
@@ -112,15 +116,17 @@ std::vector<std::complex<double>> read_truth(const std::string& path, std::int64
   return t;
 }
 
+// The progress of CG's iterations, or (slice by slice) of the slices.
 class ProgressBar {
  public:
-  ProgressBar(bool on, int total) : on_(on), total_(total) {}
-  void update(const solve::Report& r) {
+  ProgressBar(bool on, int total, std::string label) : on_(on), total_(total), label_(std::move(label)) {}
+  void update(int done, double seconds, double residual) {
     if (!on_) return;
-    const int width = 30, done = std::min(width, r.iteration * width / std::max(total_, 1));
-    const double eta = r.iteration > 0 ? r.seconds / r.iteration * (total_ - r.iteration) : 0;
-    std::fprintf(stderr, "\rCG [%s%s] %d/%d  residual %.3e  %.1f s  ETA %.1f s ", std::string(done, '#').c_str(),
-                 std::string(width - done, '.').c_str(), r.iteration, total_, r.residual, r.seconds, eta);
+    const int width = 30, bars = std::min(width, done * width / std::max(total_, 1));
+    const double eta = done > 0 ? seconds / done * (total_ - done) : 0;
+    std::fprintf(stderr, "\r%s [%s%s] %d/%d  residual %.3e  %.1f s  ETA %.1f s ", label_.c_str(),
+                 std::string(bars, '#').c_str(), std::string(width - bars, '.').c_str(), done, total_, residual, seconds,
+                 eta);
     std::fflush(stderr);
     shown_ = true;
   }
@@ -131,9 +137,9 @@ class ProgressBar {
  private:
   bool on_;
   int total_;
+  std::string label_;
   bool shown_ = false;
 };
-
 // The context of --backend / --device, and why.
 struct Placement {
   Context context;
@@ -218,16 +224,7 @@ int run_recon(const ReconArgs& a) {
   std::vector<Complex> y(d.data.size());
   for (std::size_t i = 0; i < y.size(); ++i) y[i] = Complex(d.data[i] / data_scale);
 
-  // The k-space in the context's memory, once: on a device one copy, and the solver's vectors
-  // below stay there until the image comes back at the end.
   op::VectorOps<T> vops(ctx);
-  op::Workspace y_mem(ctx);
-  const Complex* y_ctx = in_context(y_mem, y);
-  if (ctx.is_cuda()) {
-    t0 = std::chrono::steady_clock::now();
-    ctx.synchronize();  // once, so that the stage times below are honest
-    times["upload"] = since(t0);
-  }
 
   // Model.
   const bool have_phase = !d.phase_maps.empty() && d.num_shots > 1;
@@ -282,32 +279,168 @@ int run_recon(const ReconArgs& a) {
   choices["encoding"] = enc_kind;
   choices["eps"] = eps;
   if (enc_kind == "tseg") choices["accuracy"] = a.accuracy;
+  int segments = 0;
+  if (enc_kind == "tseg") {
+    mri::TimeSegmentationOptions o;
+    o.accuracy = a.accuracy;
+    o.eps = eps;
+    const auto r = mri::plan_time_segmentation<T>(*geometry, o);
+    segments = r.segments;
+    choices["segments"] = r.segments;
+    choices["segments_reason"] = r.reason;
+    if (field_choice.encoding == mri::EncodingKind::kTimeSegmented) choices["toeplitz_normal"] = field_choice.toeplitz;
+  }
+  std::string maps_source = a.maps;
+  if (maps_source == "auto") maps_source = d.coil_maps.empty() ? "rss" : "file";
+  const bool estimated_maps = maps_source == "rss" || maps_source == "espirit";
+  const std::string dcf = a.dcf == "auto" ? "none" : a.dcf;
+
+  // Memory: the whole problem, else slice by slice (recon_chunks.hpp), else a clear error.
+  std::string not_stack;
+  const std::optional<Stack> stack = detect_stack(d, &not_stack);
+  MemoryProblem mp{.dim = d.dim, .samples = m, .voxels = n, .coils = coils, .shots = d.num_shots,
+                   .segments = segments, .dft = enc_kind == "dft", .weights = dcf != "none",
+                   .estimate_maps = estimated_maps, .field = have_field && enc_kind != "nufft",
+                   .pcsense = model == "pcsense", .real_bytes = sizeof(T)};
+  const MemoryEstimate need_whole = estimate_memory(mp);
+  std::optional<MemoryEstimate> need_slice;
+  if (stack) {
+    mp.dim = 2;
+    mp.samples = stack->plane_samples;
+    mp.voxels = n / d.grid[2];
+    need_slice = estimate_memory(mp);
+  }
+  double available = 0;
+  std::string where = "available host memory (MemAvailable)";
+  if (ctx.is_cuda()) {
+    const auto gpus = cuda_devices();
+    if (ctx.device() < static_cast<int>(gpus.size())) available = static_cast<double>(gpus[static_cast<std::size_t>(ctx.device())].free_memory);
+    where = "free memory of CUDA device " + std::to_string(ctx.device());
+  } else {
+    available = available_host_memory();
+  }
+  double budget = available > 0 ? available : std::numeric_limits<double>::infinity();
+  if (a.memory_limit > 0 && a.memory_limit < budget) {
+    budget = a.memory_limit;
+    where = "--memory-limit";
+  }
+  const auto too_large = [&](const std::string& what, const MemoryEstimate& e, const std::string& advice) {
+    return Error(ErrorCode::kTooLarge, what + " needs about " + e.text() + ", but " + bytes_text(budget) + " (" + where +
+                                           ") is available; " + advice);
+  };
+  const std::string advice_common = std::string(ctx.is_cuda() ? "try --backend cpu (host memory), " : "try ") +
+                                    (std::is_same_v<T, double> ? "--prec f, " : "") +
+                                    (enc_kind == "tseg" ? "--encoding dft (no segment images), " : "") +
+                                    "fewer coils (coil compression), or a larger --memory-limit if one is set";
+  bool slices = false;
+  if (a.chunk == "slices") {
+    if (!stack) throw Error(ErrorCode::kInvalidArgument, "--chunk slices: the data are not a stack of 2D acquisitions (" + not_stack + ")");
+    if (need_slice->total > budget) throw too_large("even one slice", *need_slice, advice_common);
+    slices = true;
+    choices["chunk_reason"] = "asked for";
+  } else if (need_whole.total <= budget) {
+    choices["chunk_reason"] = a.chunk == "none" ? "asked for" : "the whole problem fits (" + bytes_text(need_whole.total) + " of " + bytes_text(budget) + ")";
+  } else if (a.chunk == "none") {
+    throw too_large("the whole reconstruction (--chunk none)", need_whole,
+                    (stack ? std::string("the data are a stack: try --chunk slices or auto; or ") : std::string()) + advice_common);
+  } else if (stack && need_slice->total <= budget) {
+    slices = true;
+    choices["chunk_reason"] = "the whole problem needs " + bytes_text(need_whole.total) + ", more than " + bytes_text(budget) +
+                              " (" + where + "); the data are a stack: one slice needs " + bytes_text(need_slice->total);
+  } else if (stack) {
+    throw too_large("even one slice of the stack", *need_slice, advice_common);
+  } else {
+    throw too_large("the reconstruction", need_whole,
+                    "the data are not a stack of 2D acquisitions (" + not_stack + "), so they cannot be split into slices; " + advice_common);
+  }
+  const std::int64_t nz = slices ? d.grid[2] : 1, plane = n / nz;
+  choices["chunk"] = slices ? "slices" : "none";
+  nlohmann::json memory;
+  memory["needed_bytes"] = need_whole.total;
+  if (need_slice) memory["needed_per_slice_bytes"] = need_slice->total;
+  memory["available_bytes"] = available;
+  memory["budget_bytes"] = std::isfinite(budget) ? budget : 0.0;
+  memory["budget_source"] = where;
+
+  // The k-space in the context's memory, once: on a device one copy (whole problem), and the
+  // solver's vectors below stay there until the image comes back at the end. Slice by slice: the
+  // k_z transform on the host, then each slice's data go up in turn.
+  op::Workspace y_mem(ctx);
+  const Complex* y_ctx = nullptr;
+  std::vector<std::vector<Complex>> yhat;
+  t0 = std::chrono::steady_clock::now();
+  if (slices) {
+    yhat = kz_to_slices<T>(*stack, nz, coils, y);
+    std::vector<Complex>().swap(y);
+    times["kz_transform"] = since(t0);
+  } else {
+    y_ctx = in_context(y_mem, y);
+    if (ctx.is_cuda()) {
+      ctx.synchronize();  // once, so that the stage times below are honest
+      times["upload"] = since(t0);
+    }
+  }
+  // A slice's geometry: plane 0's in-plane samples (every plane has the same, see detect_stack)
+  // with slice z's field map.
+  std::vector<std::int64_t> plane_shape{shape[0], shape[1]};
+  std::vector<T> pkx, pky, ptt;
+  std::vector<std::int32_t> pshots;
+  if (slices) {
+    for (std::int64_t j = 0; j < stack->plane_samples; ++j) {
+      const auto i = static_cast<std::size_t>(stack->index[static_cast<std::size_t>(j)]);
+      pkx.push_back(kx[i]);
+      pky.push_back(ky[i]);
+      if (!tt.empty()) ptt.push_back(tt[i]);
+      pshots.push_back(d.shots[i]);
+    }
+  }
+  std::vector<T> field_z;
+  const auto slice_encoding = [&](std::int64_t z, bool with_field) {
+    if (with_field) field_z = slice_of(field, plane, nz, z, 1);
+    return std::make_shared<const mri::Encoding<T>>(plane_shape, pkx, pky, std::span<const T>(), ptt,
+                                                    with_field ? std::span<const T>(field_z) : std::span<const T>(),
+                                                    std::span<const std::int32_t>(pshots));
+  };
 
   // Coil maps.
   t0 = std::chrono::steady_clock::now();
   std::vector<Complex> maps;
-  std::string maps_source = a.maps;
-  if (maps_source == "auto") maps_source = d.coil_maps.empty() ? "rss" : "file";
-  if (maps_source == "file") {
-    if (d.coil_maps.empty()) throw Error(ErrorCode::kInvalidArgument, "--maps file: the input has no coil maps");
-    maps.assign(d.coil_maps.begin(), d.coil_maps.end());
-    choices["maps"] = "from the input file";
-  } else if (maps_source == "rss" || maps_source == "espirit") {
-    maps.assign(static_cast<std::size_t>(n * coils), Complex{});
+  // Estimated maps from k-space `yk` (in the context) of the encoding `e`, into `out` (host).
+  const auto estimate_maps = [&](const mri::Encoding<T>& e, std::span<const Complex> yk, std::span<Complex> out) {
     mri::CoilMapOptions co;
     co.method = maps_source == "rss" ? mri::CoilMapMethod::kRss : mri::CoilMapMethod::kEspirit;
-    const double nmin = static_cast<double>(*std::min_element(shape.begin(), shape.end()));
+    const double nmin = static_cast<double>(*std::min_element(shape.begin(), shape.begin() + e.dim()));
     co.calibration_radius = std::min(co.calibration_radius, nmin / 4);
+    const std::int64_t nv = e.num_voxels();
     if (ctx.is_host()) {
-      mri::estimate_coil_maps<T>(*no_field, ctx, y, coils, co, maps);
+      mri::estimate_coil_maps<T>(e, ctx, yk, coils, co, out);
     } else {
       // Estimated on the device from the uploaded data; mri::sense / pcsense take host maps, so
       // they come back once (set-up, not per iteration).
       op::Workspace maps_mem(ctx);
-      Complex* md = maps_mem.get_as<Complex>(n * coils);
-      mri::estimate_coil_maps<T>(*no_field, ctx, std::span<const Complex>(y_ctx, y.size()), coils, co,
-                                 std::span<Complex>(md, static_cast<std::size_t>(n * coils)));
-      vops.to_host(n * coils, md, maps.data());
+      Complex* md = maps_mem.get_as<Complex>(nv * coils);
+      mri::estimate_coil_maps<T>(e, ctx, yk, coils, co, std::span<Complex>(md, static_cast<std::size_t>(nv * coils)));
+      vops.to_host(nv * coils, md, out.data());
+    }
+  };
+  if (maps_source == "file") {
+    if (d.coil_maps.empty()) throw Error(ErrorCode::kInvalidArgument, "--maps file: the input has no coil maps");
+    maps.assign(d.coil_maps.begin(), d.coil_maps.end());
+    choices["maps"] = "from the input file";
+  } else if (estimated_maps) {
+    maps.assign(static_cast<std::size_t>(n * coils), Complex{});
+    if (!slices) {
+      estimate_maps(*no_field, std::span<const Complex>(y_ctx, y.size()), maps);
+    } else {
+      // Slice by slice, each from its slice's data (2D estimates, as for 2D data).
+      std::vector<Complex> mz(static_cast<std::size_t>(plane * coils));
+      for (std::int64_t z = 0; z < nz; ++z) {
+        op::Workspace ws(ctx);
+        const auto& yz = yhat[static_cast<std::size_t>(z)];
+        estimate_maps(*slice_encoding(z, false), std::span<const Complex>(in_context(ws, yz), yz.size()), mz);
+        for (std::int64_t c = 0; c < coils; ++c)
+          std::copy_n(mz.begin() + plane * c, plane, maps.begin() + plane * z + n * c);
+      }
     }
     choices["maps"] = "estimated (" + maps_source + (d.coil_maps.empty() ? ", the input has none)" : ")");
   } else {
@@ -338,103 +471,150 @@ int run_recon(const ReconArgs& a) {
   map_power /= static_cast<double>(n);
   const double map_scale = map_peak > 0 && std::isfinite(map_peak) ? std::sqrt(map_peak) : 1.0;
   for (auto& v : maps) v = Complex(std::complex<double>(v) / map_scale);
+  const std::vector<T> phase = cast(d.phase_maps);
 
-  // Operator.
-  t0 = std::chrono::steady_clock::now();
-  op::Shape maps_shape(shape.begin(), shape.end());
-  maps_shape.push_back(coils);
-  const auto factory = [&](std::shared_ptr<const mri::Encoding<T>> e, std::int64_t b) -> op::OperatorPtr<T> {
-    if (!e->has_field())
-      return std::make_shared<mri::NufftEncoding<T>>(e, ctx, mri::NufftEncodingOptions{.eps = eps, .batch = b});
-    mri::TimeSegmentationOptions o;
-    o.accuracy = a.accuracy;
-    o.eps = eps;
-    o.batch = b;
-    // The cost model's verdict on the normal, where it ran (else the operator's own kAuto).
-    if (field_choice.encoding == mri::EncodingKind::kTimeSegmented)
-      o.toeplitz = field_choice.toeplitz ? mri::Toeplitz::kAuto : mri::Toeplitz::kOff;
-    return std::make_shared<mri::TimeSegmentedEncoding<T>>(e, ctx, o);
-  };
-  op::OperatorPtr<T> op;
-  const mri::EncodingKind kind = enc_kind == "dft" ? mri::EncodingKind::kDft : mri::EncodingKind::kNufft;
-  if (model == "pcsense") {
-    const std::vector<T> phase = cast(d.phase_maps);
-    op::Shape phase_shape(shape.begin(), shape.end());
-    phase_shape.push_back(d.num_shots);
-    mri::PcSenseOptions<T> po;
-    po.encoding = kind;
-    po.eps = eps;
-    if (enc_kind == "tseg") po.shot_encoding = factory;
-    op = mri::pcsense<T>(geometry, maps, maps_shape, phase, phase_shape, ctx, po);
-  } else if (enc_kind == "tseg") {
-    op = mri::sense<T>(factory(geometry, coils), maps, maps_shape);
-  } else {
-    op = mri::sense<T>(enc_kind == "dft" ? geometry : no_field, maps, maps_shape, ctx, {.encoding = kind, .eps = eps});
-  }
-  if (enc_kind == "tseg") {
-    mri::TimeSegmentationOptions o;
-    o.accuracy = a.accuracy;
-    o.eps = eps;
-    const auto r = mri::plan_time_segmentation<T>(*geometry, o);
-    choices["segments"] = r.segments;
-    choices["segments_reason"] = r.reason;
-    if (field_choice.encoding == mri::EncodingKind::kTimeSegmented)
-      choices["toeplitz_normal"] = field_choice.toeplitz;
-  }
   // k-space weights W of CG (min |W^1/2 (Ax - y)|^2): CG on the normal equations wants none (the
   // least-squares image); Pipe-Menon weights make the early iterations converge faster at the
   // price of noise, and are what a gridding preview (one adjoint) would want.
-  const std::string dcf = a.dcf == "auto" ? "none" : a.dcf;
   choices["dcf"] = dcf;
   choices["dcf_reason"] = a.dcf == "auto" ? "CG on the normal equations: the unweighted least-squares image" : "asked for";
-  std::vector<Complex> w;  // on the host, the solver reads these themselves: they live to the end
-  op::Workspace w_mem(ctx);
-  const Complex* w_ctx = nullptr;
-  double weight_sum = static_cast<double>(m);  // sum_j w_j, M without weights
-  if (dcf == "pipe") {
-    const std::vector<T> wd = mri::density_compensation<T>(*no_field, ctx);
-    w.resize(static_cast<std::size_t>(m * coils));
-    weight_sum = 0;
-    for (std::int64_t j = 0; j < m; ++j) {
-      weight_sum += static_cast<double>(wd[static_cast<std::size_t>(j)]);
-      for (std::int64_t c = 0; c < coils; ++c) w[static_cast<std::size_t>(j + m * c)] = Complex(wd[static_cast<std::size_t>(j)]);
-    }
-    w_ctx = in_context(w_mem, w);  // once; for every coil the same weights
-  }
-  ctx.synchronize();  // the operator's uploads and tables, so that "setup" holds them
-  times["setup"] = since(t0);
-
-  // Solve.
-  const double lambda_abs = a.lambda * weight_sum * map_power;  // the caller's units
+  if (slices && dcf != "none") notes.push_back("slice by slice, the density weights are those of the in-plane trajectory");
   const bool tty = ::isatty(::fileno(stderr)) != 0;
   const bool show = a.progress == "on" || (a.progress == "auto" && tty && !a.json);
-  ProgressBar bar(show, a.iters);
   std::vector<double> residuals;
-  solve::CgOptions cg;
-  cg.max_iterations = a.iters;
-  cg.tolerance = a.tolerance;
-  cg.lambda = lambda_abs / (map_scale * map_scale);  // Tikhonov in the solve's units (see y)
-  cg.callback = [&](const solve::Report& r) {
-    residuals.push_back(r.residual);
-    bar.update(r);
-    return true;
+
+  // One problem (the whole, or one slice): operator, weights, CG from x = 0. y_c and x_c are in
+  // the context; the Tikhonov weight is --lambda x sum_j w_j x mean sum|S|^2 of this problem's
+  // samples (for a slice, 1/Nz of the whole's, as the separation wants). Returns its absolute lambda.
+  struct Solved {
+    solve::CgResult res;
+    double lambda_abs = 0;
   };
-  // The progress callback reads the residual that cg brings back to the host anyway (one scalar
-  // per iteration, solve/cg.hpp); nothing else waits for the device inside the loop.
+  double setup_s = 0, solve_s = 0;
+  const auto solve_problem = [&](std::shared_ptr<const mri::Encoding<T>> geom, std::shared_ptr<const mri::Encoding<T>> nof,
+                                 const std::vector<std::int64_t>& shp, const std::vector<Complex>& mps,
+                                 const std::vector<T>& phs, const Complex* y_c, Complex* x_c, ProgressBar* bar) {
+    auto ts = std::chrono::steady_clock::now();
+    op::Shape maps_shape(shp.begin(), shp.end());
+    maps_shape.push_back(coils);
+    const auto factory = [&](std::shared_ptr<const mri::Encoding<T>> e, std::int64_t b) -> op::OperatorPtr<T> {
+      if (!e->has_field())
+        return std::make_shared<mri::NufftEncoding<T>>(e, ctx, mri::NufftEncodingOptions{.eps = eps, .batch = b});
+      mri::TimeSegmentationOptions o;
+      o.accuracy = a.accuracy;
+      o.eps = eps;
+      o.batch = b;
+      // The cost model's verdict on the normal, where it ran (else the operator's own kAuto).
+      if (field_choice.encoding == mri::EncodingKind::kTimeSegmented)
+        o.toeplitz = field_choice.toeplitz ? mri::Toeplitz::kAuto : mri::Toeplitz::kOff;
+      return std::make_shared<mri::TimeSegmentedEncoding<T>>(e, ctx, o);
+    };
+    op::OperatorPtr<T> op;
+    const mri::EncodingKind kind = enc_kind == "dft" ? mri::EncodingKind::kDft : mri::EncodingKind::kNufft;
+    if (model == "pcsense") {
+      op::Shape phase_shape(shp.begin(), shp.end());
+      phase_shape.push_back(d.num_shots);
+      mri::PcSenseOptions<T> po;
+      po.encoding = kind;
+      po.eps = eps;
+      if (enc_kind == "tseg") po.shot_encoding = factory;
+      op = mri::pcsense<T>(geom, mps, maps_shape, phs, phase_shape, ctx, po);
+    } else if (enc_kind == "tseg") {
+      op = mri::sense<T>(factory(geom, coils), mps, maps_shape);
+    } else {
+      op = mri::sense<T>(enc_kind == "dft" ? geom : nof, mps, maps_shape, ctx, {.encoding = kind, .eps = eps});
+    }
+    std::vector<Complex> w;  // on the host, the solver reads these themselves: they live to the end
+    op::Workspace w_mem(ctx);
+    const Complex* w_ctx = nullptr;
+    const std::int64_t ms = nof->num_samples();
+    double weight_sum = static_cast<double>(ms);  // sum_j w_j, M without weights
+    if (dcf == "pipe") {
+      const std::vector<T> wd = mri::density_compensation<T>(*nof, ctx);
+      w.resize(static_cast<std::size_t>(ms * coils));
+      weight_sum = 0;
+      for (std::int64_t j = 0; j < ms; ++j) {
+        weight_sum += static_cast<double>(wd[static_cast<std::size_t>(j)]);
+        for (std::int64_t c = 0; c < coils; ++c) w[static_cast<std::size_t>(j + ms * c)] = Complex(wd[static_cast<std::size_t>(j)]);
+      }
+      w_ctx = in_context(w_mem, w);  // once; for every coil the same weights
+    }
+    ctx.synchronize();  // the operator's uploads and tables, so that "setup" holds them
+    setup_s += since(ts);
+
+    Solved out;
+    out.lambda_abs = a.lambda * weight_sum * map_power;  // the caller's units
+    solve::CgOptions cg;
+    cg.max_iterations = a.iters;
+    cg.tolerance = a.tolerance;
+    cg.lambda = out.lambda_abs / (map_scale * map_scale);  // Tikhonov in the solve's units (see y)
+    cg.callback = [&](const solve::Report& r) {
+      residuals.push_back(r.residual);
+      if (bar) bar->update(r.iteration, r.seconds, r.residual);
+      return true;
+    };
+    // The progress callback reads the residual that cg brings back to the host anyway (one scalar
+    // per iteration, solve/cg.hpp); nothing else waits for the device inside the loop.
+    if (ctx.is_cuda()) vops.fill(shp[0] * shp[1] * (shp.size() > 2 ? shp[2] : 1), Complex{}, x_c);
+    ts = std::chrono::steady_clock::now();
+    out.res = solve::cg<T>(*op, y_c, x_c, w_ctx, cg);
+    ctx.synchronize();
+    solve_s += since(ts);
+    return out;
+  };
+
+  // Solve.
   std::vector<Complex> x(static_cast<std::size_t>(n), Complex{});
-  op::Workspace x_mem(ctx);
-  Complex* x_ctx = ctx.is_host() ? x.data() : x_mem.get_as<Complex>(n);
-  if (ctx.is_cuda()) vops.fill(n, Complex{}, x_ctx);
-  t0 = std::chrono::steady_clock::now();
-  const solve::CgResult res = solve::cg<T>(*op, y_ctx, x_ctx, w_ctx, cg);
-  ctx.synchronize();
-  bar.finish();
-  times["solve"] = since(t0);
-  if (ctx.is_cuda()) {
-    t0 = std::chrono::steady_clock::now();
-    vops.to_host(n, x_ctx, x.data());  // the image, once
-    times["download"] = since(t0);
+  double lambda_abs = 0;
+  solve::CgResult res;
+  double download_s = 0;
+  if (!slices) {
+    ProgressBar bar(show, a.iters, "CG");
+    op::Workspace x_mem(ctx);
+    Complex* x_ctx = ctx.is_host() ? x.data() : x_mem.get_as<Complex>(n);
+    const Solved s = solve_problem(geometry, no_field, shape, maps, phase, y_ctx, x_ctx, &bar);
+    bar.finish();
+    res = s.res;
+    lambda_abs = s.lambda_abs;
+    if (ctx.is_cuda()) {
+      t0 = std::chrono::steady_clock::now();
+      vops.to_host(n, x_ctx, x.data());  // the image, once
+      download_s += since(t0);
+    }
+  } else {
+    // Slice by slice: each slice's data go up, its image comes back; the bar counts slices.
+    ProgressBar bar(show, static_cast<int>(nz), "slices");
+    const auto t_slices = std::chrono::steady_clock::now();
+    res.iterations = 0;
+    res.residual = 0;
+    std::vector<Complex> xz(static_cast<std::size_t>(plane));
+    for (std::int64_t z = 0; z < nz; ++z) {
+      op::Workspace y_ws(ctx), x_ws(ctx);  // one buffer each: a Workspace holds one
+      const auto& yz = yhat[static_cast<std::size_t>(z)];
+      const Complex* y_c = in_context(y_ws, yz);
+      std::fill(xz.begin(), xz.end(), Complex{});
+      Complex* x_c = ctx.is_host() ? xz.data() : x_ws.get_as<Complex>(plane);
+      const auto gz = slice_encoding(z, have_field && enc_kind != "nufft");
+      const auto nz_enc = slice_encoding(z, false);
+      const Solved s = solve_problem(gz, nz_enc, plane_shape, slice_of(maps, plane, nz, z, coils),
+                                     phase.empty() ? phase : slice_of(phase, plane, nz, z, d.num_shots), y_c, x_c, nullptr);
+      if (ctx.is_cuda()) {
+        t0 = std::chrono::steady_clock::now();
+        vops.to_host(plane, x_c, xz.data());
+        download_s += since(t0);
+      }
+      std::copy(xz.begin(), xz.end(), x.begin() + plane * z);
+      res.iterations += s.res.iterations;
+      res.residual = std::max(res.residual, s.res.residual);
+      lambda_abs += s.lambda_abs;  // the whole problem's: Nz x a slice's
+      bar.update(static_cast<int>(z + 1), since(t_slices), s.res.residual);
+    }
+    bar.finish();
+    choices["slices"] = nz;
   }
+  times["setup"] = setup_s;
+  times["solve"] = solve_s;
+  if (ctx.is_cuda()) times["download"] = download_s;
   for (auto& v : x) v = Complex(std::complex<double>(v) * (data_scale / map_scale));
   for (const auto& v : x)
     if (!std::isfinite(v.real()) || !std::isfinite(v.imag()))
@@ -513,6 +693,7 @@ int run_recon(const ReconArgs& a) {
     j["residual"] = res.residual;
     j["seconds"] = times;
     j["peak_memory_mib"] = peak_mib;
+    j["memory"] = memory;
     j["outputs"] = a.outs;
     j["notes"] = notes;
     if (nrmse) {
@@ -536,10 +717,14 @@ int run_recon(const ReconArgs& a) {
             << choices["backend_reason"].get<std::string>() << "\n"
             << "solver:   CG, " << res.iterations << " iterations, lambda " << a.lambda << " (x sum w x mean sum|S|^2 = "
             << lambda_abs << "), density compensation " << dcf << " (" << choices["dcf_reason"].get<std::string>()
-            << "), final residual " << res.residual << "\n";
+            << "), final residual " << res.residual << "\n"
+            << "memory:   " << choices["chunk"].get<std::string>() << (slices ? " (" + std::to_string(nz) + " slices)" : std::string())
+            << ": " << choices["chunk_reason"].get<std::string>() << "; needs ~" << bytes_text(need_whole.total)
+            << (need_slice ? ", one slice ~" + bytes_text(need_slice->total) : std::string()) << ", "
+            << (std::isfinite(budget) ? bytes_text(budget) : std::string("unknown")) << " " << where << "\n";
   for (const auto& s : notes) std::cout << "note:     " << s << "\n";
   std::cout << "times:    ";
-  for (const char* k : {"read", "upload", "coil_maps", "setup", "solve", "download", "write", "total"})
+  for (const char* k : {"read", "upload", "kz_transform", "coil_maps", "setup", "solve", "download", "write", "total"})
     if (times.contains(k)) {
       std::string label = k;
       std::replace(label.begin(), label.end(), '_', ' ');
@@ -630,10 +815,23 @@ Subcommand add_recon_command(CLI::App& parent) {
                   "Progress bar on stderr (iteration, residual, ETA): auto (only on a terminal, not with --json), on, off")
       ->check(CLI::IsMember({"auto", "on", "off"}))
       ->capture_default_str();
+  app->add_option("--chunk", a->chunk,
+                  "Split the work to fit memory: auto (the whole problem when its estimated memory fits, else slice "
+                  "by slice when the data are a stack: 3D with every k_z plane of the grid sampled by the same "
+                  "in-plane trajectory and readout times, which separates exactly into 2D problems after an inverse "
+                  "FFT along k_z), slices (always slice by slice; an error for data that are not a stack), none (the "
+                  "whole, or an error saying how much is needed and available)")
+      ->check(CLI::IsMember({"auto", "slices", "none"}))
+      ->capture_default_str();
+  app->add_option("--memory-limit", a->memory_limit_text,
+                  "Memory the reconstruction may use (e.g. 8G, 512M; binary units), on the device on CUDA, on the host "
+                  "on the CPU; default: what is free there. The estimate is conservative (data, maps, operator scratch, "
+                  "Toeplitz kernels, solver vectors; see docs/architecture.md)");
   app->add_flag("--json", a->json, "Print one JSON object (choices, times, residuals, NRMSE) instead of text");
   return {app,
           [a] {
             cap_threads(a->threads);
+            if (!a->memory_limit_text.empty()) a->memory_limit = parse_bytes(a->memory_limit_text, "--memory-limit");
             return with_precision(a->prec, [&]<class T>() { return run_recon<T>(*a); });
           },
           "use --prec f, --encoding tseg, or fewer coils"};

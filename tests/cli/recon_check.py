@@ -21,6 +21,17 @@ modes:
       simulate, then recon with `--backend cpu` and with `--backend cuda` (RECON-ARGS added to
       both) into .npy images: the CUDA run must report backend cuda and its device, both NRMSEs
       must be below NRMSE, and the two images must agree to a relative l2 difference below TOL.
+  chunks TOL FORMAT
+      simulate a stack (3D, every k_z plane sampled alike), then recon (RECON-ARGS added) with
+      `--chunk none` and with `--chunk slices` into .npy images: the images must agree to a relative
+      l2 difference below TOL (the slices' problems are the whole's, recon_chunks.hpp); with
+      `--chunk auto --memory-limit` between the two estimates recon must choose slices and give the
+      same image; with a limit below one slice's estimate it must fail (10 + kTooLarge) saying how
+      much is needed and available, and write nothing.
+  memory FORMAT
+      simulate data that are not a stack (2D), then `--memory-limit 1K` must fail (10 + kTooLarge)
+      saying how much is needed, what is available and that the data cannot be split, and
+      `--chunk slices` must fail (10 + kInvalidArgument) saying why; nothing written.
   unwritable
       simulate, recon with one good output and one in a directory that does not exist: clear
       error, nonzero exit, and neither output written.
@@ -93,43 +104,121 @@ SKIP = 77  # ctest's SKIP_RETURN_CODE for the gpu-labelled parity tests
 
 
 def read_npy_c8(path):
-    """The values of a complex64 .npy file as a list of complex numbers."""
+    """The values of a complex64 (or, from --prec d, complex128) .npy file as a list of complex numbers."""
     with open(path, "rb") as f:
         data = f.read()
     hlen = struct.unpack("<H", data[8:10])[0]
     body = data[10 + hlen:]
-    vals = struct.unpack("<%df" % (len(body) // 4), body)
+    wide = "'<c16'" in data[10:10 + hlen].decode("latin1")
+    vals = struct.unpack("<%d%s" % (len(body) // (8 if wide else 4), "d" if wide else "f"), body)
     return [complex(vals[i], vals[i + 1]) for i in range(0, len(vals), 2)]
 
 
 def check_parity(tool, margs, sim, rec):
     bound, tol, fmt = float(margs[0]), float(margs[1]), margs[2]
-    info = json.loads(run(tool, ["info", "--json"]).stdout)
-    if "cuda" not in info["usable_backends"]:
-        print("SKIP: no usable CUDA device (fieldft info: %s)" % info["usable_backends"])
-        sys.exit(SKIP)
+    require_cuda(tool)
     with tempfile.TemporaryDirectory() as d:
         src, _ = simulate(tool, d, fmt, sim)
-        images, reports = {}, {}
-        for backend in ["cpu", "cuda"]:
-            out = os.path.join(d, backend + ".npy")
-            j = recon_json(tool, [src, "-o", out, "--backend", backend] + rec)
-            if j["choices"].get("backend") != backend:
-                fail("--backend %s ran on %r" % (backend, j["choices"].get("backend")))
+        images, reports = recon_variants(tool, src, d, "backend", ["cpu", "cuda"], rec)
+        for backend, j in reports.items():
             if not j["nrmse"] < bound:
                 fail("%s: NRMSE %.4f >= %g" % (backend, j["nrmse"], bound))
-            images[backend], reports[backend] = read_npy_c8(out), j
         g = reports["cuda"]
         require_keys(g["choices"], ["device", "device_name"])
         require_keys(g["seconds"], ["upload", "download"])
-        a, b = images["cpu"], images["cuda"]
-        diff = sum(abs(x - y) ** 2 for x, y in zip(a, b)) ** 0.5
-        ref = sum(abs(x) ** 2 for x in a) ** 0.5
-        rel = diff / ref if ref > 0 else float("inf")
+        rel = rel_l2(images["cpu"], images["cuda"])
         print("NRMSE cpu %.4f, cuda %.4f (device %d, %s); |x_cuda - x_cpu| / |x_cpu| = %.3e" % (
             reports["cpu"]["nrmse"], g["nrmse"], g["choices"]["device"], g["choices"]["device_name"], rel))
         if not rel < tol:
             fail("the CPU and CUDA images differ by %.3e (relative l2), expected < %g" % (rel, tol))
+
+
+def rel_l2(a, b):
+    diff = sum(abs(x - y) ** 2 for x, y in zip(a, b)) ** 0.5
+    ref = sum(abs(x) ** 2 for x in a) ** 0.5
+    return diff / ref if ref > 0 else float("inf")
+
+
+def require_cuda(tool):
+    info = json.loads(run(tool, ["info", "--json"]).stdout)
+    if "cuda" not in info["usable_backends"]:
+        print("SKIP: no usable CUDA device (fieldft info: %s)" % info["usable_backends"])
+        sys.exit(SKIP)
+
+
+def require_cuda_if_asked(tool, rec):
+    if "--backend" in rec and rec[rec.index("--backend") + 1] == "cuda":
+        require_cuda(tool)
+
+
+def recon_variants(tool, src, d, option, values, rec):
+    """recon with `--OPTION VALUE` for each value into VALUE.npy; choices[OPTION] must be VALUE."""
+    images, reports = {}, {}
+    for value in values:
+        out = os.path.join(d, value + ".npy")
+        j = recon_json(tool, [src, "-o", out, "--" + option, value] + rec)
+        if j["choices"].get(option) != value:
+            fail("--%s %s ran as %r" % (option, value, j["choices"].get(option)))
+        images[value], reports[value] = read_npy_c8(out), j
+    return images, reports
+
+
+def expect_too_large(p, outs, texts):
+    expect_failure(p, outs)
+    if p.returncode != 15:
+        fail("exit status %d, expected 15 (10 + kTooLarge)" % p.returncode)
+    for t in texts:
+        if t not in p.stderr:
+            fail("the message should say %r" % t)
+    print("ok: " + p.stderr.strip())
+
+
+def check_chunks(tool, margs, sim, rec):
+    tol, fmt = float(margs[0]), margs[1]
+    require_cuda_if_asked(tool, rec)
+    with tempfile.TemporaryDirectory() as d:
+        src, s = simulate(tool, d, fmt, sim)
+        images, reports = recon_variants(tool, src, d, "chunk", ["none", "slices"], rec)
+        for j in reports.values():
+            require_keys(j["memory"], ["needed_bytes", "needed_per_slice_bytes", "available_bytes", "budget_source"])
+        if reports["slices"]["choices"].get("slices") != s["matrix"][2]:
+            fail("expected %d slices, got %r" % (s["matrix"][2], reports["slices"]["choices"].get("slices")))
+        r = rel_l2(images["none"], images["slices"])
+        print("|x_slices - x_whole| / |x_whole| = %.3e (NRMSE whole %.4f, slices %.4f)" % (
+            r, reports["none"]["nrmse"], reports["slices"]["nrmse"]))
+        if not r < tol:
+            fail("slice by slice and whole differ by %.3e (relative l2), expected < %g" % (r, tol))
+        mem = reports["none"]["memory"]
+        whole, one = mem["needed_bytes"], mem["needed_per_slice_bytes"]
+        if not one < whole:
+            fail("one slice's estimate %g is not below the whole's %g" % (one, whole))
+        # A budget between the two: auto must go slice by slice, with the same image.
+        out = os.path.join(d, "auto.npy")
+        j = recon_json(tool, [src, "-o", out, "--chunk", "auto", "--memory-limit", "%d" % int((whole * one) ** 0.5)] + rec)
+        if j["choices"].get("chunk") != "slices" or "stack" not in j["choices"].get("chunk_reason", ""):
+            fail("auto under a budget between slice and whole: chunk %r (%r)" % (
+                j["choices"].get("chunk"), j["choices"].get("chunk_reason")))
+        r = rel_l2(images["slices"], read_npy_c8(out))
+        if not r < tol:
+            fail("auto's slices differ from --chunk slices by %.3e" % r)
+        # Below one slice: a clear error, nothing written.
+        out = os.path.join(d, "never.npy")
+        p = run(tool, ["recon", src, "-o", out, "--memory-limit", "%d" % int(one / 2)] + rec)
+        expect_too_large(p, [out], ["even one slice", "needs about", "is available", "--memory-limit"])
+
+
+def check_memory(tool, margs, sim, rec):
+    fmt = margs[0]
+    require_cuda_if_asked(tool, rec)
+    with tempfile.TemporaryDirectory() as d:
+        src, _ = simulate(tool, d, fmt, sim)
+        out = os.path.join(d, "never.npy")
+        p = run(tool, ["recon", src, "-o", out, "--memory-limit", "1K"] + rec)
+        expect_too_large(p, [out], ["needs about", "1 KiB", "--memory-limit", "not a stack", "try "])
+        p = run(tool, ["recon", src, "-o", out, "--chunk", "slices"] + rec)
+        expect_failure(p, [out])
+        if p.returncode != 11 or "not a stack" not in p.stderr:
+            fail("--chunk slices on data that are not a stack: exit %d, expected 11 and 'not a stack'" % p.returncode)
 
 
 def prod(xs):
@@ -246,6 +335,10 @@ def main(argv):
         check_corrupt(tool, margs[0], margs[1])
     elif mode == "parity":
         check_parity(tool, margs, sim, rec)
+    elif mode == "chunks":
+        check_chunks(tool, margs, sim, rec)
+    elif mode == "memory":
+        check_memory(tool, margs, sim, rec)
     elif mode == "unwritable":
         check_unwritable(tool)
     else:

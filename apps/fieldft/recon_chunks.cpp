@@ -1,0 +1,169 @@
+#include "recon_chunks.hpp"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <numbers>
+#include <sstream>
+
+#include "common.hpp"
+
+namespace fieldft::cli {
+
+std::string bytes_text(double bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  int u = 0;
+  while (bytes >= 1024 && u < 5) {
+    bytes /= 1024;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.3g %s", bytes, units[u]);
+  return buf;
+}
+
+std::string MemoryEstimate::text() const {
+  return bytes_text(total) + " (data " + bytes_text(data) + ", geometry " + bytes_text(geometry) + ", maps " +
+         bytes_text(maps) + ", operator " + bytes_text(op) + ", solver " + bytes_text(solver) +
+         "; x 1.25 + 64 MiB of margin)";
+}
+
+MemoryEstimate estimate_memory(const MemoryProblem& p) {
+  const double c = 2.0 * static_cast<double>(p.real_bytes), r = static_cast<double>(p.real_bytes);
+  const double m = static_cast<double>(p.samples), n = static_cast<double>(p.voxels);
+  const double coils = static_cast<double>(p.coils), shots = static_cast<double>(p.shots);
+  const double fine = std::pow(2.0, p.dim) * n;  // upsampling factor 2 per axis
+  MemoryEstimate e;
+  e.data = m * coils * c * (p.weights ? 2 : 1);
+  e.geometry = m * (p.dim + 1) * r + 4 * m + (p.field ? n * r : 0) + (p.pcsense ? n * shots * r : 0);
+  e.maps = n * coils * c * (p.estimate_maps ? 2 : 1);
+  e.op = n * coils * c + m * coils * c;
+  if (p.segments > 0) {
+    const double l = p.segments;
+    e.op += l * (fine * coils * c + n * coils * c) + m * l * c + n * l * c + 8 * m;
+  } else if (!p.dft) {
+    e.op += fine * coils * c + fine * c + 8 * m;
+  }
+  if (p.pcsense) e.op += shots * n * coils * c;
+  e.solver = 5 * n * c + m * coils * c;
+  e.total = 1.25 * (e.data + e.geometry + e.maps + e.op + e.solver) + 64.0 * 1024 * 1024;
+  return e;
+}
+
+double parse_bytes(const std::string& text, const std::string& option) {
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  std::string unit = text.substr(used);
+  for (auto& ch : unit) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  static const std::map<std::string, double> scale = {
+      {"", 1},          {"b", 1},          {"k", 1024.0},      {"kb", 1024.0},         {"kib", 1024.0},
+      {"m", 1048576.0}, {"mb", 1048576.0}, {"mib", 1048576.0}, {"g", 1073741824.0},    {"gb", 1073741824.0},
+      {"gib", 1073741824.0}, {"t", 1099511627776.0}, {"tb", 1099511627776.0}, {"tib", 1099511627776.0}};
+  const auto it = scale.find(unit);
+  if (used == 0 || it == scale.end() || !std::isfinite(v) || v <= 0)
+    throw UsageError(option + ": '" + text + "' is not a size (a positive number with an optional unit B, K, M, G or T, "
+                     "binary: 1G = 2^30 bytes)");
+  return v * it->second;
+}
+
+double available_host_memory() {
+  std::ifstream f("/proc/meminfo");
+  std::string key;
+  double kib = 0;
+  std::string unit;
+  while (f >> key >> kib >> unit)
+    if (key == "MemAvailable:") return kib * 1024.0;
+  const long pages = ::sysconf(_SC_AVPHYS_PAGES), size = ::sysconf(_SC_PAGESIZE);
+  return pages > 0 && size > 0 ? static_cast<double>(pages) * static_cast<double>(size) : 0.0;
+}
+
+std::optional<Stack> detect_stack(const io::RawData& d, std::string* why_not) {
+  const auto no = [&](const std::string& why) {
+    if (why_not) *why_not = why;
+    return std::optional<Stack>();
+  };
+  if (d.dim != 3 || d.kz.empty()) return no("they are 2D: there is nothing to split");
+  const std::int64_t m = d.num_samples(), nz = d.grid[2];
+  std::map<long long, std::int64_t> plane_of;  // integer kz -> plane
+  std::vector<std::vector<std::int64_t>> planes;
+  Stack s;
+  for (std::int64_t j = 0; j < m; ++j) {
+    const double kz = d.kz[static_cast<std::size_t>(j)];
+    const double k = std::round(kz);
+    if (std::abs(kz - k) > 1e-6) return no("k_z is not on the Cartesian grid (k_z = " + std::to_string(kz) + ")");
+    auto [it, fresh] = plane_of.try_emplace(static_cast<long long>(k), static_cast<std::int64_t>(planes.size()));
+    if (fresh) {
+      planes.emplace_back();
+      s.kz.push_back(k);
+    }
+    planes[static_cast<std::size_t>(it->second)].push_back(j);
+  }
+  if (static_cast<std::int64_t>(planes.size()) != nz)
+    return no(std::to_string(planes.size()) + " k_z planes for Nz = " + std::to_string(nz) + " (a stack samples every plane)");
+  std::vector<bool> residue(static_cast<std::size_t>(nz), false);
+  for (double k : s.kz) {
+    const auto r = static_cast<std::size_t>(((static_cast<long long>(k) % nz) + nz) % nz);
+    if (residue[r]) return no("two k_z planes alias on the grid (equal modulo Nz)");
+    residue[r] = true;
+  }
+  const std::size_t per = planes.front().size();
+  const auto same = [](double a, double b) { return std::abs(a - b) <= 1e-6 * (1 + std::abs(a)); };
+  for (const auto& p : planes) {
+    if (p.size() != per) return no("the k_z planes hold different numbers of samples");
+    for (std::size_t j = 0; j < per; ++j) {
+      const auto a = static_cast<std::size_t>(planes.front()[j]), b = static_cast<std::size_t>(p[j]);
+      if (!same(d.kx[a], d.kx[b]) || !same(d.ky[a], d.ky[b]) ||
+          (!d.times.empty() && !same(d.times[a], d.times[b])) || d.shots[a] != d.shots[b])
+        return no("the k_z planes differ in their in-plane trajectory, readout times or shots");
+    }
+  }
+  s.planes = nz;
+  s.plane_samples = static_cast<std::int64_t>(per);
+  s.index.reserve(static_cast<std::size_t>(m));
+  for (const auto& p : planes) s.index.insert(s.index.end(), p.begin(), p.end());
+  return s;
+}
+
+template <class T>
+std::vector<std::vector<std::complex<T>>> kz_to_slices(const Stack& s, std::int64_t nz, std::int64_t coils,
+                                                       const std::vector<std::complex<T>>& y) {
+  const std::int64_t per = s.plane_samples, m = per * s.planes;
+  // e^{+i2π κ_p z_v}, z_v = (v - ⌊Nz/2⌋)/Nz, divided by Nz; in double.
+  std::vector<std::complex<double>> w(static_cast<std::size_t>(nz * s.planes));
+  for (std::int64_t z = 0; z < nz; ++z)
+    for (std::int64_t p = 0; p < s.planes; ++p)
+      w[static_cast<std::size_t>(p + s.planes * z)] =
+          std::polar(1.0 / static_cast<double>(nz),
+                     2 * std::numbers::pi * s.kz[static_cast<std::size_t>(p)] * static_cast<double>(z - nz / 2) /
+                         static_cast<double>(nz));
+  std::vector<std::vector<std::complex<T>>> out(static_cast<std::size_t>(nz));
+  // A direct Nz-point DFT per sample: Nz^2 M_plane C terms, small beside one CG iteration.
+  for (std::int64_t z = 0; z < nz; ++z) {
+    auto& o = out[static_cast<std::size_t>(z)];
+    o.assign(static_cast<std::size_t>(per * coils), std::complex<T>{});
+    for (std::int64_t c = 0; c < coils; ++c)
+      for (std::int64_t j = 0; j < per; ++j) {
+        std::complex<double> acc{};
+        for (std::int64_t p = 0; p < s.planes; ++p)
+          acc += w[static_cast<std::size_t>(p + s.planes * z)] *
+                 std::complex<double>(y[static_cast<std::size_t>(s.index[static_cast<std::size_t>(p * per + j)] + m * c)]);
+        o[static_cast<std::size_t>(j + per * c)] = std::complex<T>(acc);
+      }
+  }
+  return out;
+}
+
+template std::vector<std::vector<std::complex<float>>> kz_to_slices<float>(const Stack&, std::int64_t, std::int64_t,
+                                                                           const std::vector<std::complex<float>>&);
+template std::vector<std::vector<std::complex<double>>> kz_to_slices<double>(const Stack&, std::int64_t, std::int64_t,
+                                                                             const std::vector<std::complex<double>>&);
+
+}  // namespace fieldft::cli
