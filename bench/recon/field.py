@@ -165,7 +165,7 @@ def interpolator_error(field, distinct, tau, coef, points=2001):
 
 # --- systems ---------------------------------------------------------------------------------------
 
-def run_fieldft(p, a, corrected=True):
+def run_fieldft(p, a, corrected=True, toeplitz="auto"):
     import fieldft
     syn = p["sync"]
 
@@ -173,7 +173,8 @@ def run_fieldft(p, a, corrected=True):
         syn()
         t0 = time.perf_counter()
         if corrected:
-            e = fieldft.mri.sense(p["enc"], p["maps_d"], kind="tseg", accuracy=a.accuracy, eps=a.eps, device=a.device)
+            e = fieldft.mri.sense(p["enc"], p["maps_d"], kind="tseg", accuracy=a.accuracy, eps=a.eps, device=a.device,
+                                  toeplitz=toeplitz)
         else:
             e = fieldft.mri.sense(p["enc_plain"], p["maps_d"], kind="nufft", eps=a.eps, device=a.device)
         kernel_s = e.prepare_normal() if hasattr(e, "prepare_normal") else None  # (when the API has it)
@@ -192,11 +193,11 @@ def run_fieldft(p, a, corrected=True):
         info = next((getattr(e, n) for n in ("normal_info", "toeplitz_info") if hasattr(e, n)), None)
         if info is not None:  # (when the API reports it)
             note += f"; normal {info}"
-        else:  # TimeSegmentationOptions::toeplitz = kAuto (include/fieldft/mri/time_segmentation.hpp)
-            field_toeplitz = a.device == "cpu" or (len(p["shape"]) == 2 and all(
-                16 <= 2 * n <= 2048 and (2 * n) & (2 * n - 1) == 0 for n in p["shape"]))
-            note += ("; normal: field-corrected Toeplitz expected (kAuto; not reported by the Python API)"
-                     if field_toeplitz else "; normal: the L·C NUFFT passes (no field-corrected Toeplitz here)")
+        else:  # TimeSegmentationOptions::toeplitz (include/fieldft/mri/time_segmentation.hpp)
+            note += {"on": "; normal: field-corrected Toeplitz (toeplitz='on')",
+                     "off": "; normal: the L·C NUFFT passes (toeplitz='off')",
+                     "auto": "; normal: field-corrected Toeplitz where its difference design reaches the accuracy "
+                             "(toeplitz='auto'; not reported by the Python API)"}[toeplitz]
     if isinstance(kernel_s, (int, float)):
         note += f"; prepare_normal {1e3 * kernel_s:.1f} ms"
     elif kernel_s is not None:
@@ -208,6 +209,16 @@ def run_fieldft(p, a, corrected=True):
 
 def run_fieldft_uncorrected(p, a):
     return run_fieldft(p, a, corrected=False)
+
+
+def run_fieldft_toeplitz(p, a):
+    """fieldft with the field-corrected Toeplitz normal forced on."""
+    return run_fieldft(p, a, toeplitz="on")
+
+
+def run_fieldft_pair(p, a):
+    """fieldft with the time-segmented normal through the L·C NUFFT passes (Toeplitz off)."""
+    return run_fieldft(p, a, toeplitz="off")
 
 
 def run_nufft_tseg(p, a, xp, plan_cls, syn, where, **plan_opts):
@@ -362,6 +373,7 @@ def run_sigpy_tseg_arms(p, a):
 
 
 SYSTEMS = {"fieldft": run_fieldft, "fieldft-uncorrected": run_fieldft_uncorrected,
+           "fieldft-toeplitz": run_fieldft_toeplitz, "fieldft-pair": run_fieldft_pair,
            "cufinufft-tseg": run_cufinufft_tseg, "finufft-tseg": run_finufft_tseg,
            "sigpy-tseg": run_sigpy_tseg, "sigpy-tseg-arms": run_sigpy_tseg_arms}
 DEFAULT_SYSTEMS = {("r2", "cuda"): "fieldft,fieldft-uncorrected,cufinufft-tseg,sigpy-tseg,sigpy-tseg-arms",

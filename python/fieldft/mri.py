@@ -458,7 +458,8 @@ def sense(encoding, maps, *, kind="nufft", eps=1e-5, accuracy=1e-3, interpolator
           max_segments=64, segments=None, dtype="complex64", device="cpu", stream=None, nthreads=0,
           **opts)
         encoding: a fieldft.mri.Encoding; kind "nufft" (NufftEncoding, accurate to eps; no field
-        map; toeplitz and opts as for NufftEncoding), "dft" (the exact field-corrected DFT, with
+        map; toeplitz and opts as for NufftEncoding; for "tseg" toeplitz picks the field-corrected
+        Toeplitz normal, "auto" where its design reaches the accuracy), "dft" (the exact field-corrected DFT, with
         the field map and readout times) or "tseg" (TimeSegmentedEncoding: the field map and
         readout times through the NUFFT, L chosen from `accuracy`; interpolator, max_segments,
         segments, eps and opts as there).

@@ -136,6 +136,8 @@ Options kind_options(int kind, double eps, const nufft::Options& nufft_options, 
   o.nufft = nufft_options;
   o.toeplitz = static_cast<mri::Toeplitz>(toeplitz);
   o.time_segmentation = tseg_options(accuracy, interpolator, max_segments, segments);
+  // One toeplitz for both normals: the NUFFT's (kNufft) and time segmentation's field-corrected one.
+  o.time_segmentation.toeplitz = o.toeplitz;
   return o;
 }
 
