@@ -598,6 +598,21 @@ TEST_F(IsmrmrdTest, FuzzerRegressions) {
     expect_error([&] { read_ismrmrd((dir / name).string()); }, ErrorCode::kInvalidArgument, {name, expected});
 }
 
+// A fuzzer input that declares more acquisitions than it stores: counting only the records
+// against options.max_bytes let libhdf5's conversion buffers take ~3.5x the budget (2.1 GB under
+// 256 MiB). Under a 64 MiB budget it is now refused or read within it; anything but a
+// fieldft::Error is a failure (and an out-of-memory kill shows as one).
+TEST_F(IsmrmrdTest, RecordsBeyondTheBudget) {
+  const fs::path file = fs::path(FIELDFT_ISMRMRD_REGRESSIONS) / "records_beyond_budget.h5";
+  IsmrmrdReadOptions o;
+  o.max_bytes = std::uint64_t{64} << 20;
+  try {
+    (void)read_ismrmrd(file.string(), o);
+  } catch (const Error& e) {
+    SUCCEED() << e.what();
+  }
+}
+
 TEST_F(IsmrmrdTest, Hdf5ButNotIsmrmrd) {
   const hid_t f = H5Fcreate(path("plain.h5").c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   ASSERT_GE(f, 0);
