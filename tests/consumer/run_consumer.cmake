@@ -28,7 +28,9 @@ endfunction()
 run_step("install" ${CMAKE_COMMAND} --install ${FIELDFT_BUILD_DIR} --config ${BUILD_CONFIG}
          --prefix ${prefix})
 
-foreach(f include/fieldft/fieldft.hpp include/fieldft/config.hpp)
+foreach(f include/fieldft/fieldft.hpp include/fieldft/config.hpp include/fieldft/fieldft.h
+          include/fieldft-finufft/finufft.h include/fieldft-finufft/finufft_opts.h
+          include/fieldft-finufft/finufft_errors.h)
   if(NOT EXISTS ${prefix}/${f})
     message(FATAL_ERROR "consumer: ${prefix}/${f} is missing after the install")
   endif()
@@ -49,7 +51,9 @@ endif()
 run_step("configure" ${CMAKE_COMMAND} ${configure_args})
 run_step("build" ${CMAKE_COMMAND} --build ${consumer_build} --config ${BUILD_CONFIG})
 
-find_program(consumer_exe fieldft_consumer PATHS ${consumer_build} ${consumer_build}/${BUILD_CONFIG}
-             NO_DEFAULT_PATH REQUIRED)
-run_step("run" ${consumer_exe})
+foreach(exe fieldft_consumer fieldft_consumer_c fieldft_consumer_finufft)
+  find_program(consumer_exe_${exe} ${exe} PATHS ${consumer_build} ${consumer_build}/${BUILD_CONFIG}
+               NO_DEFAULT_PATH REQUIRED)
+  run_step("run ${exe}" ${consumer_exe_${exe}})
+endforeach()
 message(STATUS "consumer: installed package works")

@@ -1,0 +1,145 @@
+// libfieldft_cufinufft: cuFINUFFT's C interface (include/fieldft/compat/cufinufft/cufinufft.h)
+// over fieldft's CUDA NUFFT. The option map and every difference from cuFINUFFT:
+// docs/dropin-c.md.
+#include <complex>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "capi/compat_common.hpp"
+#include "fieldft/compat/cufinufft/cufinufft.h"
+
+struct cufinufft_plan_s {
+  fieldft::compat::Plan<double> p;
+};
+struct cufinufft_fplan_s {
+  fieldft::compat::Plan<float> p;
+};
+
+namespace fieldft::compat {
+namespace {
+
+// fieldft's options and context for cuFINUFFT's, refusing what fieldft cannot honour.
+nufft::Options options_of(const cufinufft_opts& o) {
+  check(o.upsampfac == 0.0 || o.upsampfac >= 1.25, FINUFFT_ERR_UPSAMPFAC_TOO_SMALL,
+        "upsampfac is " + std::to_string(o.upsampfac) + ", expected 0 (automatic) or in [1.25, 2.25]");
+  check(o.upsampfac <= 2.25, FINUFFT_ERR_INVALID_ARGUMENT,
+        "upsampfac is " + std::to_string(o.upsampfac) + ", expected 0 (automatic) or in [1.25, 2.25]");
+  check(o.gpu_method >= 0 && o.gpu_method <= 3, FINUFFT_ERR_METHOD_NOTVALID,
+        "gpu_method is " + std::to_string(o.gpu_method) + ", expected 0 (auto), 1, 2 or 3");
+  check(o.gpu_device_id >= 0, FINUFFT_ERR_INVALID_ARGUMENT,
+        "gpu_device_id is " + std::to_string(o.gpu_device_id) + ", expected >= 0");
+  nufft::Options n;
+  n.backend = Backend::kCuda;
+  n.method = static_cast<nufft::Method>(o.gpu_method);
+  n.upsampfac = o.upsampfac;
+  n.bin_size = {std::max(o.gpu_binsizex, 0), std::max(o.gpu_binsizey, 0), std::max(o.gpu_binsizez, 0)};
+  n.spread_interp_only = o.gpu_spreadinterponly != 0;
+  n.max_batch = o.gpu_maxbatchsize > 0 ? o.gpu_maxbatchsize : 0;
+  n.modeord = o.modeord ? 1 : 0;
+  n.device = o.gpu_device_id;
+  n.stream = o.gpu_stream;
+  return n;
+}
+
+template <class Handle>
+int makeplan(const char* who, int type, int dim, const int64_t* n_modes, int iflag, int ntr, double eps,
+             Handle** out, const cufinufft_opts* opts) {
+  if (out) *out = nullptr;
+  return guard(who, [&] {
+    check(out != nullptr, FINUFFT_ERR_INVALID_ARGUMENT, "the plan pointer is NULL");
+    cufinufft_opts o;
+    cufinufft_default_opts(&o);
+    if (opts) o = *opts;
+    const nufft::Options n = options_of(o);
+    auto h = std::make_unique<Handle>();
+    const int warning = h->p.make(type, dim, n_modes, iflag, ntr, eps, Context::cuda(n.device, n.stream), n,
+                                  /*allow_zero_modes=*/false);
+    *out = h.release();
+    return warning;
+  });
+}
+
+template <class Handle, class T>
+int setpts(const char* who, Handle* h, int64_t m, const T* x, const T* y, const T* z, int nk, const T* s,
+           const T* t, const T* u) {
+  return guard(who, [&] {
+    check(h != nullptr, FINUFFT_ERR_PLAN_NOTVALID, "the plan is NULL");
+    return h->p.set_points(m, x, y, z, nk, s, t, u);
+  });
+}
+
+template <class Handle, class C>
+int execute(const char* who, Handle* h, C* c, C* f) {
+  return guard(who, [&] {
+    check(h != nullptr, FINUFFT_ERR_PLAN_NOTVALID, "the plan is NULL");
+    using Complex = typename decltype(h->p)::Complex;
+    static_assert(sizeof(C) == sizeof(Complex));
+    return h->p.execute(reinterpret_cast<Complex*>(c), reinterpret_cast<Complex*>(f), false);
+  });
+}
+
+template <class Handle>
+int destroy(const char* who, Handle* h) {
+  return guard(who, [&] {
+    check(h != nullptr, FINUFFT_ERR_PLAN_NOTVALID, "the plan is NULL");
+    delete h;
+    return 0;
+  });
+}
+
+}  // namespace
+}  // namespace fieldft::compat
+
+using namespace fieldft::compat;
+
+extern "C" {
+
+void cufinufft_default_opts(cufinufft_opts* o) {
+  if (!o) return;
+  o->upsampfac = 0.0;
+  o->gpu_method = 0;
+  o->gpu_sort = 1;
+  o->gpu_binsizex = 0;
+  o->gpu_binsizey = 0;
+  o->gpu_binsizez = 0;
+  o->gpu_obinsizex = 0;
+  o->gpu_obinsizey = 0;
+  o->gpu_obinsizez = 0;
+  o->gpu_maxsubprobsize = 1024;
+  o->gpu_kerevalmeth = 1;
+  o->gpu_spreadinterponly = 0;
+  o->gpu_maxbatchsize = 0;
+  o->gpu_device_id = 0;
+  o->gpu_stream = nullptr;
+  o->modeord = 0;
+  o->gpu_np = 0;
+  o->debug = 0;
+}
+
+int cufinufft_makeplan(int type, int dim, const int64_t* n_modes, int iflag, int ntr, double eps,
+                       cufinufft_plan* d_plan_ptr, cufinufft_opts* opts) {
+  return makeplan("cufinufft_makeplan", type, dim, n_modes, iflag, ntr, eps, d_plan_ptr, opts);
+}
+int cufinufftf_makeplan(int type, int dim, const int64_t* n_modes, int iflag, int ntr, float eps,
+                        cufinufftf_plan* d_plan_ptr, cufinufft_opts* opts) {
+  return makeplan("cufinufftf_makeplan", type, dim, n_modes, iflag, ntr, eps, d_plan_ptr, opts);
+}
+int cufinufft_setpts(cufinufft_plan d_plan, int64_t M, double* d_x, double* d_y, double* d_z, int N, double* d_s,
+                     double* d_t, double* d_u) {
+  return setpts("cufinufft_setpts", d_plan, M, d_x, d_y, d_z, N, d_s, d_t, d_u);
+}
+int cufinufftf_setpts(cufinufftf_plan d_plan, int64_t M, float* d_x, float* d_y, float* d_z, int N, float* d_s,
+                      float* d_t, float* d_u) {
+  return setpts("cufinufftf_setpts", d_plan, M, d_x, d_y, d_z, N, d_s, d_t, d_u);
+}
+int cufinufft_execute(cufinufft_plan d_plan, cuDoubleComplex* d_c, cuDoubleComplex* d_fk) {
+  return execute("cufinufft_execute", d_plan, d_c, d_fk);
+}
+int cufinufftf_execute(cufinufftf_plan d_plan, cuFloatComplex* d_c, cuFloatComplex* d_fk) {
+  return execute("cufinufftf_execute", d_plan, d_c, d_fk);
+}
+int cufinufft_destroy(cufinufft_plan d_plan) { return destroy("cufinufft_destroy", d_plan); }
+int cufinufftf_destroy(cufinufftf_plan d_plan) { return destroy("cufinufftf_destroy", d_plan); }
+
+}  // extern "C"
