@@ -122,7 +122,7 @@ int main(void) {
   CHECK(fieldft_operator_name(NULL) == NULL, "name(NULL)");
 
   /* MRI: bad geometry, maps, kinds */
-  double kx[3] = {0.0, 1.0, -2.0}, ky[3] = {0.5, -1.5, 3.0}, field[16];
+  double kx[3] = {0.0, 1.0, -2.0}, ky[3] = {0.5, -1.5, 1.0}, field[16];
   for (int i = 0; i < 16; ++i) field[i] = 100.0 * i;
   fieldft_geometry g = {2, {4, 4, 1}, 3, kx, ky, NULL, NULL, NULL, NULL};
   fieldft_operator op = (fieldft_operator)0x1;

@@ -146,7 +146,7 @@ static void test_guru(int type, int dim, int single) {
     const int ier_ = (call);                                                                               \
     CHECK(ier_ == 0, "%s returned %d", #call, ier_);                                                       \
     double* cd_ = as_doubles(c, single, (ntr) * kM);                                                       \
-    double* fd_ = as_doubles(f, single, (ntr) * nf[dim - 1]);                                             \
+    double* fd_ = as_doubles(f, single, (ntr) * ((type) == 3 ? kNk : nf[dim - 1])); \
     check_result(#call, type, dim, kModes, isign, 0, &p[type - 1][dim - 1], ntr, cd_, fd_, (type) != 2, 0, \
                  single ? 1e-5 : 1e-10);                                                                   \
     free(cd_), free(fd_);                                                                                  \

@@ -42,13 +42,15 @@ void oracle_nufft(int type, int dim, const int64_t* modes, int isign, int modeor
                   const double* y, const double* z, int64_t nk, const double* s, const double* t, const double* u,
                   const double* in, double* out) {
   const Points p = points(dim, m, x, y, z);
+  if (type == 3) {
+    store(fieldft::reference::nufft_type3(p, complex_span(in, m), points(dim, nk, s, t, u), isign), out);
+    return;
+  }
   std::span<const std::int64_t> n(modes, static_cast<std::size_t>(dim));
   std::int64_t num_modes = 1;
   for (int d = 0; d < dim; ++d) num_modes *= modes[d];
   if (type == 1) store(fieldft::reference::nufft_type1(p, complex_span(in, m), n, isign, modeord), out);
   if (type == 2) store(fieldft::reference::nufft_type2(p, complex_span(in, num_modes), n, isign, modeord), out);
-  if (type == 3)
-    store(fieldft::reference::nufft_type3(p, complex_span(in, m), points(dim, nk, s, t, u), isign), out);
 }
 
 void oracle_field_dft(int adjoint, int dim, const int64_t* grid, int64_t m, const double* kx, const double* ky,
