@@ -175,4 +175,25 @@ struct Plan {
   }
 };
 
+// The entry points' bodies over a handle `h` holding a Plan<T> `p` (finufft_plan_s and the like).
+template <class Handle, class T, class N>
+int setpts(const char* who, Handle* h, std::int64_t m, const T* x, const T* y, const T* z, N nk, const T* s,
+           const T* t, const T* u) {
+  return guard(who, [&] {
+    check(h != nullptr, FINUFFT_ERR_PLAN_NOTVALID, "the plan is NULL");
+    return h->p.set_points(m, x, y, z, static_cast<std::int64_t>(nk), s, t, u);
+  });
+}
+
+// c and f: the caller's complex type of the plan's precision (std::complex, cuComplex).
+template <class Handle, class C>
+int execute(const char* who, Handle* h, C* c, C* f, bool adjoint) {
+  return guard(who, [&] {
+    check(h != nullptr, FINUFFT_ERR_PLAN_NOTVALID, "the plan is NULL");
+    using Complex = typename decltype(h->p)::Complex;
+    static_assert(sizeof(C) == sizeof(Complex));
+    return h->p.execute(reinterpret_cast<Complex*>(c), reinterpret_cast<Complex*>(f), adjoint);
+  });
+}
+
 }  // namespace fieldft::compat

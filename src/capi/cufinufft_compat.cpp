@@ -60,25 +60,6 @@ int makeplan(const char* who, int type, int dim, const int64_t* n_modes, int ifl
   });
 }
 
-template <class Handle, class T>
-int setpts(const char* who, Handle* h, int64_t m, const T* x, const T* y, const T* z, int nk, const T* s,
-           const T* t, const T* u) {
-  return guard(who, [&] {
-    check(h != nullptr, FINUFFT_ERR_PLAN_NOTVALID, "the plan is NULL");
-    return h->p.set_points(m, x, y, z, nk, s, t, u);
-  });
-}
-
-template <class Handle, class C>
-int execute(const char* who, Handle* h, C* c, C* f) {
-  return guard(who, [&] {
-    check(h != nullptr, FINUFFT_ERR_PLAN_NOTVALID, "the plan is NULL");
-    using Complex = typename decltype(h->p)::Complex;
-    static_assert(sizeof(C) == sizeof(Complex));
-    return h->p.execute(reinterpret_cast<Complex*>(c), reinterpret_cast<Complex*>(f), false);
-  });
-}
-
 template <class Handle>
 int destroy(const char* who, Handle* h) {
   return guard(who, [&] {
@@ -134,10 +115,10 @@ int cufinufftf_setpts(cufinufftf_plan d_plan, int64_t M, float* d_x, float* d_y,
   return setpts("cufinufftf_setpts", d_plan, M, d_x, d_y, d_z, N, d_s, d_t, d_u);
 }
 int cufinufft_execute(cufinufft_plan d_plan, cuDoubleComplex* d_c, cuDoubleComplex* d_fk) {
-  return execute("cufinufft_execute", d_plan, d_c, d_fk);
+  return execute("cufinufft_execute", d_plan, d_c, d_fk, false);
 }
 int cufinufftf_execute(cufinufftf_plan d_plan, cuFloatComplex* d_c, cuFloatComplex* d_fk) {
-  return execute("cufinufftf_execute", d_plan, d_c, d_fk);
+  return execute("cufinufftf_execute", d_plan, d_c, d_fk, false);
 }
 int cufinufft_destroy(cufinufft_plan d_plan) { return destroy("cufinufft_destroy", d_plan); }
 int cufinufftf_destroy(cufinufftf_plan d_plan) { return destroy("cufinufftf_destroy", d_plan); }

@@ -84,25 +84,6 @@ int makeplan(const char* who, int type, int dim, const int64_t* n_modes, int ifl
   });
 }
 
-template <class Handle, class T>
-int setpts(const char* who, Handle* h, int64_t m, const T* x, const T* y, const T* z, int64_t nk, const T* s,
-           const T* t, const T* u) {
-  return guard(who, [&] {
-    check(h != nullptr, FINUFFT_ERR_PLAN_NOTVALID, "the plan is NULL");
-    return h->p.set_points(m, x, y, z, nk, s, t, u);
-  });
-}
-
-template <class Handle, class C>
-int execute(const char* who, Handle* h, C* c, C* f, bool adjoint) {
-  return guard(who, [&] {
-    check(h != nullptr, FINUFFT_ERR_PLAN_NOTVALID, "the plan is NULL");
-    using Complex = typename decltype(h->p)::Complex;
-    static_assert(sizeof(C) == sizeof(Complex));
-    return h->p.execute(reinterpret_cast<Complex*>(c), reinterpret_cast<Complex*>(f), adjoint);
-  });
-}
-
 template <class Handle>
 int destroy(const char* who, Handle* h) {
   return guard(who, [&] {

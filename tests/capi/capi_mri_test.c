@@ -305,12 +305,7 @@ static void make_geometry(void) {
 }
 
 int main(void) {
-#ifdef CAPI_TEST_GPU
-  if (fieldft_cuda_device_count() == 0) {
-    printf("no CUDA device: skipped\n");
-    return CAPI_TEST_SKIP;
-  }
-#endif
+  if (skip_without_device()) return CAPI_TEST_SKIP;
   for (int single = 0; single <= 1; ++single) { /* the geometry is remade: float tests round it */
     make_geometry();
     test_dft(single);

@@ -160,12 +160,7 @@ static void run_case(int type, int dim, int single, int modeord) {
 }
 
 int main(void) {
-#ifdef CAPI_TEST_GPU
-  if (fieldft_cuda_device_count() == 0) {
-    printf("no CUDA device: skipped\n");
-    return CAPI_TEST_SKIP;
-  }
-#endif
+  if (skip_without_device()) return CAPI_TEST_SKIP;
   for (int type = 1; type <= 3; ++type)
     for (int dim = 1; dim <= 3; ++dim)
       for (int single = 0; single <= 1; ++single)

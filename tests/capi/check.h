@@ -19,6 +19,19 @@
 
 static int check_failures = 0;
 
+/* GPU variants: true (after saying so) when no CUDA device is visible; main then returns
+ * CAPI_TEST_SKIP. */
+static inline int skip_without_device(void) {
+#ifdef CAPI_TEST_GPU
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    printf("no CUDA device: skipped\n");
+    return 1;
+  }
+#endif
+  return 0;
+}
+
 #define CHECK(cond, ...)                                                       \
   do {                                                                         \
     if (!(cond)) {                                                             \

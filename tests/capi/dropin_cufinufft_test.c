@@ -138,11 +138,7 @@ static void test_codes(void) {
 }
 
 int main(void) {
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    printf("no CUDA device: skipped\n");
-    return CAPI_TEST_SKIP;
-  }
+  if (skip_without_device()) return CAPI_TEST_SKIP;
   cudaStream_t stream;
   cudaStreamCreate(&stream);
   for (int type = 1; type <= 3; ++type)
