@@ -15,6 +15,7 @@
 #include <new>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "capi/capi_common.hpp"
 #include "fieldft/compat/finufft/finufft_errors.h"
@@ -174,6 +175,22 @@ struct Plan {
     return 0;
   }
 };
+
+// makeplan's body: configure() returns the {Context, nufft::Options} of the caller's options struct
+// (it runs inside the guard, so its refusals become return codes).
+template <class Handle, class Configure>
+int makeplan(const char* who, int type, int dim, const std::int64_t* n_modes, int iflag, int ntrans, double tol,
+             Handle** out, bool allow_zero_modes, Configure&& configure) {
+  if (out) *out = nullptr;
+  return guard(who, [&] {
+    check(out != nullptr, FINUFFT_ERR_INVALID_ARGUMENT, "the plan pointer is NULL");
+    const auto [context, options] = configure();
+    auto h = std::make_unique<Handle>();
+    const int warning = h->p.make(type, dim, n_modes, iflag, ntrans, tol, context, options, allow_zero_modes);
+    *out = h.release();
+    return warning;
+  });
+}
 
 // The entry points' bodies over a handle `h` holding a Plan<T> `p` (finufft_plan_s and the like).
 template <class Handle, class T, class N>

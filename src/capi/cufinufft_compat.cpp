@@ -43,20 +43,14 @@ nufft::Options options_of(const cufinufft_opts& o) {
 }
 
 template <class Handle>
-int makeplan(const char* who, int type, int dim, const int64_t* n_modes, int iflag, int ntr, double eps,
+int makeplan_from(const char* who, int type, int dim, const int64_t* n_modes, int iflag, int ntr, double eps,
              Handle** out, const cufinufft_opts* opts) {
-  if (out) *out = nullptr;
-  return guard(who, [&] {
-    check(out != nullptr, FINUFFT_ERR_INVALID_ARGUMENT, "the plan pointer is NULL");
+  return compat::makeplan(who, type, dim, n_modes, iflag, ntr, eps, out, /*allow_zero_modes=*/false, [&] {
     cufinufft_opts o;
     cufinufft_default_opts(&o);
     if (opts) o = *opts;
     const nufft::Options n = options_of(o);
-    auto h = std::make_unique<Handle>();
-    const int warning = h->p.make(type, dim, n_modes, iflag, ntr, eps, Context::cuda(n.device, n.stream), n,
-                                  /*allow_zero_modes=*/false);
-    *out = h.release();
-    return warning;
+    return std::pair{Context::cuda(n.device, n.stream), n};
   });
 }
 
@@ -100,11 +94,11 @@ void cufinufft_default_opts(cufinufft_opts* o) {
 
 int cufinufft_makeplan(int type, int dim, const int64_t* n_modes, int iflag, int ntr, double eps,
                        cufinufft_plan* d_plan_ptr, cufinufft_opts* opts) {
-  return makeplan("cufinufft_makeplan", type, dim, n_modes, iflag, ntr, eps, d_plan_ptr, opts);
+  return makeplan_from("cufinufft_makeplan", type, dim, n_modes, iflag, ntr, eps, d_plan_ptr, opts);
 }
 int cufinufftf_makeplan(int type, int dim, const int64_t* n_modes, int iflag, int ntr, float eps,
                         cufinufftf_plan* d_plan_ptr, cufinufft_opts* opts) {
-  return makeplan("cufinufftf_makeplan", type, dim, n_modes, iflag, ntr, eps, d_plan_ptr, opts);
+  return makeplan_from("cufinufftf_makeplan", type, dim, n_modes, iflag, ntr, eps, d_plan_ptr, opts);
 }
 int cufinufft_setpts(cufinufft_plan d_plan, int64_t M, double* d_x, double* d_y, double* d_z, int N, double* d_s,
                      double* d_t, double* d_u) {

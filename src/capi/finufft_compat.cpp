@@ -67,20 +67,14 @@ nufft::Options options_of(const finufft_opts& o) {
 }
 
 template <class Handle>
-int makeplan(const char* who, int type, int dim, const int64_t* n_modes, int iflag, int ntrans, double tol,
+int makeplan_from(const char* who, int type, int dim, const int64_t* n_modes, int iflag, int ntrans, double tol,
              Handle** out, const finufft_opts* opts) {
-  if (out) *out = nullptr;
-  return guard(who, [&] {
-    check(out != nullptr, FINUFFT_ERR_INVALID_ARGUMENT, "the plan pointer is NULL");
+  return compat::makeplan(who, type, dim, n_modes, iflag, ntrans, tol, out, /*allow_zero_modes=*/true, [&] {
     finufft_opts o;
     default_opts(&o);
     if (opts) o = *opts;
     const nufft::Options n = options_of(o);
-    auto h = std::make_unique<Handle>();
-    const int warning =
-        h->p.make(type, dim, n_modes, iflag, ntrans, tol, Context::host(n.nthreads), n, /*allow_zero_modes=*/true);
-    *out = h.release();
-    return warning;
+    return std::pair{Context::host(n.nthreads), n};
   });
 }
 
@@ -98,7 +92,7 @@ int simple(const char* who, int type, int dim, int ntrans, int64_t nj, const T* 
            int iflag, T eps, const std::array<std::int64_t, 3>& modes, int64_t nk, const T* s, const T* t,
            const T* u, C* f, const finufft_opts* opts) {
   Handle* h = nullptr;
-  const int made = makeplan(who, type, dim, modes.data(), iflag, ntrans, eps, &h, opts);
+  const int made = makeplan_from(who, type, dim, modes.data(), iflag, ntrans, eps, &h, opts);
   if (made > 1) return made;
   int code = setpts(who, h, nj, x, y, z, nk, s, t, u);
   if (code == 0) code = execute(who, h, c, f, false);
@@ -122,7 +116,7 @@ using cf = std::complex<float>;
   void P##_default_opts(finufft_opts* o) { fieldft::compat::default_opts(o); }                          \
   int P##_makeplan(int type, int dim, const int64_t* n_modes, int iflag, int ntrans, F tol, H* plan,   \
                    const finufft_opts* o) {                                                             \
-    return fieldft::compat::makeplan(#P "_makeplan", type, dim, n_modes, iflag, ntrans, tol, plan, o); \
+    return fieldft::compat::makeplan_from(#P "_makeplan", type, dim, n_modes, iflag, ntrans, tol, plan, o); \
   }                                                                                                     \
   int P##_setpts(H plan, int64_t M, const F* xj, const F* yj, const F* zj, int64_t N, const F* s,     \
                  const F* t, const F* u) {                                                              \
