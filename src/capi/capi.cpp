@@ -34,6 +34,15 @@ int fail(int status, const std::string& message) noexcept {
   return status;
 }
 
+int fail(int status, const char* who, const char* what) noexcept {
+  try {
+    last_error.assign(who).append(": ").append(what);
+  } catch (...) {
+    last_error.clear();
+  }
+  return status;
+}
+
 Context context_of(const fieldft_place* place) {
   fieldft_place p;
   fieldft_place_default(&p);

@@ -13,8 +13,10 @@
 
 namespace fieldft::capi {
 
-// Records `message` as this thread's last error and returns `status`.
+// Records `message` (or "<who>: <what>") as this thread's last error and returns `status`; never
+// throws (without memory for the message, the message is left empty).
 int fail(int status, const std::string& message) noexcept;
+int fail(int status, const char* who, const char* what) noexcept;
 
 // Runs body(); FIELDFT_OK, or the status of what it threw (its message prefixed with `who`).
 template <class Body>
@@ -23,13 +25,13 @@ int guard(const char* who, Body&& body) noexcept {
     body();
     return FIELDFT_OK;
   } catch (const Error& e) {
-    return fail(static_cast<int>(e.code()), std::string(who) + ": " + e.what());
+    return fail(static_cast<int>(e.code()), who, e.what());
   } catch (const std::bad_alloc&) {
-    return fail(FIELDFT_ERR_OUT_OF_MEMORY, std::string(who) + ": out of memory");
+    return fail(FIELDFT_ERR_OUT_OF_MEMORY, who, "out of memory");
   } catch (const std::exception& e) {
-    return fail(FIELDFT_ERR_INTERNAL, std::string(who) + ": unexpected exception: " + e.what());
+    return fail(FIELDFT_ERR_INTERNAL, who, e.what());
   } catch (...) {
-    return fail(FIELDFT_ERR_INTERNAL, std::string(who) + ": unexpected exception");
+    return fail(FIELDFT_ERR_INTERNAL, who, "unexpected exception");
   }
 }
 

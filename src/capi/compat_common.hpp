@@ -53,36 +53,31 @@ inline int finufft_code(ErrorCode code) noexcept {
   return FINUFFT_ERR_UNKNOWN_EXCEPTION;
 }
 
+// Prints "[fieldft who] error code: what" to stderr, as FINUFFT prints its errors, keeps it as
+// fieldft_last_error() (fieldft.h), and returns code. Never throws.
+inline int report(const char* who, int code, const char* what) noexcept {
+  capi::fail(code, who, what);
+  std::fprintf(stderr, "[fieldft %s] error %d: %s\n", who, code, what);
+  return code;
+}
+
 // Runs body() (which returns 0 or the warning FINUFFT_WARN_EPS_TOO_SMALL) and turns whatever it
-// throws into FINUFFT's code. Errors are printed to stderr, as FINUFFT prints its own, and kept as
-// fieldft_last_error() (fieldft.h) for callers that want the message.
+// throws into FINUFFT's code.
 template <class Body>
 int guard(const char* who, Body&& body) noexcept {
-  int code = FINUFFT_ERR_UNKNOWN_EXCEPTION;
-  std::string message;
   try {
     return body();
   } catch (const CompatError& e) {
-    code = e.code;
-    message = e.message;
+    return report(who, e.code, e.message.c_str());
   } catch (const Error& e) {
-    code = finufft_code(e.code());
-    message = e.what();
+    return report(who, finufft_code(e.code()), e.what());
   } catch (const std::bad_alloc&) {
-    code = FINUFFT_ERR_ALLOC;
-    message = "out of memory";
+    return report(who, FINUFFT_ERR_ALLOC, "out of memory");
   } catch (const std::exception& e) {
-    message = e.what();
+    return report(who, FINUFFT_ERR_UNKNOWN_EXCEPTION, e.what());
   } catch (...) {
-    message = "unknown exception";
+    return report(who, FINUFFT_ERR_UNKNOWN_EXCEPTION, "unknown exception");
   }
-  try {
-    const std::string line = std::string(who) + ": " + message;
-    capi::fail(code, line);
-    std::fprintf(stderr, "[fieldft %s] error %d: %s\n", who, code, message.c_str());
-  } catch (...) {
-  }
-  return code;
 }
 
 // FINUFFT's plan semantics on a fieldft plan. `plan` is empty when a mode count is 0 (FINUFFT

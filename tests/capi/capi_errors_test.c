@@ -1,6 +1,7 @@
 /* fieldft.h's error contract from C: every bad input gets its documented status and a message,
  * outputs stay untouched, and no exception escapes (it would abort this C program). */
 #include <math.h>
+#include <threads.h>
 
 #include "check.h"
 #include "fieldft/fieldft.h"
@@ -14,6 +15,15 @@
     CHECK(strstr(fieldft_last_error(), (word)) != NULL, "message of %s lacks \"%s\": %s", #call, \
           (word), fieldft_last_error());                                                           \
   } while (0)
+
+/* A failing call on another thread: its message stays on that thread. */
+static int fail_on_thread(void* message_out) {
+  fieldft_nufft_plan plan = NULL;
+  const int64_t n = 8;
+  fieldft_nufft_make_plan(1, 9, &n, 1, 1, 1e-6, NULL, &plan); /* dim 9 */
+  strncpy((char*)message_out, fieldft_last_error(), 255);
+  return 0;
+}
 
 int main(void) {
   const int64_t modes[3] = {16, 16, 16};
@@ -183,5 +193,12 @@ int main(void) {
   EXPECT_STATUS(fieldft_nufft_make_plan(5, 1, modes, 1, 1, 1e-6, &opts, &plan), FIELDFT_ERR_INVALID_ARGUMENT, "type");
   fieldft_place_default(NULL);
   CHECK(strstr(fieldft_last_error(), "type") != NULL, "message lost: %s", fieldft_last_error());
+  char other[256] = {0};
+  thrd_t thread;
+  CHECK(thrd_create(&thread, fail_on_thread, other) == thrd_success, "thrd_create");
+  thrd_join(thread, NULL);
+  CHECK(strstr(other, "dim") != NULL, "the other thread's message: %s", other);
+  CHECK(strstr(fieldft_last_error(), "type") != NULL && strstr(fieldft_last_error(), "dim") == NULL,
+        "this thread's message changed: %s", fieldft_last_error());
   return check_report("capi_errors_test");
 }
