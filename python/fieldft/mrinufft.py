@@ -322,14 +322,18 @@ class MRIFieldft(FourierOperatorBase):
             a = _mri.DftEncoding(enc, batch=b * c, **place)
         else:
             a = _mri.TimeSegmentedEncoding(enc, eps=self.eps, batch=b * c, **tseg, **place, **self._options)
-        a = _op.scale(1.0 / float(self.norm_factor), a)
-        adjoint = a.H
+        core, scale = a, 1.0 / float(self.norm_factor)
+        a = _op.scale(scale, core)
+        adjoint, weighted_normal = a.H, None
         if self._density is not None:
             w = np.ascontiguousarray(np.broadcast_to(_host(self._density, np.float64).real.reshape(-1),
-                                                     (b * c, self.n_samples)))
-            d = _op.diag(w.reshape(a.oshape), dtype=self.cpx_dtype, device=device, nthreads=self._nthreads)
+                                                     (b * c, self.n_samples))).reshape(a.oshape)
+            d = _op.diag(w, dtype=self.cpx_dtype, device=device, nthreads=self._nthreads)
             adjoint = _op.compose(a.H, d)
-        self._ops = {"A": a, "AH": adjoint, "kind": kind}
+            if self._toeplitz != "off":  # AᴴDA with D in the Toeplitz kernel, where the model has one
+                n = core.weighted_normal(_to_device(w, self._device))
+                weighted_normal = None if n is None else _op.scale(scale * scale, n)
+        self._ops = {"A": a, "AH": adjoint, "AHDA": weighted_normal, "kind": kind}
         # Rebuilt when the coils, batches, maps or weights change (MRI-NUFFT's get_lipschitz_cst
         # drops the maps and coils for a while); arrays by identity: replace them, do not edit them.
         self._cache_key = (key, self._smaps, self._density)
@@ -359,9 +363,9 @@ class MRIFieldft(FourierOperatorBase):
         return self._safe_squeeze(out)
 
     def data_consistency(self, image_data, obs_data):
-        """The gradient Aᴴ D (A x - y) of the data-consistency term (D the density weights, or I).
-        Without density weights: AᴴA x - Aᴴ y with the normal operator's own form (fieldft's
-        Toeplitz normal where it has one)."""
+        """The gradient Aᴴ D (A x - y) of the data-consistency term (D the density weights, or I),
+        as AᴴDA x - AᴴD y with the normal operator's fast form where the model has one (fieldft's
+        Toeplitz normal, with D in its kernel), else as Aᴴ D (A x - y)."""
         self.check_shape(image=image_data, ksp=obs_data)
         ops = self._operators()
         a, ah = ops["A"], ops["AH"]
@@ -369,6 +373,9 @@ class MRIFieldft(FourierOperatorBase):
         y = _cast(_to_device(obs_data, self._device), self.cpx_dtype).reshape(a.oshape)
         if self._density is None:
             grad = a.N(x)
+            grad -= ah(y)
+        elif ops["AHDA"] is not None:
+            grad = ops["AHDA"](x)
             grad -= ah(y)
         else:
             r = a(x)

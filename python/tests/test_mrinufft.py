@@ -203,12 +203,19 @@ def test_data_consistency(rng, toeplitz, sense):
     assert rel_err(op.data_consistency(x, y), naive) < TOL
 
 
-def test_data_consistency_with_density(rng):
-    shape = (16, 16)
+@pytest.mark.parametrize("toeplitz", ["on", "off"])
+@pytest.mark.parametrize("sense", [False, True])
+def test_data_consistency_with_density(rng, toeplitz, sense):
+    """With density weights D: Aᴴ D (A x - y); with toeplitz "on" through AᴴDA with D in the
+    Toeplitz kernel (fieldft.op.Operator.weighted_normal)."""
+    shape, coils, batches = (16, 16), 2, 2
     samples = radial_2d()
     w = rng.uniform(0.5, 2.0, samples.shape[0] * samples.shape[1]).astype(np.float32)
-    op = get_operator("fieldft")(samples, shape, density=w)
-    x, y = crandn(rng, shape), crandn(rng, op.n_samples)
+    smaps = crandn(rng, (coils,) + shape) if sense else None
+    op = get_operator("fieldft")(samples, shape, density=w, n_coils=coils, n_batchs=batches, smaps=smaps,
+                                 toeplitz=toeplitz)
+    assert (op._operators()["AHDA"] is not None) == (toeplitz == "on")  # which path runs
+    x, y = crandn(rng, op.img_full_shape), crandn(rng, op.ksp_full_shape)
     assert rel_err(op.data_consistency(x, y), op.adj_op(op.op(x) - y)) < TOL
 
 
