@@ -437,10 +437,10 @@ class MRIFieldft(FourierOperatorBase):
         grid of osf cells per cycle/FOV, then MRI-NUFFT's normalisation (normalize: the weighted
         adjoint of the forward of a constant image has mean magnitude 1). kwargs: the operator's
         arguments (device, eps, ...). Returns M real weights (numpy)."""
-        traj = proper_trajectory(_host(kspace_loc), normalize="unit")
+        traj = proper_trajectory(_host(kspace_loc), normalize="pi")  # as the operator takes samples
         shape = tuple(int(n) for n in volume_shape)
         real = np.float64 if traj.dtype == np.float64 else np.float32
-        enc = _mri.Encoding(shape, traj.astype(np.float64) * np.asarray(shape, dtype=np.float64))
+        enc = _mri.Encoding(shape, traj.astype(np.float64) / (2 * np.pi) * np.asarray(shape, dtype=np.float64))
         device = _parse_device(kwargs.get("device"), kspace_loc)
         weights = _mri.density_compensation(enc, iterations=max_iter, oversampling=float(osf), dtype=real,
                                             device=_op._device_name(device))
