@@ -746,3 +746,21 @@ def test_gpu_operator_keeps_its_stream_alive(cupy):
     gc.collect()  # the operator holds the stream object, so the stream still exists
     x = cupy.ones(8, np.complex64)
     assert np.allclose(cupy.asnumpy(a(x)), np.arange(8.0))
+
+
+@pytest.mark.gpu
+def test_gpu_weighted_normal_matches_cpu(cupy):
+    """A.weighted_normal with cupy weights on a CUDA operator: the same AᴴWA as on the CPU."""
+    shape, m, coils = (12, 16), 300, 3
+    k = trajectory(23, shape, m)
+    enc = fieldft.mri.Encoding(shape, k)
+    w = np.random.default_rng(5).uniform(0.2, 2.0, (coils, m))
+    maps = crandn(7, (coils,) + shape)
+    x = crandn(6, shape)
+    cpu = fieldft.mri.sense(enc, maps, eps=1e-9, dtype=np.complex128, toeplitz="on").weighted_normal(w)
+    gpu = fieldft.mri.sense(enc, maps, eps=1e-9, dtype=np.complex128, toeplitz="on",
+                            device="cuda:0").weighted_normal(cupy.asarray(w))
+    got = gpu(cupy.asarray(x))
+    assert isinstance(got, cupy.ndarray)
+    # two Toeplitz kernels at eps 1e-9, each within 5 eps of AᴴWA
+    assert rel_err(cupy.asnumpy(got), cpu(x)) < 1e-8
