@@ -192,8 +192,11 @@ class MRIFieldft(FourierOperatorBase):
         self._device = _parse_device(device, samples, smaps)
         self.eps = float(eps)
         self.n_trans = int(n_trans)
+        if toeplitz not in ("auto", "on", "off"):
+            raise ValueError(f"toeplitz must be 'auto', 'on' or 'off', got {toeplitz!r}")
         self._toeplitz = toeplitz
         self._nthreads = kwargs.pop("nthreads", 0)
+        normalized = kwargs.pop("_normalized_samples", False)  # _copy: self.samples as they are
         self._options = kwargs
         if field_model not in _FIELD_MODELS:
             raise ValueError(f"field_model must be one of {', '.join(_FIELD_MODELS)}, got {field_model!r}")
@@ -207,14 +210,18 @@ class MRIFieldft(FourierOperatorBase):
         self.n_batchs = n_batchs
         self.squeeze_dims = squeeze_dims
         self._cache_key = None
-        self._set_samples(samples)
+        self._set_samples(samples, normalized)
         self.compute_density(density)
         self.compute_smaps(smaps)
 
     # -- geometry ---------------------------------------------------------------------------------
-    def _set_samples(self, samples):
+    def _set_samples(self, samples, normalized=False):
         """Samples in MRI-NUFFT's [-π, π) convention (self.samples), and the fieldft Encoding."""
-        traj = proper_trajectory(_host(samples), normalize="pi")
+        traj = _host(samples).reshape(-1, len(self.shape)) if normalized else \
+            proper_trajectory(_host(samples), normalize="pi")
+        if traj.shape[-1] != len(self.shape):
+            raise ValueError(f"samples have {traj.shape[-1]} coordinates per point; a {len(self.shape)}D image "
+                             f"shape {self.shape} needs {len(self.shape)}")
         dtype = np.dtype(traj.dtype)
         if dtype not in _DTYPE_R2C:
             dtype = np.dtype(np.float32)
@@ -278,15 +285,9 @@ class MRIFieldft(FourierOperatorBase):
             method = {"backend": self.backend, "device": self.device, **method}
         super().compute_density(method)
 
-    @FourierOperatorBase.density.setter
-    def density(self, new_density):
-        if new_density is not None and len(new_density) != self.n_samples:
-            raise ValueError("Density and samples should have the same length")
-        self._density = new_density
-
     # -- the fieldft operators, built once per configuration -------------------------------------
     @property
-    def field_model(self) -> str | None:
+    def field_model(self) -> str:
         """'nufft' without a field map, else 'dft' or 'tseg' (what field_model='auto' chose)."""
         return self._operators()["kind"]
 
@@ -414,7 +415,8 @@ class MRIFieldft(FourierOperatorBase):
                     n_batchs=self.n_batchs, smaps=self._smaps, squeeze_dims=self.squeeze_dims, n_trans=self.n_trans,
                     eps=self.eps, device=_op._device_name(self._device), toeplitz=self._toeplitz,
                     b0_map=self._b0_map, readout_time=self._readout_time, field_model=self._field_model,
-                    field_accuracy=self._field_accuracy, nthreads=self._nthreads, **self._options)
+                    field_accuracy=self._field_accuracy, nthreads=self._nthreads, _normalized_samples=True,
+                    **self._options)
         args.update(changes)
         new = type(self)(**args)
         new._density_method = self._density_method

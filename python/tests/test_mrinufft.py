@@ -361,6 +361,10 @@ def test_errors():
     samples = radial_2d()
     with pytest.raises(ValueError, match="2D or 3D"):
         get_operator("fieldft")(samples[..., :1].reshape(-1, 1), (16,))
+    with pytest.raises(ValueError, match="coordinates per point"):
+        get_operator("fieldft")(samples, (16, 16, 8))
+    with pytest.raises(ValueError, match="toeplitz"):
+        get_operator("fieldft")(samples, (16, 16), toeplitz="yes")
     with pytest.raises(ValueError, match="field_model"):
         get_operator("fieldft")(samples, (16, 16), field_model="fast")
     op = get_operator("fieldft")(samples, (16, 16))
