@@ -344,7 +344,18 @@ class MRIFieldft(FourierOperatorBase):
     def _apply(self, operator, data, in_shape, out_shape):
         local = _cast(_to_device(data, self._device), self.cpx_dtype)
         result = operator(local.reshape(in_shape))
-        return _back(result.reshape(out_shape), data)
+        return _back(result.reshape(self._squeezed(out_shape)), data)
+
+    def _squeezed(self, shape):
+        """MRI-NUFFT's _safe_squeeze as a shape (axis 1, then axis 0, where of size 1), so that
+        one reshape does it in every framework (torch's squeeze takes no `axis`)."""
+        shape = tuple(shape)
+        if self.squeeze_dims:
+            if len(shape) > 1 and shape[1] == 1:
+                shape = shape[:1] + shape[2:]
+            if len(shape) > 0 and shape[0] == 1:
+                shape = shape[1:]
+        return shape
 
     def op(self, data, ksp=None):
         """k-space of an image: (n_batchs, n_coils or 1 with smaps, *shape) -> (n_batchs, n_coils, M),
@@ -352,16 +363,14 @@ class MRIFieldft(FourierOperatorBase):
         result is a new array."""
         self.check_shape(image=data, ksp=ksp)
         ops = self._operators()
-        out = self._apply(ops["A"], data, ops["A"].ishape, self.ksp_full_shape)
-        return self._safe_squeeze(out)
+        return self._apply(ops["A"], data, ops["A"].ishape, self.ksp_full_shape)
 
     def adj_op(self, coeffs, img=None):
         """Adjoint (density-weighted when the operator has density): (n_batchs, n_coils, M) ->
         (n_batchs, n_coils or 1 with smaps, *shape), squeezed when squeeze_dims."""
         self.check_shape(image=img, ksp=coeffs)
         ops = self._operators()
-        out = self._apply(ops["AH"], coeffs, ops["A"].oshape, self.img_full_shape)
-        return self._safe_squeeze(out)
+        return self._apply(ops["AH"], coeffs, ops["A"].oshape, self.img_full_shape)
 
     def data_consistency(self, image_data, obs_data):
         """The gradient Aᴴ D (A x - y) of the data-consistency term (D the density weights, or I),
@@ -382,7 +391,7 @@ class MRIFieldft(FourierOperatorBase):
             r = a(x)
             r -= y
             grad = ah(r)
-        return self._safe_squeeze(_back(grad.reshape(self.img_full_shape), image_data))
+        return _back(grad.reshape(self._squeezed(self.img_full_shape)), image_data)
 
     # -- off-resonance ------------------------------------------------------------------------------
     def with_off_resonance_correction(self, readout_time, b0_map=None, r2star_map=None, mask=None,

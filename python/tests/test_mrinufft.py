@@ -313,7 +313,13 @@ def test_torch_cpu_tensors(rng):
     x = crandn(rng, shape)
     got = op.op(torch.from_numpy(x))
     assert isinstance(got, torch.Tensor) and got.device.type == "cpu"
-    assert rel_err(got.numpy(), op.op(x)) < 1e-6
+    assert rel_err(got.numpy(), op.op(x)) < 1e-6  # the same computation on the same memory layout
+    y = op.op(x)
+    back = op.adj_op(torch.from_numpy(y))
+    assert isinstance(back, torch.Tensor) and tuple(back.shape) == shape
+    assert rel_err(back.numpy(), op.adj_op(y)) < 1e-6
+    grad = op.data_consistency(torch.from_numpy(x), torch.from_numpy(y))
+    assert isinstance(grad, torch.Tensor) and rel_err(grad.numpy(), op.data_consistency(x, y)) < 1e-6
 
 
 def test_lipschitz_and_pinv_solver_run(rng):
