@@ -66,10 +66,13 @@ python_tests() {
   fi
   say "python: $("$py" --version 2>&1) at $py"
   local pip=("$py" -m pip install -q --disable-pip-version-check)
-  say "pip install scikit-build-core nanobind numpy pytest finufft (from PyPI)"
+  say "pip install scikit-build-core nanobind numpy pytest finufft mri-nufft (from PyPI)"
   "${pip[@]}" "scikit-build-core>=0.10" "nanobind>=2.0" "numpy>=1.22" "pytest>=7" || return $?
   # The real finufft enables the compat layer's cross-checks (they skip without it).
   "${pip[@]}" "finufft>=2.5,<2.6" || say "finufft not installable here: its cross-checks will skip"
+  # MRI-NUFFT for the backend tests (python/tests/test_mrinufft.py). Its required dependencies are
+  # numpy, scipy, matplotlib and tqdm (CPU wheels; no extra pulls CUDA); checked with 1.5.1.
+  "${pip[@]}" "mri-nufft==1.5.1" || say "mri-nufft not installable here: test_mrinufft.py will skip"
   # Without a GPU the extension is built CPU-only: section 2 already compiled every CUDA source.
   local cuda="${FIELDFT_PYTHON_CUDA:-}"
   [[ -n "$cuda" ]] || { [[ "$gpu_tests" == 1 ]] && cuda=AUTO || cuda=OFF; }

@@ -262,6 +262,22 @@ class Operator:
         pays it. Idempotent; nothing for operators without such a set-up. The solvers call it."""
         self._core.prepare_normal()
 
+    def weighted_normal(self, weights):
+        """AᴴWA with W = diag(weights) as an operator on ishape, where A has a form faster than
+        A, ·W, Aᴴ: a NUFFT encoding or SENSE operator with a Toeplitz normal (W goes into its
+        kernel; the same weights for every stacked image). None otherwise: apply A, the weights
+        and Aᴴ yourself. weights: real values >= 0 of oshape (or flat), where A runs (numpy,
+        cupy or torch); read once, here."""
+        from .solve import _weights  # the solvers' check and conversion of k-space weights
+        w = _weights(self, weights)
+        with _terms():
+            if w.on_device:
+                with _arrays.StreamOrder(self._core.device, self._core.stream, w):
+                    core = type(self._core).weighted_normal(self._core, w.ptr)
+            else:
+                core = type(self._core).weighted_normal(self._core, w.ptr)
+        return None if core is None else Operator(core)
+
     def synchronize(self) -> None:
         """Blocks until the work queued on the operator's stream is done (no-op on the host)."""
         self._core.synchronize()

@@ -343,6 +343,19 @@ void bind_operator(nb::module_& m, const char* name) {
                   [](const O& a, std::int64_t k) {
                     return make<T>(a.owners(), [&] { return op::batch<T>(a.ptr(), k); });
                   })
+      // LinearOperator::weighted_normal: AᴴWA with W inside the operator's fast normal form (a
+      // Toeplitz kernel), or None where it has none. w: codomain_size() weights at the
+      // operator's place, read during this call (the result keeps its own copy).
+      .def_static("weighted_normal",
+                  [](const O& a, std::uintptr_t w) -> nb::object {
+                    op::OperatorPtr<T> n;
+                    without_gil([&] {
+                      std::lock_guard lock(call_mutex());
+                      n = a.ptr()->weighted_normal(reinterpret_cast<const C*>(w));
+                    });
+                    if (!n) return nb::none();
+                    return nb::cast(O(std::move(n), a.owners()), nb::rv_policy::move);
+                  })
       // Operators made at a place: (device, stream, nthreads) as make_context reads them, and the
       // stream's Python owner.
       .def_static("identity",

@@ -92,8 +92,6 @@ def test_invalid_options_and_arguments():
         cufinufft.Plan(1, 2.5)
     with pytest.raises(RuntimeError, match="Error creating plan"):
         cufinufft.Plan(1, (8,), eps=1e-12)  # below single precision's reach
-    with pytest.raises(NotImplementedError):
-        cufinufft.Plan(1, (8,), gpu_spreadinterponly=1)
 
 
 def test_setpts_and_execute_errors(rng):
@@ -127,3 +125,65 @@ def test_setpts_and_execute_errors(rng):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         plan.execute(c)
+
+
+def test_spreadinterponly_plans(rng):
+    """gpu_spreadinterponly=1 (MRI-NUFFT's cufinufft density estimation uses it): spreading and
+    interpolation only, on the n_modes grid, as fieldft's Plan option spread_interp_only."""
+    import fieldft
+    x, y = random_points(rng, 2, 100, np.float32)
+    c = random_complex(rng, 100, np.complex64)
+    plan = cufinufft.Plan(1, (32, 24), eps=1e-5, gpu_spreadinterponly=1, upsampfac=2.0)
+    plan.setpts(x, y)
+    native = fieldft.Plan(1, (32, 24), eps=1e-5, spread_interp_only=True, upsampfac=2.0)
+    native.setpts(x, y)
+    assert rel_err(plan.execute(c), native.execute(c)) < 1e-6  # the same computation (float32)
+    interp = cufinufft.Plan(2, (32, 24), eps=1e-5, gpu_spreadinterponly=1, upsampfac=2.0)
+    interp.setpts(x, y)
+    f = random_complex(rng, (32, 24), np.complex64)
+    lhs, rhs = np.vdot(plan.execute(c), f), np.vdot(c, interp.execute(f))
+    assert abs(lhs - rhs) < 1e-5 * abs(lhs)  # adjoint pair (a real kernel), float32 sums
+
+
+# ---------------------------------------------------------------------------------------------
+# cufinufft._compat: the helpers programs written for cufinufft import from it.
+
+def test_compat_module_helpers():
+    from fieldft.compat.cufinufft import _compat
+
+    a = np.zeros((4, 6), np.complex128)
+    out = _compat.array_empty_like(a, (3, 5), dtype=np.complex64)
+    assert isinstance(out, np.ndarray) and out.shape == (3, 5) and out.dtype == np.complex64
+    assert _compat.array_can_contiguous(a)
+    assert _compat.get_array_module(a) == "generic"
+    assert _compat.get_array_size(a) == 24 and _compat.get_array_dtype(a) == np.complex128
+    view = a[:, ::2]
+    assert not _compat.is_array_contiguous(view) and _compat.is_array_contiguous(_compat.array_contiguous(view))
+    with pytest.raises(TypeError, match="cuda array interface"):
+        _compat.get_array_ptr(a)  # a host array has no device pointer
+    pycuda_array = type("GPUArray", (), {"__module__": "pycuda.gpuarray"})()
+    assert _compat.get_array_module(pycuda_array) == "pycuda" and not _compat.array_can_contiguous(pycuda_array)
+
+
+def test_compat_module_torch_helpers():
+    torch = pytest.importorskip("torch")
+    from fieldft.compat.cufinufft import _compat
+
+    t = torch.zeros((4, 6), dtype=torch.complex64)
+    out = _compat.array_empty_like(t, shape=(2, 3), dtype=np.complex128)
+    assert isinstance(out, torch.Tensor) and tuple(out.shape) == (2, 3) and out.dtype == torch.complex128
+    assert out.device == t.device and _compat.array_can_contiguous(t)
+    assert _compat.get_array_module(t) == "torch" and _compat.get_array_size(t) == 4  # cufinufft: len()
+    assert _compat.get_array_dtype(t) == np.complex64
+
+
+def test_programs_written_for_cufinufft_import_its_compat_module(monkeypatch):
+    """With fieldft.compat.cufinufft installed as `cufinufft`, `from cufinufft._compat import ...`
+    (as cufinufft's users and MRI-NUFFT do) works."""
+    import importlib
+    import sys
+    monkeypatch.setitem(sys.modules, "cufinufft", cufinufft)
+    monkeypatch.delitem(sys.modules, "cufinufft._compat", raising=False)
+    module = importlib.import_module("cufinufft._compat")
+    for name in ("array_empty_like", "array_can_contiguous", "get_array_ptr"):
+        assert callable(getattr(module, name))

@@ -194,3 +194,129 @@ def test_same_results_and_errors_as_the_real_package(rng):
             assert got.shape == want.shape and got.dtype == want.dtype
             # two approximations, each within 5*eps of the truth (eps 1e-6 and 1e-9 here)
             assert rel_err(got, want) < (1e-5 if want.dtype == np.complex64 else 1e-8)
+
+
+# ---------------------------------------------------------------------------------------------
+# execute's shape checks: finufft's messages, word for word (its valid_cshape and valid_fshape,
+# every raise site; "f.shape is not consistent with n_modes" has three, one per axis), so that
+# callers matching on them keep working. Each case: (plan arguments, setpts, the call).
+
+_M, _NK = 30, 12
+
+
+def _points(rng):
+    x, y, z = random_points(rng, 3, _M)
+    s = random_points(rng, 1, _NK, spread=5.0)[0]
+    return x, y, z, s
+
+
+def _zeros(*shape):
+    return np.zeros(shape, np.complex128)
+
+
+SHAPE_CASES = [
+    ("c.ndim must be 1 or 2 if n_trans == 1",
+     (1, (6, 5)), "xy", lambda p: p.execute(_zeros(1, 1, _M))),
+    ("c.size must be same as x.size if n_trans == 1",
+     (1, (6, 5)), "xy", lambda p: p.execute(_zeros(_M - 1))),
+    ("c.ndim must be 2 if n_trans > 1",
+     (1, (6, 5), 2), "xy", lambda p: p.execute(_zeros(2 * _M))),
+    ("c.shape must be (n_trans, x.size) if n_trans > 1",
+     (1, (6, 5), 2), "xy", lambda p: p.execute(_zeros(2, _M - 1))),
+    ("f.ndim must be 1 or 2 for type 3 if n_trans == 1",
+     (3, 1), "xs", lambda p: p.execute(_zeros(_M), out=_zeros(1, 1, _NK))),
+    ("f.size of must be nk if n_trans == 1",
+     (3, 1), "xs", lambda p: p.execute(_zeros(_M), out=_zeros(_NK + 1))),
+    ("f.ndim must be 2 for type 3 if n_trans > 1",
+     (3, 1, 2), "xs", lambda p: p.execute(_zeros(2, _M), out=_zeros(2 * _NK))),
+    ("f.shape must be (n_trans, nk) if n_trans > 1",
+     (3, 1, 2), "xs", lambda p: p.execute(_zeros(2, _M), out=_zeros(2, _NK + 1))),
+    ("f.ndim must be same as the problem dimension or the problem dimension + 1 for type 1 or 2 if n_trans == 1",
+     (2, (6, 5)), "xy", lambda p: p.execute(_zeros(30))),
+    ("f.shape[0] must be 1 for type 1 or 2 if n_trans == 1 and len(f.shape) == dim+1",
+     (2, (6, 5)), "xy", lambda p: p.execute(_zeros(2, 6, 5))),
+    ("f.ndim must be same as the problem dimension + 1 for type 1 or 2 if n_trans > 1",
+     (2, (6, 5), 2), "xy", lambda p: p.execute(_zeros(6, 5))),
+    ("f.shape[0] must be n_trans for type 1 or 2 if n_trans > 1",
+     (2, (6, 5), 2), "xy", lambda p: p.execute(_zeros(3, 6, 5))),
+    ("f.shape is not consistent with n_modes",  # the last axis
+     (2, (4, 3, 5)), "xyz", lambda p: p.execute(_zeros(4, 3, 6))),
+    ("f.shape is not consistent with n_modes",  # the middle axis
+     (2, (4, 3, 5)), "xyz", lambda p: p.execute(_zeros(4, 4, 5))),
+    ("f.shape is not consistent with n_modes",  # the first axis
+     (1, (4, 3, 5)), "xyz", lambda p: p.execute(_zeros(_M), out=_zeros(5, 3, 5))),
+    # the same checks on execute_adjoint's sides
+    ("c.size must be same as x.size if n_trans == 1",
+     (3, 1), "xs", lambda p: p.execute_adjoint(_zeros(_M))),  # type 3 adjoint input: nk values
+    ("f.shape[0] must be 1 for type 1 or 2 if n_trans == 1 and len(f.shape) == dim+1",
+     (1, (6, 5)), "xy", lambda p: p.execute_adjoint(_zeros(2, 6, 5))),
+    ("c.ndim must be 2 if n_trans > 1",
+     (1, (6, 5), 2), "xy", lambda p: p.execute_adjoint(_zeros(2, 6, 5), out=_zeros(2 * _M))),
+]
+
+
+def _run_case(lib, rng, plan_args, which, call):
+    x, y, z, s = _points(rng)
+    plan = lib.Plan(*plan_args, eps=1e-9)
+    given = {"x": x, "y": y, "z": z, "s": s}
+    plan.setpts(**{k: given[k] for k in which})
+    call(plan)
+
+
+@pytest.mark.parametrize("message, plan_args, which, call", SHAPE_CASES)
+def test_execute_shape_messages_are_finuffts(rng, message, plan_args, which, call):
+    with pytest.raises(RuntimeError) as raised:
+        _run_case(finufft, rng, plan_args, which, call)
+    assert str(raised.value) == "FINUFFT " + message
+
+
+@pytest.mark.skipif(real_finufft is None, reason="finufft not installed")
+@pytest.mark.parametrize("message, plan_args, which, call", SHAPE_CASES)
+def test_execute_shape_messages_equal_the_real_package(rng, message, plan_args, which, call):
+    with pytest.raises(RuntimeError) as raised:
+        _run_case(real_finufft, rng, plan_args, which, call)
+    assert str(raised.value) == "FINUFFT " + message
+
+
+# ---------------------------------------------------------------------------------------------
+# spreadinterponly=1: spreading (type 1) and interpolation (type 2) only, on the n_modes grid.
+
+def test_spreadinterponly_is_fieldfts_spread_interp_only(rng):
+    import fieldft
+    x, y = random_points(rng, 2, 200)
+    c = random_complex(rng, 200, np.complex128)
+    grid = (32, 24)
+    spread = finufft.Plan(1, grid, eps=1e-6, spreadinterponly=1, upsampfac=2.0)
+    spread.setpts(x, y)
+    native = fieldft.Plan(1, grid, eps=1e-6, dtype="complex128", backend="cpu", spread_interp_only=True,
+                          upsampfac=2.0)
+    native.setpts(x, y)
+    g = spread.execute(c)
+    assert g.shape == grid
+    assert rel_err(g, native.execute(c)) < 1e-14  # the same computation
+    assert rel_err(finufft.nufft2d1(x, y, c, grid, eps=1e-6, spreadinterponly=1, upsampfac=2.0), g) < 1e-14
+    # interpolation from the same grid is the adjoint (a real kernel): <spread c, f> = <c, interp f>
+    interp = finufft.Plan(2, grid, eps=1e-6, spreadinterponly=1, upsampfac=2.0)
+    interp.setpts(x, y)
+    f = random_complex(rng, grid, np.complex128)
+    assert abs(np.vdot(g, f) - np.vdot(c, interp.execute(f))) < 1e-12 * abs(np.vdot(g, f))
+    # type 3 ignores the option, as finufft does
+    s = random_points(rng, 1, 20, spread=8.0)[0]
+    assert rel_err(finufft.nufft1d3(x, c, s, eps=1e-9, spreadinterponly=1), direct_type3([x], c, [s], 1)) < TOL
+
+
+@pytest.mark.skipif(real_finufft is None, reason="finufft not installed")
+def test_spreadinterponly_against_the_real_package(rng):
+    """The grids of both libraries hold each point's kernel footprint at the same cells (grid
+    point p at -pi + 2 pi p / N); the kernels themselves are each library's own (width and shape
+    chosen from eps and upsampfac by different designs), so the values agree only roughly."""
+    grid = (40, 36)
+    for _ in range(5):
+        x, y = random_points(rng, 2, 1)
+        ours = finufft.nufft2d1(x, y, np.ones(1, np.complex128), grid, eps=1e-6, spreadinterponly=1, upsampfac=2.0)
+        theirs = real_finufft.nufft2d1(x, y, np.ones(1, np.complex128), grid, eps=1e-6, spreadinterponly=1,
+                                       upsampfac=2.0)
+        assert np.unravel_index(np.argmax(np.abs(ours)), grid) == np.unravel_index(np.argmax(np.abs(theirs)), grid)
+        # normalised footprints: different ES kernels, same centre and width class
+        a, b = np.abs(ours) / np.abs(ours).sum(), np.abs(theirs) / np.abs(theirs).sum()
+        assert rel_err(a, b) < 0.25

@@ -449,6 +449,33 @@ def test_encoding_agrees_with_fieldft_dft():
     assert rel_err(e.H(y), d.adjoint(y)) < 1e-12
 
 
+def test_weighted_normal():
+    """A.weighted_normal(w): AᴴWA through the Toeplitz kernel (NufftEncoding, SENSE), None where
+    the operator has no such form; the solvers' checks of the weights."""
+    shape, m, coils = (12, 16), 300, 3
+    k = trajectory(23, shape, m)
+    enc = fieldft.mri.Encoding(shape, k)
+    w = np.random.default_rng(5).uniform(0.2, 2.0, m)
+    x = crandn(6, shape)
+    a = fieldft.mri.NufftEncoding(enc, eps=1e-9, dtype=np.complex128, toeplitz="on")
+    n = a.weighted_normal(w)
+    assert n.ishape == n.oshape == shape
+    # the kernel is a type 1 NUFFT of the weights at eps 1e-9: 5 eps as for the transforms
+    assert rel_err(n(x), a.H(w * a(x))) < 5e-9
+    maps = crandn(7, (coils,) + shape)
+    s = fieldft.mri.sense(enc, maps, eps=1e-9, dtype=np.complex128, toeplitz="on")
+    ws = np.broadcast_to(w, (coils, m))
+    assert rel_err(s.weighted_normal(ws)(x), s.H(ws * s(x))) < 5e-9
+    # per-coil weights that differ do not fit one kernel: no fast form
+    assert s.weighted_normal(ws * np.arange(1, coils + 1)[:, None]) is None
+    assert fieldft.mri.NufftEncoding(enc, eps=1e-9, dtype=np.complex128, toeplitz="off").weighted_normal(w) is None
+    assert op.diag(crandn(8, shape), dtype=np.complex128).weighted_normal(np.ones(shape)) is None
+    with pytest.raises(fieldft.InvalidArgumentError, match="negative"):
+        a.weighted_normal(-w)
+    with pytest.raises(fieldft.ShapeMismatchError):
+        a.weighted_normal(w[:-1])
+
+
 def test_encoding_properties_and_leading_k_axes():
     shape = (8, 8)
     k = trajectory(31, shape, 24).reshape(3, 8, 2)  # (shots, readout, 2)
@@ -719,3 +746,21 @@ def test_gpu_operator_keeps_its_stream_alive(cupy):
     gc.collect()  # the operator holds the stream object, so the stream still exists
     x = cupy.ones(8, np.complex64)
     assert np.allclose(cupy.asnumpy(a(x)), np.arange(8.0))
+
+
+@pytest.mark.gpu
+def test_gpu_weighted_normal_matches_cpu(cupy):
+    """A.weighted_normal with cupy weights on a CUDA operator: the same AᴴWA as on the CPU."""
+    shape, m, coils = (12, 16), 300, 3
+    k = trajectory(23, shape, m)
+    enc = fieldft.mri.Encoding(shape, k)
+    w = np.random.default_rng(5).uniform(0.2, 2.0, (coils, m))
+    maps = crandn(7, (coils,) + shape)
+    x = crandn(6, shape)
+    cpu = fieldft.mri.sense(enc, maps, eps=1e-9, dtype=np.complex128, toeplitz="on").weighted_normal(w)
+    gpu = fieldft.mri.sense(enc, maps, eps=1e-9, dtype=np.complex128, toeplitz="on",
+                            device="cuda:0").weighted_normal(cupy.asarray(w))
+    got = gpu(cupy.asarray(x))
+    assert isinstance(got, cupy.ndarray)
+    # two Toeplitz kernels at eps 1e-9, each within 5 eps of AᴴWA
+    assert rel_err(cupy.asnumpy(got), cpu(x)) < 1e-8

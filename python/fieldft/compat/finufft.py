@@ -30,8 +30,10 @@ __version__ = "2.5.1"
 
 # finufft_opts fields and their defaults (finufft_default_opts). How fieldft uses them:
 # modeord, nthreads, upsampfac, maxbatchsize: same meaning; fftw: FFTW_ESTIMATE (64) plans by
-# estimate, any other flag by measure; spreadinterponly=1: not provided (raises); the spread_*
-# tuning fields, debug and showwarn: accepted and ignored (fieldft picks its own spreading).
+# estimate, any other flag by measure; spreadinterponly=1 (types 1 and 2; ignored by type 3, as
+# finufft does): the plan only spreads onto / interpolates from the n_modes grid with the kernel
+# that eps and upsampfac choose (fieldft's Plan option spread_interp_only); the spread_* tuning
+# fields, debug and showwarn: accepted and ignored (fieldft picks its own spreading).
 _DEFAULT_OPTS = {
     "modeord": 0, "spreadinterponly": 0, "debug": 0, "spread_debug": 0, "showwarn": 1, "nthreads": 0,
     "fftw": 64, "spread_sort": 2, "spread_kerevalmeth": 1, "spread_kerpad": 1, "upsampfac": 0.0,
@@ -60,12 +62,10 @@ def _set_opts(kwargs) -> dict:
     return opts
 
 
-def _options(opts) -> "_core.Options":
-    if opts["spreadinterponly"]:
-        raise NotImplementedError("FINUFFT spreadinterponly=1 (spreading/interpolation only) is not provided "
-                                  "by fieldft")
+def _options(opts, nufft_type) -> "_core.Options":
     o = _core.Options()
     o.backend = "cpu"
+    o.spread_interp_only = bool(opts["spreadinterponly"]) and nufft_type in (1, 2)
     o.modeord = opts["modeord"]
     o.nthreads = c_int_capped(max(opts["nthreads"], 0), "nthreads")  # finufft: <= 0 means all
     o.upsampfac = opts["upsampfac"]
@@ -111,7 +111,7 @@ class Plan:
             raise RuntimeError('FINUFFT number of transforms ntrans invalid')
         try:
             self._engine = make_engine_with_eps_fallback(int(nufft_type), dim, modes, int(n_trans), eps,
-                                                         1 if isign >= 0 else -1, dtype, _options(opts),
+                                                         1 if isign >= 0 else -1, dtype, _options(opts, nufft_type),
                                                          _EPS_WARNING)
         except _core.Error as e:
             raise _runtime_error(e) from e
@@ -195,28 +195,20 @@ class Plan:
         tp, dim, n_trans = self._type, self._dim, self._n_trans
         modes = tuple(reversed(self._n_modes))  # array order
         nj, nk = self._nj, self._nk
-        # (kind of input, kind of output) for this direction: "c" point values of length L,
-        # "f" a mode array.
-        if tp == 1:
-            kinds = (("f", None), ("c", nj)) if adjoint else (("c", nj), ("f", None))
-        elif tp == 2:
-            kinds = (("c", nj), ("f", None)) if adjoint else (("f", None), ("c", nj))
+        # What each side holds: "c" point values of the given length, "f" a mode array, "t" type 3
+        # target values (finufft checks them as an f array); checked as finufft does, in its
+        # order and words: the input, then `out` when given.
+        if tp == 3:
+            (in_kind, in_len), (out_kind, out_len) = (("c", nk), ("c", nj)) if adjoint else (("c", nj), ("t", nk))
         else:
-            kinds = (("c", nk), ("c", nj)) if adjoint else (("c", nj), ("c", nk))
-        (in_kind, in_len), (out_kind, out_len) = kinds
-        if in_kind == "c":
-            _valid_cshape(d.shape, in_len, n_trans)
-            batch = d.shape[:-1]
-        else:
-            _valid_fshape(d.shape, n_trans, dim, modes)
-            batch = d.shape[:len(d.shape) - dim]
+            sides = (("c", nj), ("f", None)) if tp == 1 else (("f", None), ("c", nj))
+            (in_kind, in_len), (out_kind, out_len) = reversed(sides) if adjoint else sides
+        _valid_shape(in_kind, d.shape, in_len, n_trans, dim, modes)
         if o is not None:
-            if out_kind == "c":
-                _valid_cshape(o.shape, out_len, n_trans, "f" if tp == 3 and not adjoint else "c")
-            else:
-                _valid_fshape(o.shape, n_trans, dim, modes)
-        else:
-            tail = (out_len,) if out_kind == "c" else modes
+            _valid_shape(out_kind, o.shape, out_len, n_trans, dim, modes)
+        else:  # the output's leading axes are the input's, as finufft allocates it
+            batch = d.shape[:len(d.shape) - dim] if in_kind == "f" else d.shape[:-1]
+            tail = modes if out_kind == "f" else (out_len,)
             o = _arrays.empty_like(d, tuple(batch) + tuple(tail), self._dtype)
         if d.on_device or o.on_device:
             raise RuntimeError("FINUFFT data must be in host memory (use fieldft.compat.cufinufft for GPU arrays)")
@@ -249,24 +241,58 @@ def _valid_setpts(tp, dim, a):
     return nj, nk
 
 
-def _valid_cshape(shape, length, n_trans, what="c"):
-    """A vector of point values: (L,) or (1, L) for one transform, (n_trans, L) for several."""
+def _valid_shape(kind, shape, length, n_trans, dim, modes):
+    if kind == "c":
+        _valid_cshape(shape, length, n_trans)
+    else:
+        _valid_fshape(shape, n_trans, dim, modes if kind == "f" else None, length)
+
+
+def _valid_cshape(shape, length, n_trans):
+    """finufft's check of an array of point values (length `length`), in its order and words."""
     if n_trans == 1:
-        if len(shape) not in (1, 2) or shape[-1] != length or math.prod(shape) != length:
-            raise RuntimeError(f'FINUFFT {what}.shape must be ({length},) or (1, {length}) if n_trans == 1, '
-                               f'got {tuple(shape)}')
-    elif len(shape) != 2 or tuple(shape) != (n_trans, length):
-        raise RuntimeError(f'FINUFFT {what}.shape must be (n_trans, {length}) = {(n_trans, length)} if n_trans > 1, '
-                           f'got {tuple(shape)}')
+        if len(shape) != 1 and len(shape) != 2:
+            raise RuntimeError('FINUFFT c.ndim must be 1 or 2 if n_trans == 1')
+        if shape[-1] != length or math.prod(shape) != length:
+            raise RuntimeError('FINUFFT c.size must be same as x.size if n_trans == 1')
+    if n_trans > 1:
+        if len(shape) != 2:
+            raise RuntimeError('FINUFFT c.ndim must be 2 if n_trans > 1')
+        if shape[1] != length or shape[0] != n_trans:
+            raise RuntimeError('FINUFFT c.shape must be (n_trans, x.size) if n_trans > 1')
 
 
-def _valid_fshape(shape, n_trans, dim, modes):
-    """A mode array: modes or (1, *modes) for one transform, (n_trans, *modes) for several."""
-    ok_ndim = (dim, dim + 1) if n_trans == 1 else (dim + 1,)
-    if (len(shape) not in ok_ndim or (len(shape) == dim + 1 and shape[0] != n_trans)
-            or tuple(shape[len(shape) - dim:]) != tuple(modes)):
-        want = f"{tuple(modes)} or {(1,) + tuple(modes)}" if n_trans == 1 else f"{(n_trans,) + tuple(modes)}"
-        raise RuntimeError(f'FINUFFT f.shape must be {want}, got {tuple(shape)} (not consistent with n_modes / n_trans)')
+def _valid_fshape(shape, n_trans, dim, modes, nk=None):
+    """finufft's check of an output or mode array, in its order and words: type 3 targets when
+    modes is None (nk of them), else a mode array of `modes` (array order)."""
+    if modes is None:
+        if n_trans == 1:
+            if len(shape) != 1 and len(shape) != 2:
+                raise RuntimeError('FINUFFT f.ndim must be 1 or 2 for type 3 if n_trans == 1')
+            if shape[-1] != nk or math.prod(shape) != nk:
+                raise RuntimeError('FINUFFT f.size of must be nk if n_trans == 1')  # sic, finufft's words
+        if n_trans > 1:
+            if len(shape) != 2:
+                raise RuntimeError('FINUFFT f.ndim must be 2 for type 3 if n_trans > 1')
+            if shape[1] != nk or shape[0] != n_trans:
+                raise RuntimeError('FINUFFT f.shape must be (n_trans, nk) if n_trans > 1')
+        return
+    if n_trans == 1:
+        if len(shape) != dim and len(shape) != dim + 1:
+            raise RuntimeError('FINUFFT f.ndim must be same as the problem dimension or the problem dimension + 1 '
+                               'for type 1 or 2 if n_trans == 1')
+        if len(shape) == dim + 1 and shape[0] != n_trans:
+            raise RuntimeError('FINUFFT f.shape[0] must be 1 for type 1 or 2 if n_trans == 1 and '
+                               'len(f.shape) == dim+1')
+    if n_trans > 1:
+        if len(shape) != dim + 1:
+            raise RuntimeError('FINUFFT f.ndim must be same as the problem dimension + 1 for type 1 or 2 if '
+                               'n_trans > 1')
+        if shape[0] != n_trans:
+            raise RuntimeError('FINUFFT f.shape[0] must be n_trans for type 1 or 2 if n_trans > 1')
+    for axis in range(1, dim + 1):  # the last axis first, as finufft compares ms, mt, mu
+        if shape[-axis] != modes[-axis]:
+            raise RuntimeError('FINUFFT f.shape is not consistent with n_modes')
 
 
 # ---------------------------------------------------------------------------------------------

@@ -25,10 +25,10 @@ import operator
 
 import numpy as np
 
-from .. import _arrays, _core
-from .._engine import Engine, c_int_capped
-from .._plan import set_stream
-from ._common import MAX_COMPAT_EPS, PointsNotSetError, check_dtype, contiguous_or_warn
+from ... import _arrays, _core
+from ..._engine import Engine, c_int_capped
+from ..._plan import set_stream
+from .._common import MAX_COMPAT_EPS, PointsNotSetError, check_dtype, contiguous_or_warn
 
 __all__ = ["nufft1d1", "nufft1d2", "nufft1d3", "nufft2d1", "nufft2d2", "nufft2d3", "nufft3d1", "nufft3d2",
            "nufft3d3", "Plan"]
@@ -36,9 +36,10 @@ __version__ = "2.5.1"
 
 # cufinufft_opts fields. Used: upsampfac, gpu_method (0 auto, 1 point-driven, 2 shared-memory
 # subproblems, 3 output-driven), gpu_binsize{x,y,z} (x fastest; <= 0 automatic),
-# gpu_maxbatchsize, gpu_device_id, gpu_stream, modeord. gpu_spreadinterponly=1 is not provided
-# (raises). Accepted and ignored: gpu_sort (fieldft always sorts), gpu_obinsize*,
-# gpu_maxsubprobsize, gpu_kerevalmeth, gpu_np, debug.
+# gpu_maxbatchsize, gpu_device_id, gpu_stream, modeord, gpu_spreadinterponly (types 1 and 2:
+# only spread onto / interpolate from the n_modes grid with the kernel that eps and upsampfac
+# choose; fieldft's Plan option spread_interp_only). Accepted and ignored: gpu_sort (fieldft
+# always sorts), gpu_obinsize*, gpu_maxsubprobsize, gpu_kerevalmeth, gpu_np, debug.
 _FIELDS = ("upsampfac", "gpu_method", "gpu_sort", "gpu_binsizex", "gpu_binsizey", "gpu_binsizez", "gpu_obinsizex",
            "gpu_obinsizey", "gpu_obinsizez", "gpu_maxsubprobsize", "gpu_kerevalmeth", "gpu_spreadinterponly",
            "gpu_maxbatchsize", "gpu_device_id", "gpu_stream", "modeord", "gpu_np", "debug")
@@ -50,7 +51,7 @@ def _have_gpu() -> bool:
     return bool(_core.build_info()["cuda"] and _core.cuda_devices())
 
 
-def _options(kwargs) -> "_core.Options":
+def _options(kwargs, nufft_type) -> "_core.Options":
     values = {}
     for k, v in kwargs.items():
         if k in ("fftw_lock_fun", "fftw_unlock_fun", "fftw_lock_data"):
@@ -65,9 +66,6 @@ def _options(kwargs) -> "_core.Options":
             except TypeError:
                 raise TypeError(f"option '{k}' must be {'a float' if k == 'upsampfac' else 'an int'}, "
                                 f"got {type(v).__name__}") from None
-    if values.get("gpu_spreadinterponly", 0):
-        raise NotImplementedError("Error creating plan: gpu_spreadinterponly=1 (spreading/interpolation only) is "
-                                  "not provided by fieldft")
     method = values.get("gpu_method", 0)
     if method not in _METHODS:
         raise RuntimeError(f"Error creating plan: gpu_method must be 0, 1, 2 or 3, got {method}")
@@ -77,6 +75,7 @@ def _options(kwargs) -> "_core.Options":
     o.backend = "cuda" if _have_gpu() else "cpu"
     o.method = _METHODS[method] if o.backend == "cuda" else "auto"
     o.upsampfac = values.get("upsampfac", 0.0)
+    o.spread_interp_only = bool(values.get("gpu_spreadinterponly", 0)) and nufft_type in (1, 2)
     o.modeord = values.get("modeord", 0)
     o.max_batch = c_int_capped(max(values.get("gpu_maxbatchsize", 0), 0), "gpu_maxbatchsize")
     o.device = values.get("gpu_device_id", 0)
@@ -144,7 +143,7 @@ class Plan:
         self._eps = float(eps)
         self._n_modes = n_modes
         self._n_trans = n_trans
-        options = _options(kwargs)
+        options = _options(kwargs, nufft_type)
         try:
             if nufft_type not in (1, 2, 3):
                 raise _core.InvalidArgumentError(f"nufft_type must be 1, 2 or 3, got {nufft_type}")
