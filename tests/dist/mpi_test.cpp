@@ -75,15 +75,23 @@ void check_allreduce() {
 TEST(MpiAllreduce, BitIdenticalOnEveryRankFloat) { check_allreduce<float>(); }
 TEST(MpiAllreduce, BitIdenticalOnEveryRankDouble) { check_allreduce<double>(); }
 
-// rank_sum of this rank's coil share against the whole SENSE operator (which every rank builds).
+// This rank's view of the coil-split problem: its coil share, the whole SENSE operator (which
+// every rank builds) and rank_sum of the share's operator.
+template <class T>
+struct RankProblem {
+  dist::CommPtr w = world();
+  SplitSense<T> p;
+  dist::Share share = dist::split(SplitSense<T>::kCoils, w->size(), w->rank());
+  op::OperatorPtr<T> whole = p.whole(kHost);
+  op::OperatorPtr<T> a = dist::rank_sum<T>(p.part(kHost, share), w);
+};
+
+// rank_sum of this rank's coil share against the whole SENSE operator.
 template <class T>
 void check_rank_sum_sense() {
   using C = std::complex<T>;
-  auto w = world();
-  const SplitSense<T> p;
-  const dist::Share share = dist::split(SplitSense<T>::kCoils, w->size(), w->rank());
-  auto whole = p.whole(kHost);
-  auto a = dist::rank_sum<T>(p.part(kHost, share), w);
+  const RankProblem<T> q;
+  const auto& [w, p, share, whole, a] = q;
   ASSERT_EQ(a->domain_shape(), whole->domain_shape());
   ASSERT_EQ(a->codomain_size(), share.size() * p.samples());
   const auto x = random_complex<T>(a->domain_size(), 7);          // the same on every rank
@@ -124,13 +132,10 @@ TEST(MpiRankSum, CoilSplitSenseIsTheWholeDouble) { check_rank_sum_sense<double>(
 template <class T>
 void check_cg() {
   using C = std::complex<T>;
-  auto w = world();
-  const SplitSense<T> p;
-  const dist::Share share = dist::split(SplitSense<T>::kCoils, w->size(), w->rank());
+  const RankProblem<T> q;
+  const auto& [w, p, share, whole, a] = q;
   const auto y_whole = p.data();
   const auto y = p.rows(y_whole, share);
-  auto whole = p.whole(kHost);
-  auto a = dist::rank_sum<T>(p.part(kHost, share), w);
   const solve::CgOptions o = cg_options(15, p.lambda());
   std::vector<C> x(static_cast<std::size_t>(a->domain_size())), x_whole(x.size());
   solve::cg<T>(*a, y.data(), x.data(), nullptr, o);
