@@ -1,7 +1,8 @@
 // fieldft::dist over MPI ranks: run under `mpirun -n K` (tests/dist/CMakeLists.txt registers
-// K = 1, 2, 3, label mpi). Every rank runs every test, in the same order, so that the collectives
-// inside them match; each test ends with every rank agreeing on its outcome. Host memory, one
-// OpenMP thread per rank (Context::host(1)), so that every host reduction has one order.
+// K = 1, 2, 3, label mpi; main() is mpi_main.cpp). Every rank runs every test, in the same order,
+// so that the collectives inside them match; each test ends with every rank agreeing on its
+// outcome. Host memory, one OpenMP thread per rank (Context::host(1)), so that every host
+// reduction has one order.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -16,24 +17,13 @@
 #include "support/gtest_helpers.hpp"
 #include "support/measures.hpp"
 #include "support/random_data.hpp"
+#include "dist/mpi_support.hpp"
 #include "dist/split_sense.hpp"
 
 namespace fieldft::test {
 namespace {
 
-dist::CommPtr world() { return dist::mpi_world(); }
 const Context kHost = Context::host(1);
-
-// True on every rank when `ok` holds on every rank.
-bool all_ok(bool ok) { return world()->agree_max(ok ? 0 : 1) == 0; }
-
-// Every rank's copy of v equals rank 0's, bit for bit.
-template <class C>
-bool same_on_every_rank(const std::vector<C>& v) {
-  std::vector<C> root(v);
-  world()->broadcast_bytes(root.data(), root.size() * sizeof(C), 0);
-  return all_ok(std::memcmp(root.data(), v.data(), v.size() * sizeof(C)) == 0);
-}
 
 TEST(MpiWorld, DescribesTheLaunch) {
   auto w = world();
@@ -123,7 +113,7 @@ void check_rank_sum_sense() {
   const cdouble right = inner<T, T>(std::span<const C>(x), std::span<const C>(aty));
   EXPECT_LE(std::abs(local[0] - right) / (norm<T>(std::span<const C>(x)) * norm<T>(std::span<const C>(aty))),
             4 * SplitSense<T>::eps());
-  EXPECT_TRUE(all_ok(!::testing::Test::HasFailure()));
+  FIELDFT_EXPECT_ALL_RANKS_OK();
 }
 TEST(MpiRankSum, CoilSplitSenseIsTheWholeFloat) { check_rank_sum_sense<float>(); }
 TEST(MpiRankSum, CoilSplitSenseIsTheWholeDouble) { check_rank_sum_sense<double>(); }
@@ -160,7 +150,7 @@ void check_cg() {
   solve::cg<T>(*whole, y_whole.data(), x_whole.data(), wt.data(), o);
   EXPECT_TRUE(same_on_every_rank(x));
   EXPECT_LE(rel_error(x, widen(x_whole)), sizeof(T) == 4 ? 1e-5 : 1e-11);
-  EXPECT_TRUE(all_ok(!::testing::Test::HasFailure()));
+  FIELDFT_EXPECT_ALL_RANKS_OK();
 }
 TEST(MpiRankSum, CgOnTheSplitProblemEqualsTheWholeFloat) { check_cg<float>(); }
 TEST(MpiRankSum, CgOnTheSplitProblemEqualsTheWholeDouble) { check_cg<double>(); }
@@ -198,7 +188,7 @@ TEST(MpiModeA, ProblemsOverRanksEqualOneRank) {
   std::vector<C> alone(volume.size());
   for (std::int64_t i = 0; i < kProblems; ++i) solve_one(i, alone.data() + i * voxels);
   EXPECT_LE(rel_error(volume, widen(alone)), 1e-5);  // float rounding, as in check_cg (measured <= 4.3e-7)
-  EXPECT_TRUE(all_ok(!::testing::Test::HasFailure()));
+  FIELDFT_EXPECT_ALL_RANKS_OK();
 }
 
 // One rank's bad input (rank 1, or rank 0 alone: maps of the wrong shape) stops every rank at
@@ -226,20 +216,8 @@ TEST(MpiErrors, BadInputOnOneRankStopsEveryRank) {
               std::string::npos)
         << e.what();
   }
-  EXPECT_TRUE(all_ok(!::testing::Test::HasFailure()));
+  FIELDFT_EXPECT_ALL_RANKS_OK();
 }
 
 }  // namespace
 }  // namespace fieldft::test
-
-int main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
-  auto world = fieldft::dist::mpi_world();  // MPI_Init_thread here, MPI_Finalize at exit
-  if (world->rank() != 0) {
-    // Only rank 0 prints progress; every rank still prints its failures.
-    auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
-    delete listeners.Release(listeners.default_result_printer());
-  }
-  const int failed = RUN_ALL_TESTS();
-  return world->agree_max(failed != 0 ? 1 : 0);
-}
