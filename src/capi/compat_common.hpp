@@ -121,9 +121,21 @@ struct Plan {
     }
     eps = std::min(eps, 1.0);
     const int isign = iflag >= 0 ? 1 : -1;
-    if (num_modes > 0)
-      plan.emplace(type, std::span<const std::int64_t>(n.data(), static_cast<std::size_t>(dim)), isign, ntrans, eps,
-                   context, options);
+    // The rounding floor also depends on the grid (the deconvolution's gain, core/plan_setup): a
+    // CUDA plan at upsampfac 2 refuses float eps 1e-7 (floor ~1.0e-7). FINUFFT raises a too-small
+    // tolerance and warns, so raise it in steps of 1.5 until the plan takes it (a few steps at most:
+    // the gain is below 3), keeping the warning.
+    for (int attempt = 0; num_modes > 0; ++attempt) {
+      try {
+        plan.emplace(type, std::span<const std::int64_t>(n.data(), static_cast<std::size_t>(dim)), isign, ntrans,
+                     eps, context, options);
+        break;
+      } catch (const Error& e) {
+        if (e.code() != ErrorCode::kEpsTooSmall || attempt >= 8) throw;
+        eps = std::min(eps * 1.5, 1.0);
+        warning = FINUFFT_WARN_EPS_TOO_SMALL;
+      }
+    }
     return warning;
   }
 
