@@ -1,0 +1,506 @@
+// Strong scaling of ONE 3D field-corrected SENSE reconstruction over GPUs by splitting its coils
+// (issue 26, item 4 (ii); docs/scale-out.md, mode (b)). CUDA only. Not a test. bench/scale/README.md
+// says how to run it and read its table.
+//
+// Problem (defaults): n³ = 256³ image (the 3D Shepp–Logan head, mri::shepp_logan), C = 32 smooth
+// normalised coil maps (mri::coil_maps), a stack of spirals: n k_z planes × n/8 arms × 8n samples
+// (256 × 32 × 2048 = 16.8 M samples: n² per plane, 1.27 times the π n²/4 of the k-space disc), a
+// readout of 4 ms (dwell 4 ms / 8n), a smooth field map of ±100 Hz plus a localised offset of
+// 100 Hz (mri::field_map, the defaults of `fieldft simulate`). Encoding: mri::TimeSegmentedEncoding
+// of batch C inside mri::sense (as `fieldft recon --encoding tseg` builds it), float, NUFFT eps 1e-3,
+// accuracy 1e-3, its normal the library's choice (Toeplitz::kAuto). Data: y = A x_true with the
+// operator of run (1) itself, on the first device (no noise).
+//
+// Runs, the same CG (K iterations from 0, tolerance 0, λ = 1e-3·M/N as bench/recon):
+//   (1) the first device, all coils, solve::cg on the SENSE operator;
+//   (D) one host thread per device d, coils dist::split(C, D, d), dist::rank_sum(part, comm[d])
+//       with comm = dist::nccl_devices(devices): one image-sized allreduce per iteration.
+// Set-up = the operator's construction and prepare_normal (the Toeplitz kernels), synchronised;
+// run (D)'s set-up runs in parallel threads, timed from their start to the last one's end. Solve =
+// the CG alone, devices synchronised before and after, best of --repeat after a one-iteration
+// warm-up (which allocates the operators' scratch). Data transfers are in neither. allreduce = K
+// image-sized allreduce_sum calls on the communicators alone, synchronised: the part of run (D)'s
+// solve that communication takes (it is not overlapped with computation).
+#include <cuda_runtime.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <complex>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <numbers>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fieldft/context.hpp"
+#include "fieldft/dist.hpp"
+#include "fieldft/error.hpp"
+#include "fieldft/mri/encoding.hpp"
+#include "fieldft/mri/sense.hpp"
+#include "fieldft/mri/simulate.hpp"
+#include "fieldft/mri/time_segmentation.hpp"
+#include "fieldft/runtime.hpp"
+#include "fieldft/solve/cg.hpp"
+
+using namespace fieldft;
+using Complex = std::complex<float>;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+void check_cuda(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) throw Error(ErrorCode::kInternal, std::string(what) + ": " + cudaGetErrorString(e));
+}
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// n complex floats on ctx's device; transfers ordered on ctx's stream and waited for.
+class DeviceVector {
+ public:
+  DeviceVector(Context ctx, std::int64_t n) : ctx_(std::move(ctx)), n_(n) {
+    check_cuda(cudaSetDevice(ctx_.device()), "cudaSetDevice");
+    check_cuda(cudaMalloc(&p_, bytes()), "cudaMalloc");
+  }
+  ~DeviceVector() { cudaFree(p_); }
+  DeviceVector(const DeviceVector&) = delete;
+  DeviceVector& operator=(const DeviceVector&) = delete;
+  Complex* get() { return p_; }
+  void upload(const Complex* host) { copy(p_, host, cudaMemcpyHostToDevice); }
+  std::vector<Complex> download() {
+    std::vector<Complex> v(static_cast<std::size_t>(n_));
+    copy(v.data(), p_, cudaMemcpyDeviceToHost);
+    return v;
+  }
+  void zero() {
+    check_cuda(cudaSetDevice(ctx_.device()), "cudaSetDevice");
+    check_cuda(cudaMemsetAsync(p_, 0, bytes(), stream()), "cudaMemsetAsync");
+    ctx_.synchronize();
+  }
+
+ private:
+  std::size_t bytes() const { return static_cast<std::size_t>(n_) * sizeof(Complex); }
+  cudaStream_t stream() const { return static_cast<cudaStream_t>(ctx_.stream()); }
+  void copy(void* to, const void* from, cudaMemcpyKind kind) {
+    check_cuda(cudaSetDevice(ctx_.device()), "cudaSetDevice");
+    check_cuda(cudaMemcpyAsync(to, from, bytes(), kind, stream()), "cudaMemcpyAsync");
+    ctx_.synchronize();
+  }
+  Context ctx_;
+  std::int64_t n_;
+  Complex* p_ = nullptr;
+};
+
+struct Args {
+  std::int64_t n = 256, coils = 32, arms = 0, samples = 0;
+  int iters = 10, repeat = 1;
+  std::vector<int> devices{0, 1};
+  double readout_ms = 4, field_hz = 100, offset_hz = 100, eps = 1e-3, accuracy = 1e-3;
+  bool smoke = false, plan = false;
+  std::string json;
+};
+
+// The host side: geometry, maps, truth, all deterministic (mri/simulate.hpp).
+struct Problem {
+  std::vector<std::int64_t> grid;
+  std::int64_t voxels = 0, samples = 0, coils = 0;
+  std::shared_ptr<const mri::Encoding<float>> encoding;
+  std::vector<Complex> maps, truth;  // maps: image + {C}
+  double readout_s = 0, field_max_hz = 0;
+};
+
+Problem make_geometry(const Args& a) {
+  Problem p;
+  p.grid = {a.n, a.n, a.n};
+  p.coils = a.coils;
+  const auto t = mri::spiral_trajectory(p.grid, {.interleaves = a.arms, .samples = a.samples});
+  const double dwell = a.readout_ms * 1e-3 / static_cast<double>(a.samples);
+  const auto times = mri::readout_times(t, dwell);
+  mri::FieldMapOptions fo;
+  fo.max_hz = a.field_hz;
+  fo.susceptibility_hz = a.offset_hz;
+  const auto field = mri::field_map(p.grid, fo);
+  const auto f = [](const std::vector<double>& v) { return std::vector<float>(v.begin(), v.end()); };
+  const auto kx = f(t.kx), ky = f(t.ky), kz = f(t.kz), tt = f(times), ff = f(field);
+  p.encoding = std::make_shared<const mri::Encoding<float>>(std::span<const std::int64_t>(p.grid), kx, ky, kz, tt, ff);
+  p.voxels = p.encoding->num_voxels();
+  p.samples = p.encoding->num_samples();
+  p.readout_s = *std::max_element(times.begin(), times.end());
+  for (double w : field) p.field_max_hz = std::max(p.field_max_hz, std::abs(w) / (2 * std::numbers::pi));
+  return p;
+}
+
+void make_images(const Args& a, Problem& p) {
+  const auto maps = mri::coil_maps(p.grid, a.coils, {.normalize = true});
+  p.maps.assign(maps.begin(), maps.end());
+  const auto truth = mri::shepp_logan(p.grid, 1);  // one sample per voxel: 256³ in seconds
+  p.truth.assign(truth.begin(), truth.end());
+}
+
+mri::TimeSegmentationOptions tseg_options(const Args& a) {
+  mri::TimeSegmentationOptions o;
+  o.accuracy = a.accuracy;
+  o.eps = a.eps;
+  return o;  // toeplitz: kAuto, the library's choice
+}
+
+// Peak device memory of one device holding `coils` coils, in bytes: an upper bound of what this
+// benchmark allocates (c = 8 bytes a complex float, N voxels, M samples, L segments, B = coils):
+//   maps, data and SENSE's coil images   (2N + M)·B·c
+//   time segmentation's stacked images and samples   L·B·(N + M)·c
+//   its two NUFFT plans' fine grids      2 · min(8, L·B) · 2.25³N·c (CUDA batches 8 transforms;
+//                                        2.25 the largest upsampling it picks) + 20 bytes a sample
+//   the Toeplitz normal                  L'·(8N + N)·c kernels and phase images, L' taken as L + 2
+//                                        (the difference spans twice the field range, but its
+//                                        histogram peaks at 0), + 2·8N·c for one padded grid and
+//                                        cuFFT's work area
+//   CG and the truth                     6N·c
+// times 1.1, plus 1.5 GiB (CUDA context, cuFFT plans, NCCL buffers). During set-up the PSF's
+// type 1 transform on the 2N grid (up to 2³·8N·c) is held instead of the stacked vectors; the
+// larger of the two counts.
+double device_bytes(std::int64_t voxels, std::int64_t samples, std::int64_t coils, int segments) {
+  const double c = sizeof(Complex), n = static_cast<double>(voxels), m = static_cast<double>(samples);
+  const double b = static_cast<double>(coils), l = segments, lp = segments + 2;
+  const double fine = 2.25 * 2.25 * 2.25 * n;
+  const double held = (2 * n + m) * b * c + 2 * std::min(8.0, l * b) * fine * c + 20 * m +
+                      lp * 9 * n * c + 2 * 8 * n * c + 6 * n * c;
+  const double stacks = l * b * (n + m) * c, psf = 8 * 8 * n * c;
+  return 1.1 * (held + std::max(stacks, psf)) + 1.5 * kGiB;
+}
+
+// The free memory of each device against the estimate for its largest coil share; kTooLarge
+// with the largest coil count that fits when it does not.
+void check_memory(const Args& a, const Problem& p, int segments) {
+  const auto gpus = cuda_devices();
+  const int d_count = static_cast<int>(a.devices.size());
+  for (int r = 0; r < d_count; ++r) {
+    const int dev = a.devices[static_cast<std::size_t>(r)];
+    if (dev < 0 || dev >= static_cast<int>(gpus.size()))
+      throw Error(ErrorCode::kInvalidArgument, "--devices: cuda:" + std::to_string(dev) + " is not visible (" +
+                                                   std::to_string(gpus.size()) + " devices)");
+    // The first device runs the whole problem (run 1); the others their share.
+    const std::int64_t share = r == 0 ? a.coils : dist::split(a.coils, d_count, r).size();
+    const double need = device_bytes(p.voxels, p.samples, share, segments);
+    const double free_b = static_cast<double>(gpus[static_cast<std::size_t>(dev)].free_memory);
+    if (need <= free_b) continue;
+    std::int64_t fits = 0;
+    for (std::int64_t c = a.coils - 1; c >= 1 && fits == 0; --c)
+      if (device_bytes(p.voxels, p.samples, c, segments) <= free_b) fits = c;
+    char buf[512];
+    std::snprintf(buf, sizeof buf,
+                  "cuda:%d needs about %.1f GiB for %lld coils of %lld³ (L = %d), %.1f GiB are free: %s", dev,
+                  need / kGiB, static_cast<long long>(share), static_cast<long long>(a.n), segments, free_b / kGiB,
+                  fits > 0 ? ("use --coils " + std::to_string(fits) + " (run (1) holds all coils on one device)").c_str()
+                           : "use a smaller --n");
+    throw Error(ErrorCode::kTooLarge, buf);
+  }
+}
+
+// The operator of coils [share.begin, share.end) on ctx; *tseg: its encoding.
+op::OperatorPtr<float> make_part(const Args& a, const Problem& p, const Context& ctx, dist::Share share,
+                                 std::shared_ptr<mri::TimeSegmentedEncoding<float>>* tseg) {
+  mri::TimeSegmentationOptions o = tseg_options(a);
+  o.batch = share.size();
+  auto e = std::make_shared<mri::TimeSegmentedEncoding<float>>(p.encoding, ctx, o);
+  if (tseg) *tseg = e;
+  const std::span<const Complex> maps(p.maps.data() + share.begin * p.voxels,
+                                      static_cast<std::size_t>(share.size() * p.voxels));
+  return mri::sense<float>(e, maps, {a.n, a.n, a.n, share.size()});
+}
+
+std::size_t free_bytes(int device) {
+  std::size_t f = 0, t = 0;
+  check_cuda(cudaSetDevice(device), "cudaSetDevice");
+  check_cuda(cudaMemGetInfo(&f, &t), "cudaMemGetInfo");
+  return f;
+}
+
+// fn(r) on one host thread per rank; a rank that throws aborts the group (so that the others,
+// waiting in a collective, return) and the first error is rethrown. Returns the wall time.
+double on_ranks(const std::vector<dist::CommPtr>& comms, const std::function<void(int)>& fn) {
+  std::vector<std::exception_ptr> errors(comms.size());
+  std::vector<std::thread> threads;
+  const auto t0 = Clock::now();
+  for (std::size_t r = 0; r < comms.size(); ++r)
+    threads.emplace_back([&, r] {
+      try {
+        fn(static_cast<int>(r));
+      } catch (...) {
+        errors[r] = std::current_exception();
+        comms[r]->abort("coil_split_bench: rank " + std::to_string(r) + " failed");
+      }
+    });
+  for (auto& t : threads) t.join();
+  const double s = seconds_since(t0);
+  for (auto& e : errors)
+    if (e) std::rethrow_exception(e);
+  return s;
+}
+
+struct Run {
+  int devices = 1;
+  std::int64_t coils_per_device = 0;
+  double setup_s = 0, solve_s = std::numeric_limits<double>::infinity();
+  std::string normal;  // which normal prepare_normal built
+};
+
+// What prepare_normal built, from the memory it took: the field-corrected Toeplitz normal holds
+// L' kernels and phase images (9N complex values each); the time-segmented passes hold nothing.
+std::string normal_text(double taken_bytes, std::int64_t voxels, int segments) {
+  const double per = 9.0 * static_cast<double>(voxels) * sizeof(Complex);
+  char buf[200];
+  if (taken_bytes < 0.5 * per)
+    std::snprintf(buf, sizeof buf, "time-segmented passes (prepare_normal took %.2f GiB), L %d", taken_bytes / kGiB, segments);
+  else
+    std::snprintf(buf, sizeof buf, "field-corrected Toeplitz, L' ~ %.0f (prepare_normal took %.2f GiB), L %d",
+                  std::floor(taken_bytes / per), taken_bytes / kGiB, segments);
+  return buf;
+}
+
+solve::CgOptions cg_options(int iters, double lambda) {
+  solve::CgOptions o;
+  o.max_iterations = iters;
+  o.tolerance = 0;  // every iteration runs, no host round trip
+  o.lambda = lambda;
+  return o;
+}
+
+double max_abs(const std::vector<Complex>& v) {
+  double m = 0;
+  for (const auto& z : v) m = std::max(m, static_cast<double>(std::abs(z)));
+  return m;
+}
+
+int run(const Args& a) {
+  auto t0 = Clock::now();
+  Problem p = make_geometry(a);
+  const auto plan = mri::plan_time_segmentation<float>(*p.encoding, tseg_options(a));
+  const int d_count = static_cast<int>(a.devices.size());
+  std::printf("problem: %lld³, %lld coils, stack of spirals %lld planes × %lld arms × %lld samples = %lld, readout "
+              "%.2f ms, field up to %.0f Hz; time segmentation L = %d (%s); %d device(s)\n",
+              static_cast<long long>(a.n), static_cast<long long>(a.coils), static_cast<long long>(a.n),
+              static_cast<long long>(a.arms), static_cast<long long>(a.samples), static_cast<long long>(p.samples),
+              1e3 * p.readout_s, p.field_max_hz, plan.segments, plan.reason.c_str(), d_count);
+  for (int r = 0; r < d_count; ++r) {
+    const std::int64_t share = r == 0 ? a.coils : dist::split(a.coils, d_count, r).size();
+    std::printf("memory estimate, cuda:%d: %.1f GiB (%lld coils%s)\n", a.devices[static_cast<std::size_t>(r)],
+                device_bytes(p.voxels, p.samples, share, plan.segments) / kGiB, static_cast<long long>(share),
+                r == 0 ? ", run (1)" : "");
+  }
+  if (d_count > 1)
+    std::printf("memory estimate per device in run (%d): %.1f GiB\n", d_count,
+                device_bytes(p.voxels, p.samples, dist::split(a.coils, d_count, 0).size(), plan.segments) / kGiB);
+  if (a.plan) return 0;
+  check_memory(a, p, plan.segments);
+  make_images(a, p);
+  std::printf("host set-up %.1f s\n", seconds_since(t0));
+  const double lambda = 1e-3 * static_cast<double>(p.samples) / static_cast<double>(p.voxels);
+  const solve::CgOptions cg = cg_options(a.iters, lambda), warm = cg_options(1, lambda);
+  std::vector<Run> runs;
+
+  // Run (1): all coils on the first device; it also makes the data.
+  std::vector<Complex> y, x1;
+  {
+    const Context ctx = Context::cuda(a.devices[0]);
+    Run r1;
+    r1.coils_per_device = a.coils;
+    std::shared_ptr<mri::TimeSegmentedEncoding<float>> tseg;
+    const std::size_t free0 = free_bytes(ctx.device());
+    ctx.synchronize();
+    t0 = Clock::now();
+    auto op = make_part(a, p, ctx, {0, a.coils}, &tseg);
+    const std::size_t free1 = free_bytes(ctx.device());
+    op->prepare_normal();
+    ctx.synchronize();
+    r1.setup_s = seconds_since(t0);
+    r1.normal = normal_text(static_cast<double>(free1) - static_cast<double>(free_bytes(ctx.device())), p.voxels,
+                            tseg->segments());
+    std::printf("run (1): operator %.2f GiB; %s\n", (static_cast<double>(free0) - free1) / kGiB, r1.normal.c_str());
+    DeviceVector xd(ctx, p.voxels), yd(ctx, op->codomain_size());
+    xd.upload(p.truth.data());
+    op->apply(xd.get(), yd.get());
+    y = yd.download();
+    xd.zero();
+    solve::cg<float>(*op, yd.get(), xd.get(), nullptr, warm);
+    for (int k = 0; k < a.repeat; ++k) {
+      xd.zero();
+      t0 = Clock::now();
+      solve::cg<float>(*op, yd.get(), xd.get(), nullptr, cg);
+      ctx.synchronize();
+      r1.solve_s = std::min(r1.solve_s, seconds_since(t0));
+    }
+    x1 = xd.download();
+    runs.push_back(r1);
+  }  // run (1)'s operator and vectors are freed here
+
+  // Run (D): coils split over the devices, one thread per device.
+  double allreduce_s = 0, diff = 0;
+  bool identical = true;
+  if (d_count > 1) {
+    auto comms = dist::nccl_devices(a.devices);
+    std::vector<op::OperatorPtr<float>> ops(static_cast<std::size_t>(d_count));
+    std::vector<std::unique_ptr<DeviceVector>> xs(static_cast<std::size_t>(d_count)), ys(xs.size());
+    std::vector<std::vector<Complex>> images(xs.size());
+    std::vector<std::string> normals(xs.size());
+    std::vector<Context> ctxs;
+    for (int d : a.devices) ctxs.push_back(Context::cuda(d));
+    Run rd;
+    rd.devices = d_count;
+    rd.coils_per_device = dist::split(a.coils, d_count, 0).size();
+    rd.setup_s = on_ranks(comms, [&](int r) {
+      const auto i = static_cast<std::size_t>(r);
+      dist::agree_on_errors(comms[i], [&] {
+        std::shared_ptr<mri::TimeSegmentedEncoding<float>> tseg;
+        const dist::Share share = dist::split(a.coils, d_count, r);
+        ops[i] = dist::rank_sum<float>(make_part(a, p, ctxs[i], share, &tseg), comms[i]);
+        const std::size_t before = free_bytes(ctxs[i].device());
+        ops[i]->prepare_normal();
+        ctxs[i].synchronize();
+        normals[i] = normal_text(static_cast<double>(before) - static_cast<double>(free_bytes(ctxs[i].device())),
+                                 p.voxels, tseg->segments());
+      });
+    });
+    rd.normal = normals[0];
+    for (int r = 0; r < d_count; ++r)
+      std::printf("run (%d), rank %d on cuda:%d: %s\n", d_count, r, a.devices[static_cast<std::size_t>(r)],
+                  normals[static_cast<std::size_t>(r)].c_str());
+    on_ranks(comms, [&](int r) {  // this rank's rows of the data: coils of its share, {M, C} layout
+      const auto i = static_cast<std::size_t>(r);
+      const dist::Share share = dist::split(a.coils, d_count, r);
+      xs[i] = std::make_unique<DeviceVector>(ctxs[i], p.voxels);
+      ys[i] = std::make_unique<DeviceVector>(ctxs[i], share.size() * p.samples);
+      ys[i]->upload(y.data() + share.begin * p.samples);
+      xs[i]->zero();
+      solve::cg<float>(*ops[i], ys[i]->get(), xs[i]->get(), nullptr, warm);
+      ctxs[i].synchronize();
+    });
+    for (int k = 0; k < a.repeat; ++k) {
+      on_ranks(comms, [&](int r) { xs[static_cast<std::size_t>(r)]->zero(); });
+      rd.solve_s = std::min(rd.solve_s, on_ranks(comms, [&](int r) {
+        const auto i = static_cast<std::size_t>(r);
+        solve::cg<float>(*ops[i], ys[i]->get(), xs[i]->get(), nullptr, cg);
+        ctxs[i].synchronize();
+      }));
+    }
+    on_ranks(comms, [&](int r) { images[static_cast<std::size_t>(r)] = xs[static_cast<std::size_t>(r)]->download(); });
+    // The allreduce alone: K image-sized sums (after one warm-up), on the solve's streams.
+    on_ranks(comms, [&](int r) {
+      const auto i = static_cast<std::size_t>(r);
+      comms[i]->allreduce_sum(xs[i]->get(), p.voxels, ctxs[i]);
+      ctxs[i].synchronize();
+    });
+    allreduce_s = on_ranks(comms, [&](int r) {
+      const auto i = static_cast<std::size_t>(r);
+      for (int k = 0; k < a.iters; ++k) comms[i]->allreduce_sum(xs[i]->get(), p.voxels, ctxs[i]);
+      ctxs[i].synchronize();
+    });
+    double m = 0;
+    for (std::size_t i = 0; i < x1.size(); ++i)
+      m = std::max(m, static_cast<double>(std::abs(images[0][i] - x1[i])));
+    diff = m / max_abs(x1);
+    for (const auto& im : images)
+      identical = identical && std::memcmp(im.data(), images[0].data(), im.size() * sizeof(Complex)) == 0;
+    runs.push_back(rd);
+  }
+
+  // The table.
+  const Run& one = runs.front();
+  std::printf("\n| devices | coils/device | set-up s | solve s | ms/iteration | speed-up solve | speed-up set-up+solve "
+              "| normal |\n|---|---|---|---|---|---|---|---|\n");
+  nlohmann::json rows = nlohmann::json::array();
+  for (const Run& r : runs) {
+    const double s_solve = one.solve_s / r.solve_s, s_total = (one.setup_s + one.solve_s) / (r.setup_s + r.solve_s);
+    std::printf("| %d | %lld | %.2f | %.3f | %.1f | %.2f | %.2f | %s |\n", r.devices,
+                static_cast<long long>(r.coils_per_device), r.setup_s, r.solve_s, 1e3 * r.solve_s / a.iters, s_solve,
+                s_total, r.normal.c_str());
+    rows.push_back({{"devices", r.devices}, {"coils_per_device", r.coils_per_device}, {"setup_s", r.setup_s},
+                    {"solve_s", r.solve_s}, {"ms_per_iteration", 1e3 * r.solve_s / a.iters},
+                    {"speedup_solve", s_solve}, {"speedup_setup_solve", s_total}, {"normal", r.normal}});
+  }
+  nlohmann::json out = {{"n", a.n}, {"coils", a.coils}, {"samples", p.samples}, {"arms", a.arms},
+                        {"samples_per_arm", a.samples}, {"readout_ms", 1e3 * p.readout_s},
+                        {"field_max_hz", p.field_max_hz}, {"segments", plan.segments}, {"eps", a.eps},
+                        {"accuracy", a.accuracy}, {"iterations", a.iters}, {"repeat", a.repeat},
+                        {"devices", a.devices}, {"rows", rows}};
+  if (d_count > 1) {
+    const Run& rd = runs.back();
+    const double share = allreduce_s / rd.solve_s;
+    std::printf("allreduce of %lld complex floats (%.0f MiB): %.2f ms a call; %d calls = %.3f s, %.0f%% of run (%d)'s "
+                "solve\nmax |x_%d − x_1| / max |x_1| = %.2e; ranks' images bit-identical: %s\n",
+                static_cast<long long>(p.voxels), static_cast<double>(p.voxels) * sizeof(Complex) / (1 << 20),
+                1e3 * allreduce_s / a.iters, a.iters, allreduce_s, 100 * share, d_count, d_count, diff,
+                identical ? "yes" : "NO");
+    out["allreduce_ms_per_call"] = 1e3 * allreduce_s / a.iters;
+    out["allreduce_share_of_solve"] = share;
+    out["max_diff_rel"] = diff;
+    out["ranks_identical"] = identical;
+  }
+  if (!a.json.empty()) {
+    std::ofstream f(a.json);
+    f << out.dump(2) << "\n";
+    if (!f) throw Error(ErrorCode::kInvalidArgument, "--json: cannot write " + a.json);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a;
+  std::string devices = "0,1";
+  CLI::App app{"Strong scaling of one 3D field-corrected SENSE reconstruction, coils split over GPUs"};
+  app.add_option("--n", a.n, "image side (n³ voxels)")->check(CLI::Range(8, 1024));
+  app.add_option("--coils", a.coils, "coils")->check(CLI::Range(1, 1024));
+  app.add_option("--arms", a.arms, "spiral arms per k_z plane (0: n/8)")->check(CLI::Range(0, 100000));
+  app.add_option("--samples", a.samples, "samples per arm (0: 8n)")->check(CLI::Range(0, 1000000));
+  app.add_option("--iters", a.iters, "CG iterations")->check(CLI::Range(1, 10000));
+  app.add_option("--repeat", a.repeat, "timed solves (best of)")->check(CLI::Range(1, 100));
+  app.add_option("--devices", devices, "CUDA devices, comma-separated; run (D) uses all of them, run (1) the first");
+  app.add_option("--readout-ms", a.readout_ms, "readout length")->check(CLI::PositiveNumber);
+  app.add_option("--field-hz", a.field_hz, "smooth field map's max |Δf|")->check(CLI::NonNegativeNumber);
+  app.add_option("--offset-hz", a.offset_hz, "localised offset's peak");
+  app.add_option("--eps", a.eps, "NUFFT tolerance")->check(CLI::PositiveNumber);
+  app.add_option("--accuracy", a.accuracy, "time segmentation's accuracy")->check(CLI::PositiveNumber);
+  app.add_flag("--smoke", a.smoke, "a quick check: --n 32 --coils 4 --iters 3 unless given");
+  app.add_flag("--plan", a.plan, "print the problem, L and the memory estimates; touch no device");
+  app.add_option("--json", a.json, "also write the results as JSON to this file");
+  CLI11_PARSE(app, argc, argv);
+  if (a.smoke) {
+    if (app.count("--n") == 0) a.n = 32;
+    if (app.count("--coils") == 0) a.coils = 4;
+    if (app.count("--iters") == 0) a.iters = 3;
+  }
+  if (a.arms == 0) a.arms = std::max<std::int64_t>(1, a.n / 8);
+  if (a.samples == 0) a.samples = 8 * a.n;
+  a.devices.clear();
+  std::stringstream ss(devices);
+  for (std::string item; std::getline(ss, item, ',');) {
+    try {
+      a.devices.push_back(std::stoi(item));
+    } catch (const std::exception&) {
+      std::fprintf(stderr, "--devices: '%s' is not a device number\n", item.c_str());
+      return 2;
+    }
+  }
+  if (a.devices.empty() || static_cast<std::int64_t>(a.devices.size()) > a.coils) {
+    std::fprintf(stderr, "--devices: between 1 and --coils devices\n");
+    return 2;
+  }
+  try {
+    return run(a);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 3;
+  }
+}
