@@ -16,16 +16,13 @@
 #include "common.hpp"
 #include "dataset.hpp"
 #include "recon_chunks.hpp"
+#include "recon_solve.hpp"
 #include "fieldft/mri/coil_maps.hpp"
-#include "fieldft/mri/density.hpp"
 #include "fieldft/mri/encoding.hpp"
 #include "fieldft/mri/field_model.hpp"
-#include "fieldft/mri/pcsense.hpp"
-#include "fieldft/mri/sense.hpp"
 #include "fieldft/mri/time_segmentation.hpp"
 #include "fieldft/op/vector_ops.hpp"
 #include "fieldft/runtime.hpp"
-#include "fieldft/solve/cg.hpp"
 #include "io/cfl.hpp"
 #include "io/nifti.hpp"
 #include "io/npy.hpp"
@@ -394,9 +391,9 @@ int run_recon(const ReconArgs& a) {
       pshots.push_back(d.shots[i]);
     }
   }
-  std::vector<T> field_z;
+  // Thread-safe (mode (a) runs slices at once): the Encoding copies what it is given.
   const auto slice_encoding = [&](std::int64_t z, bool with_field) {
-    if (with_field) field_z = slice_of(field, plane, nz, z, 1);
+    const std::vector<T> field_z = with_field ? slice_of(field, plane, nz, z, 1) : std::vector<T>();
     return std::make_shared<const mri::Encoding<T>>(plane_shape, pkx, pky, std::span<const T>(), ptt,
                                                     with_field ? std::span<const T>(field_z) : std::span<const T>(),
                                                     std::span<const std::int32_t>(pshots));
@@ -481,101 +478,40 @@ int run_recon(const ReconArgs& a) {
   if (slices && dcf != "none") notes.push_back("slice by slice, the density weights are those of the in-plane trajectory");
   const bool tty = ::isatty(::fileno(stderr)) != 0;
   const bool show = a.progress == "on" || (a.progress == "auto" && tty && !a.json);
-  std::vector<double> residuals;
 
-  // One problem (the whole, or one slice): operator, weights, CG from x = 0. y_c and x_c are in
-  // the context; the Tikhonov weight is --lambda x sum_j w_j x mean sum|S|^2 of this problem's
-  // samples (for a slice, 1/Nz of the whole's, as the separation wants). Returns its absolute lambda.
-  struct Solved {
-    solve::CgResult res;
-    double lambda_abs = 0;
-  };
-  double setup_s = 0, solve_s = 0;
-  const auto solve_problem = [&](std::shared_ptr<const mri::Encoding<T>> geom, std::shared_ptr<const mri::Encoding<T>> nof,
-                                 const std::vector<std::int64_t>& shp, const std::vector<Complex>& mps,
-                                 const std::vector<T>& phs, const Complex* y_c, Complex* x_c, ProgressBar* bar) {
-    auto ts = std::chrono::steady_clock::now();
-    op::Shape maps_shape(shp.begin(), shp.end());
-    maps_shape.push_back(coils);
-    const auto factory = [&](std::shared_ptr<const mri::Encoding<T>> e, std::int64_t b) -> op::OperatorPtr<T> {
-      if (!e->has_field())
-        return std::make_shared<mri::NufftEncoding<T>>(e, ctx, mri::NufftEncodingOptions{.eps = eps, .batch = b});
-      mri::TimeSegmentationOptions o;
-      o.accuracy = a.accuracy;
-      o.eps = eps;
-      o.batch = b;
-      // The cost model's verdict on the normal, where it ran (else the operator's own kAuto).
-      if (field_choice.encoding == mri::EncodingKind::kTimeSegmented)
-        o.toeplitz = field_choice.toeplitz ? mri::Toeplitz::kAuto : mri::Toeplitz::kOff;
-      return std::make_shared<mri::TimeSegmentedEncoding<T>>(e, ctx, o);
-    };
-    op::OperatorPtr<T> op;
-    const mri::EncodingKind kind = enc_kind == "dft" ? mri::EncodingKind::kDft : mri::EncodingKind::kNufft;
-    if (model == "pcsense") {
-      op::Shape phase_shape(shp.begin(), shp.end());
-      phase_shape.push_back(d.num_shots);
-      mri::PcSenseOptions<T> po;
-      po.encoding = kind;
-      po.eps = eps;
-      if (enc_kind == "tseg") po.shot_encoding = factory;
-      op = mri::pcsense<T>(geom, mps, maps_shape, phs, phase_shape, ctx, po);
-    } else if (enc_kind == "tseg") {
-      op = mri::sense<T>(factory(geom, coils), mps, maps_shape);
-    } else {
-      op = mri::sense<T>(enc_kind == "dft" ? geom : nof, mps, maps_shape, ctx, {.encoding = kind, .eps = eps});
-    }
-    std::vector<Complex> w;  // on the host, the solver reads these themselves: they live to the end
-    op::Workspace w_mem(ctx);
-    const Complex* w_ctx = nullptr;
-    const std::int64_t ms = nof->num_samples();
-    double weight_sum = static_cast<double>(ms);  // sum_j w_j, M without weights
-    if (dcf == "pipe") {
-      const std::vector<T> wd = mri::density_compensation<T>(*nof, ctx);
-      w.resize(static_cast<std::size_t>(ms * coils));
-      weight_sum = 0;
-      for (std::int64_t j = 0; j < ms; ++j) {
-        weight_sum += static_cast<double>(wd[static_cast<std::size_t>(j)]);
-        for (std::int64_t c = 0; c < coils; ++c) w[static_cast<std::size_t>(j + ms * c)] = Complex(wd[static_cast<std::size_t>(j)]);
-      }
-      w_ctx = in_context(w_mem, w);  // once; for every coil the same weights
-    }
-    ctx.synchronize();  // the operator's uploads and tables, so that "setup" holds them
-    setup_s += since(ts);
-
-    Solved out;
-    out.lambda_abs = a.lambda * weight_sum * map_power;  // the caller's units
-    solve::CgOptions cg;
-    cg.max_iterations = a.iters;
-    cg.tolerance = a.tolerance;
-    cg.lambda = out.lambda_abs / (map_scale * map_scale);  // Tikhonov in the solve's units (see y)
-    cg.callback = [&](const solve::Report& r) {
-      residuals.push_back(r.residual);
-      if (bar) bar->update(r.iteration, r.seconds, r.residual);
-      return true;
-    };
-    // The progress callback reads the residual that cg brings back to the host anyway (one scalar
-    // per iteration, solve/cg.hpp); nothing else waits for the device inside the loop.
-    if (ctx.is_cuda()) vops.fill(shp[0] * shp[1] * (shp.size() > 2 ? shp[2] : 1), Complex{}, x_c);
-    ts = std::chrono::steady_clock::now();
-    out.res = solve::cg<T>(*op, y_c, x_c, w_ctx, cg);
-    ctx.synchronize();
-    solve_s += since(ts);
-    return out;
-  };
+  SolveSettings<T> settings;
+  settings.model = model;
+  settings.encoding = enc_kind;
+  settings.dcf = dcf;
+  settings.eps = eps;
+  settings.accuracy = a.accuracy;
+  settings.field_choice = field_choice;
+  settings.iterations = a.iters;
+  settings.tolerance = a.tolerance;
+  settings.lambda = a.lambda;
+  settings.map_power = map_power;
+  settings.map_scale = map_scale;
 
   // Solve.
   std::vector<Complex> x(static_cast<std::size_t>(n), Complex{});
+  std::vector<double> residuals;
   double lambda_abs = 0;
-  solve::CgResult res;
-  double download_s = 0;
+  solve::Result res;
+  double setup_s = 0, solve_s = 0, download_s = 0;
   if (!slices) {
     ProgressBar bar(show, a.iters, "CG");
     op::Workspace x_mem(ctx);
     Complex* x_ctx = ctx.is_host() ? x.data() : x_mem.get_as<Complex>(n);
-    const Solved s = solve_problem(geometry, no_field, shape, maps, phase, y_ctx, x_ctx, &bar);
+    const Problem<T> whole{.geometry = geometry, .no_field = no_field, .shape = shape, .coils = coils,
+                           .maps = maps, .shots = d.num_shots, .phase = phase};
+    const Solved s = solve_problem<T>(settings, whole, ctx, y_ctx, x_ctx,
+                                      [&](const solve::Report& r) { bar.update(r.iteration, r.seconds, r.residual); });
     bar.finish();
     res = s.res;
     lambda_abs = s.lambda_abs;
+    residuals = s.residuals;
+    setup_s = s.setup_s;
+    solve_s = s.solve_s;
     if (ctx.is_cuda()) {
       t0 = std::chrono::steady_clock::now();
       vops.to_host(n, x_ctx, x.data());  // the image, once
@@ -585,31 +521,44 @@ int run_recon(const ReconArgs& a) {
     // Slice by slice: each slice's data go up, its image comes back; the bar counts slices.
     ProgressBar bar(show, static_cast<int>(nz), "slices");
     const auto t_slices = std::chrono::steady_clock::now();
-    res.iterations = 0;
-    res.residual = 0;
-    std::vector<Complex> xz(static_cast<std::size_t>(plane));
-    for (std::int64_t z = 0; z < nz; ++z) {
-      op::Workspace y_ws(ctx), x_ws(ctx);  // one buffer each: a Workspace holds one
+    std::vector<Solved> solved(static_cast<std::size_t>(nz));
+    std::vector<double> slice_download(static_cast<std::size_t>(nz), 0.0);
+    const auto run_slice = [&](std::int64_t z, const Context& c) {
+      op::Workspace y_ws(c), x_ws(c);  // one buffer each: a Workspace holds one
       const auto& yz = yhat[static_cast<std::size_t>(z)];
       const Complex* y_c = in_context(y_ws, yz);
-      std::fill(xz.begin(), xz.end(), Complex{});
-      Complex* x_c = ctx.is_host() ? xz.data() : x_ws.get_as<Complex>(plane);
-      const auto gz = slice_encoding(z, have_field && enc_kind != "nufft");
-      const auto nz_enc = slice_encoding(z, false);
-      const Solved s = solve_problem(gz, nz_enc, plane_shape, slice_of(maps, plane, nz, z, coils),
-                                     phase.empty() ? phase : slice_of(phase, plane, nz, z, d.num_shots), y_c, x_c, nullptr);
-      if (ctx.is_cuda()) {
-        t0 = std::chrono::steady_clock::now();
-        vops.to_host(plane, x_c, xz.data());
-        download_s += since(t0);
+      std::vector<Complex> xz(static_cast<std::size_t>(plane), Complex{});
+      Complex* x_c = c.is_host() ? xz.data() : x_ws.get_as<Complex>(plane);
+      const std::vector<Complex> maps_z = slice_of(maps, plane, nz, z, coils);
+      const std::vector<T> phase_z = phase.empty() ? phase : slice_of(phase, plane, nz, z, d.num_shots);
+      const Problem<T> pz{.geometry = slice_encoding(z, have_field && enc_kind != "nufft"),
+                          .no_field = slice_encoding(z, false), .shape = plane_shape, .coils = coils,
+                          .maps = maps_z, .shots = d.num_shots, .phase = phase_z};
+      solved[static_cast<std::size_t>(z)] = solve_problem<T>(settings, pz, c, y_c, x_c, {});
+      if (c.is_cuda()) {
+        const auto td = std::chrono::steady_clock::now();
+        op::VectorOps<T>(c).to_host(plane, x_c, xz.data());
+        slice_download[static_cast<std::size_t>(z)] = since(td);
       }
       std::copy(xz.begin(), xz.end(), x.begin() + plane * z);
+    };
+    for (std::int64_t z = 0; z < nz; ++z) {
+      run_slice(z, ctx);
+      bar.update(static_cast<int>(z + 1), since(t_slices), solved[static_cast<std::size_t>(z)].res.residual);
+    }
+    bar.finish();
+    res.iterations = 0;
+    res.residual = 0;
+    for (std::int64_t z = 0; z < nz; ++z) {
+      const Solved& s = solved[static_cast<std::size_t>(z)];
       res.iterations += s.res.iterations;
       res.residual = std::max(res.residual, s.res.residual);
       lambda_abs += s.lambda_abs;  // the whole problem's: Nz x a slice's
-      bar.update(static_cast<int>(z + 1), since(t_slices), s.res.residual);
+      residuals.insert(residuals.end(), s.residuals.begin(), s.residuals.end());
+      setup_s += s.setup_s;
+      solve_s += s.solve_s;
+      download_s += slice_download[static_cast<std::size_t>(z)];
     }
-    bar.finish();
     choices["slices"] = nz;
   }
   times["setup"] = setup_s;
