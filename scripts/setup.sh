@@ -43,6 +43,7 @@ packages=(
   libcli11-dev nlohmann-json3-dev            # the fieldft command-line tool
   libnifti2-dev                              # NIfTI output (src/io; optional: FIELDFT_NIFTI)
   libismrmrd-dev                             # ISMRMRD raw data in and out (brings libhdf5-dev, libpugixml-dev)
+  openmpi-bin libopenmpi-dev                 # MPI communicators for scale-out (src/dist; optional: FIELDFT_MPI)
   python3 python3-venv python3-pip           # Python package and its tests
 )
 

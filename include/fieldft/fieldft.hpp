@@ -3,6 +3,7 @@
 
 #include "fieldft/config.hpp"
 #include "fieldft/context.hpp"
+#include "fieldft/dist.hpp"
 #include "fieldft/error.hpp"
 #include "fieldft/mri/dft.hpp"
 #include "fieldft/mri/encoding.hpp"

@@ -1,0 +1,99 @@
+// The single-rank communicator and the environment queries of include/fieldft/dist.hpp.
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <new>
+#include <string>
+
+#include "fieldft/dist.hpp"
+
+namespace fieldft::dist {
+
+Communicator::~Communicator() = default;
+
+namespace {
+
+class SingleComm final : public Communicator {
+ public:
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  Engine engine() const override { return Engine::kSingle; }
+  std::string describe() const override { return "single"; }
+  bool sums_in(const Context& /*ctx*/) const override { return true; }
+  void allreduce_sum(std::complex<float>* /*data*/, std::int64_t n, const Context& /*ctx*/) override { check(n); }
+  void allreduce_sum(std::complex<double>* /*data*/, std::int64_t n, const Context& /*ctx*/) override { check(n); }
+  int agree_max(int value) override { return value; }
+  void broadcast_bytes(void* /*data*/, std::size_t /*bytes*/, int root) override {
+    require(root == 0, ErrorCode::kInvalidArgument,
+            "dist::single: broadcast root " + std::to_string(root) + " outside [0, 1)");
+  }
+  [[noreturn]] void abort(const std::string& message) override {
+    std::fprintf(stderr, "fieldft: abort: %s\n", message.c_str());
+    std::fflush(stderr);
+    std::_Exit(1);
+  }
+
+ private:
+  static void check(std::int64_t n) {
+    require(n >= 0, ErrorCode::kInvalidArgument,
+            "dist::single: allreduce_sum of " + std::to_string(n) + " values (expected n >= 0)");
+  }
+};
+
+// A positive integer in environment variable `name`, else 0.
+long env_count(const char* name) {
+  const char* s = std::getenv(name);
+  if (s == nullptr || *s == '\0') return 0;
+  char* end = nullptr;
+  const long v = std::strtol(s, &end, 10);
+  return (end != nullptr && *end == '\0' && v > 0) ? v : 0;
+}
+
+}  // namespace
+
+CommPtr single() {
+  static const CommPtr one = std::make_shared<SingleComm>();
+  return one;
+}
+
+bool launched_by_mpi() noexcept {
+  // Open MPI's mpirun, then the PMI of MPICH / Slurm.
+  return env_count("OMPI_COMM_WORLD_SIZE") > 1 || env_count("PMI_SIZE") > 1;
+}
+
+}  // namespace fieldft::dist
+
+namespace fieldft::dist {
+
+void agree_on_errors(const CommPtr& comm, const std::function<void()>& phase) {
+  require(comm != nullptr, ErrorCode::kInvalidArgument, "dist::agree_on_errors: the communicator is null");
+  ErrorCode code = ErrorCode::kOk;
+  std::string message;
+  try {
+    phase();
+  } catch (const Error& e) {
+    code = e.code();
+    message = e.what();
+  } catch (const std::bad_alloc&) {
+    code = ErrorCode::kOutOfMemory;
+    message = "out of memory";
+  } catch (const std::exception& e) {
+    code = ErrorCode::kInternal;
+    message = e.what();
+  } catch (...) {
+    code = ErrorCode::kInternal;
+    message = "an exception that is not a std::exception";
+  }
+  // The highest failing rank + 1, or 0 when every rank succeeded.
+  const int failed = comm->agree_max(code == ErrorCode::kOk ? 0 : comm->rank() + 1);
+  if (failed == 0) return;
+  const int root = failed - 1;
+  std::int64_t header[2] = {static_cast<std::int64_t>(code), static_cast<std::int64_t>(message.size())};
+  comm->broadcast_bytes(header, sizeof(header), root);
+  message.resize(static_cast<std::size_t>(header[1]));
+  comm->broadcast_bytes(message.data(), message.size(), root);
+  throw Error(static_cast<ErrorCode>(header[0]),
+              "rank " + std::to_string(root) + " of " + std::to_string(comm->size()) + ": " + message);
+}
+
+}  // namespace fieldft::dist

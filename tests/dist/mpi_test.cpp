@@ -1,0 +1,239 @@
+// fieldft::dist over MPI ranks: run under `mpirun -n K` (tests/dist/CMakeLists.txt registers
+// K = 1, 2, 3, label mpi). Every rank runs every test, in the same order, so that the collectives
+// inside them match; each test ends with every rank agreeing on its outcome. Host memory, one
+// OpenMP thread per rank (Context::host(1)), so that every host reduction has one order.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <complex>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "fieldft/dist.hpp"
+#include "fieldft/solve/cg.hpp"
+#include "support/gtest_helpers.hpp"
+#include "support/measures.hpp"
+#include "support/random_data.hpp"
+#include "dist/split_sense.hpp"
+
+namespace fieldft::test {
+namespace {
+
+dist::CommPtr world() { return dist::mpi_world(); }
+const Context kHost = Context::host(1);
+
+// True on every rank when `ok` holds on every rank.
+bool all_ok(bool ok) { return world()->agree_max(ok ? 0 : 1) == 0; }
+
+// Every rank's copy of v equals rank 0's, bit for bit.
+template <class C>
+bool same_on_every_rank(const std::vector<C>& v) {
+  std::vector<C> root(v);
+  world()->broadcast_bytes(root.data(), root.size() * sizeof(C), 0);
+  return all_ok(std::memcmp(root.data(), v.data(), v.size() * sizeof(C)) == 0);
+}
+
+TEST(MpiWorld, DescribesTheLaunch) {
+  auto w = world();
+  EXPECT_EQ(w, dist::mpi_world());
+  EXPECT_EQ(w->engine(), dist::Engine::kMpi);
+  EXPECT_EQ(w->describe(), "mpi: rank " + std::to_string(w->rank()) + " of " + std::to_string(w->size()));
+  if (const char* s = std::getenv("OMPI_COMM_WORLD_SIZE")) {
+    EXPECT_EQ(w->size(), std::atoi(s));
+  }
+  EXPECT_EQ(dist::launched_by_mpi(), w->size() > 1);
+  EXPECT_TRUE(w->sums_in(kHost));
+  EXPECT_EQ(w->agree_max(w->rank()), w->size() - 1);
+  std::string message = w->rank() == w->size() - 1 ? "from the last rank" : std::string(18, '?');
+  w->broadcast_bytes(message.data(), message.size(), w->size() - 1);
+  EXPECT_EQ(message, "from the last rank");
+  std::vector<std::complex<float>> v(3);
+  EXPECT_TRUE(throws_error([&] { w->allreduce_sum(v.data(), -1, kHost); }, ErrorCode::kInvalidArgument));
+  EXPECT_TRUE(throws_error([&] { w->broadcast_bytes(v.data(), 4, w->size()); }, ErrorCode::kInvalidArgument));
+}
+
+// The sum over ranks of rank r's random vector (seed 100 + r): within rounding of the exact sum,
+// and bit-identical on every rank. Sizes cross Open MPI's switches between algorithms.
+template <class T>
+void check_allreduce() {
+  auto w = world();
+  for (std::int64_t n : {1, 1000, 300001}) {
+    auto v = random_complex<T>(n, 100 + static_cast<std::uint64_t>(w->rank()));
+    w->allreduce_sum(v.data(), n, kHost);
+    std::vector<cdouble> exact(static_cast<std::size_t>(n));
+    for (int r = 0; r < w->size(); ++r) {
+      const auto u = random_complex<T>(n, 100 + static_cast<std::uint64_t>(r));
+      for (std::int64_t i = 0; i < n; ++i) exact[static_cast<std::size_t>(i)] += cdouble(u[static_cast<std::size_t>(i)]);
+    }
+    // K − 1 additions of T: a few units of T's rounding.
+    EXPECT_LE(rel_error(v, exact), sizeof(T) == 4 ? 1e-6 : 1e-15) << "n = " << n;
+    EXPECT_TRUE(same_on_every_rank(v)) << "n = " << n;
+  }
+}
+TEST(MpiAllreduce, BitIdenticalOnEveryRankFloat) { check_allreduce<float>(); }
+TEST(MpiAllreduce, BitIdenticalOnEveryRankDouble) { check_allreduce<double>(); }
+
+// rank_sum of this rank's coil share against the whole SENSE operator (which every rank builds).
+template <class T>
+void check_rank_sum_sense() {
+  using C = std::complex<T>;
+  auto w = world();
+  const SplitSense<T> p;
+  const dist::Share share = dist::split(SplitSense<T>::kCoils, w->size(), w->rank());
+  auto whole = p.whole(kHost);
+  auto a = dist::rank_sum<T>(p.part(kHost, share), w);
+  ASSERT_EQ(a->domain_shape(), whole->domain_shape());
+  ASSERT_EQ(a->codomain_size(), share.size() * p.samples());
+  const auto x = random_complex<T>(a->domain_size(), 7);          // the same on every rank
+  const auto y_whole = random_complex<T>(whole->codomain_size(), 8);
+  const auto y = p.rows(y_whole, share);
+
+  // Forward: this rank's rows of the whole operator's output (the same per-coil arithmetic).
+  std::vector<C> ax(static_cast<std::size_t>(a->codomain_size())), ax_whole(static_cast<std::size_t>(whole->codomain_size()));
+  a->apply(x.data(), ax.data());
+  whole->apply(x.data(), ax_whole.data());
+  const double tol = sizeof(T) == 4 ? 1e-5 : 1e-12;  // rounding of T: summation orders differ
+  EXPECT_LE(rel_error(ax, widen(p.rows(ax_whole, share))), tol);
+
+  // Adjoint and normal: the whole operator's, on every rank, bit-identical across ranks.
+  std::vector<C> aty(x.size()), aty_whole(x.size()), n(x.size()), n_whole(x.size());
+  a->apply_adjoint(y.data(), aty.data());
+  whole->apply_adjoint(y_whole.data(), aty_whole.data());
+  EXPECT_LE(rel_error(aty, widen(aty_whole)), tol);
+  EXPECT_TRUE(same_on_every_rank(aty));
+  a->apply_normal(x.data(), n.data());
+  whole->apply_normal(x.data(), n_whole.data());
+  EXPECT_LE(rel_error(n, widen(n_whole)), tol);
+  EXPECT_TRUE(same_on_every_rank(n));
+
+  // Adjointness of the stacked operator: Σ_r <A_r x, y_r> = <x, Aᴴ y>; the NUFFT's forward and
+  // adjoint are transposes up to its eps (4·eps as in the battery).
+  std::vector<std::complex<double>> local{inner<T, T>(std::span<const C>(ax), std::span<const C>(y))};
+  w->allreduce_sum(local.data(), 1, kHost);
+  const cdouble right = inner<T, T>(std::span<const C>(x), std::span<const C>(aty));
+  EXPECT_LE(std::abs(local[0] - right) / (norm<T>(std::span<const C>(x)) * norm<T>(std::span<const C>(aty))),
+            4 * SplitSense<T>::eps());
+  EXPECT_TRUE(all_ok(!::testing::Test::HasFailure()));
+}
+TEST(MpiRankSum, CoilSplitSenseIsTheWholeFloat) { check_rank_sum_sense<float>(); }
+TEST(MpiRankSum, CoilSplitSenseIsTheWholeDouble) { check_rank_sum_sense<double>(); }
+
+// CG on the coil-split problem (each rank its coils' data and maps) against CG on the whole.
+template <class T>
+void check_cg() {
+  using C = std::complex<T>;
+  auto w = world();
+  const SplitSense<T> p;
+  const dist::Share share = dist::split(SplitSense<T>::kCoils, w->size(), w->rank());
+  const auto y_whole = p.data();
+  const auto y = p.rows(y_whole, share);
+  auto whole = p.whole(kHost);
+  auto a = dist::rank_sum<T>(p.part(kHost, share), w);
+  const solve::CgOptions o = cg_options(15, p.lambda());
+  std::vector<C> x(static_cast<std::size_t>(a->domain_size())), x_whole(x.size());
+  solve::cg<T>(*a, y.data(), x.data(), nullptr, o);
+  solve::cg<T>(*whole, y_whole.data(), x_whole.data(), nullptr, o);
+  // Every rank holds the same iterate, bit for bit (its vectors come from the same sums).
+  EXPECT_TRUE(same_on_every_rank(x));
+  // Against the whole: the coil sums are added in another order (partial sums per rank, then
+  // across ranks), and the Toeplitz normal's FFTW plans are chosen by timing (FFTW_MEASURE) in
+  // each process: a relative change of a few units of T's rounding per normal application,
+  // which CG on this system (condition number <= 11, SplitSense::lambda) carries forward
+  // without growth beyond ~10x: 1e-5 (float), 1e-12 (double).
+  EXPECT_LE(rel_error(x, widen(x_whole)), sizeof(T) == 4 ? 1e-5 : 1e-12);
+
+  // With weights (W = diag(w), the same rows of one whole-problem weight vector per rank).
+  std::vector<C> wt(static_cast<std::size_t>(whole->codomain_size()));
+  for (std::size_t j = 0; j < wt.size(); ++j) wt[j] = static_cast<T>(0.5 + (j % 5) * 0.25);
+  const auto wt_share = p.rows(wt, share);
+  std::fill(x.begin(), x.end(), C(0));
+  std::fill(x_whole.begin(), x_whole.end(), C(0));
+  solve::cg<T>(*a, y.data(), x.data(), wt_share.data(), o);
+  solve::cg<T>(*whole, y_whole.data(), x_whole.data(), wt.data(), o);
+  EXPECT_TRUE(same_on_every_rank(x));
+  EXPECT_LE(rel_error(x, widen(x_whole)), sizeof(T) == 4 ? 1e-5 : 1e-12);
+  EXPECT_TRUE(all_ok(!::testing::Test::HasFailure()));
+}
+TEST(MpiRankSum, CgOnTheSplitProblemEqualsTheWholeFloat) { check_cg<float>(); }
+TEST(MpiRankSum, CgOnTheSplitProblemEqualsTheWholeDouble) { check_cg<double>(); }
+
+// Mode (a): problem i (data scaled by i + 1) on rank i mod K, written into a zeroed volume of
+// every problem's image; one allreduce_sum gives every rank all images, EXACTLY those their
+// ranks computed (the other ranks add zeros): a rank's own slots are bit-identical to what it
+// wrote and every slot is the same on every rank. Against all problems solved by one rank the
+// images agree within rounding, not exactly: the CPU Toeplitz normal plans its FFTs by timing
+// (FFTW_MEASURE), so two processes may use two FFT algorithms.
+TEST(MpiModeA, ProblemsOverRanksEqualOneRank) {
+  using C = std::complex<float>;
+  auto w = world();
+  const SplitSense<float> p;
+  const auto y = p.data();
+  auto a = p.whole(kHost);
+  const std::int64_t voxels = a->domain_size();
+  constexpr std::int64_t kProblems = 5;
+  const solve::CgOptions o = cg_options(8, p.lambda());
+  const auto solve_one = [&](std::int64_t i, C* x) {
+    std::vector<C> yi(y);
+    for (auto& v : yi) v *= static_cast<float>(i + 1);
+    std::fill(x, x + voxels, C(0));
+    solve::cg<float>(*a, yi.data(), x, nullptr, o);
+  };
+  std::vector<C> volume(static_cast<std::size_t>(voxels * kProblems));
+  for (std::int64_t i = w->rank(); i < kProblems; i += w->size()) solve_one(i, volume.data() + i * voxels);
+  const std::vector<C> mine(volume);
+  w->allreduce_sum(volume.data(), static_cast<std::int64_t>(volume.size()), kHost);
+  std::int64_t differ = 0;
+  for (std::int64_t i = w->rank(); i < kProblems; i += w->size())
+    differ += std::memcmp(volume.data() + i * voxels, mine.data() + i * voxels, voxels * sizeof(C)) != 0;
+  EXPECT_EQ(differ, 0) << "problems of this rank changed by the assembly";
+  EXPECT_TRUE(same_on_every_rank(volume));
+  std::vector<C> alone(volume.size());
+  for (std::int64_t i = 0; i < kProblems; ++i) solve_one(i, alone.data() + i * voxels);
+  EXPECT_LE(rel_error(volume, widen(alone)), 1e-5);  // float rounding, as in check_cg
+  EXPECT_TRUE(all_ok(!::testing::Test::HasFailure()));
+}
+
+// One rank's bad input (rank 1, or rank 0 alone: maps of the wrong shape) stops every rank at
+// set-up with that rank's error, instead of leaving the others in a collective (the test has a
+// timeout in CTest).
+TEST(MpiErrors, BadInputOnOneRankStopsEveryRank) {
+  auto w = world();
+  const int bad = w->size() > 1 ? 1 : 0;
+  const SplitSense<float> p;
+  const dist::Share share = dist::split(SplitSense<float>::kCoils, w->size(), w->rank());
+  try {
+    dist::agree_on_errors(w, [&] {
+      if (w->rank() == bad) {
+        auto enc = std::make_shared<const mri::Encoding<float>>(std::vector<std::int64_t>{16, 12},
+                                                                std::vector<float>{0.f}, std::vector<float>{0.f});
+        std::vector<std::complex<float>> maps(10);
+        mri::sense<float>(enc, maps, {16, 12, 1}, kHost, {});  // 10 values for a 16x12x1 shape
+      }
+      dist::rank_sum<float>(p.part(kHost, share), w);
+    });
+    ADD_FAILURE() << "no error on rank " << w->rank();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kShapeMismatch) << e.what();
+    EXPECT_NE(std::string(e.what()).find("rank " + std::to_string(bad) + " of " + std::to_string(w->size())),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_TRUE(all_ok(!::testing::Test::HasFailure()));
+}
+
+}  // namespace
+}  // namespace fieldft::test
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  auto world = fieldft::dist::mpi_world();  // MPI_Init_thread here, MPI_Finalize at exit
+  if (world->rank() != 0) {
+    // Only rank 0 prints progress; every rank still prints its failures.
+    auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
+    delete listeners.Release(listeners.default_result_printer());
+  }
+  const int failed = RUN_ALL_TESTS();
+  return world->agree_max(failed != 0 ? 1 : 0);
+}
