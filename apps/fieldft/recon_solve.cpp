@@ -54,11 +54,13 @@ op::OperatorPtr<T> build_operator(const SolveSettings<T>& s, const Problem<T>& p
 
 template <class T>
 Solved solve_problem(const SolveSettings<T>& s, const Problem<T>& p, const Context& ctx, const std::complex<T>* y_c,
-                     std::complex<T>* x_c, const std::function<void(const solve::Report&)>& on_report) {
+                     std::complex<T>* x_c, const dist::CommPtr& comm,
+                     const std::function<void(const solve::Report&)>& on_report) {
   using Complex = std::complex<T>;
   Solved out;
   auto ts = std::chrono::steady_clock::now();
   op::OperatorPtr<T> a = build_operator(s, p, ctx);
+  if (comm) a = dist::rank_sum<T>(std::move(a), comm);  // a coil share: Σ over the shares
   std::vector<Complex> w;  // on the host; the solver reads these themselves: they live to the end
   op::Workspace w_mem(ctx);
   const Complex* w_ctx = nullptr;
@@ -99,10 +101,10 @@ Solved solve_problem(const SolveSettings<T>& s, const Problem<T>& p, const Conte
 }
 
 template Solved solve_problem<float>(const SolveSettings<float>&, const Problem<float>&, const Context&,
-                                     const std::complex<float>*, std::complex<float>*,
+                                     const std::complex<float>*, std::complex<float>*, const dist::CommPtr&,
                                      const std::function<void(const solve::Report&)>&);
 template Solved solve_problem<double>(const SolveSettings<double>&, const Problem<double>&, const Context&,
-                                      const std::complex<double>*, std::complex<double>*,
+                                      const std::complex<double>*, std::complex<double>*, const dist::CommPtr&,
                                       const std::function<void(const solve::Report&)>&);
 
 }  // namespace fieldft::cli

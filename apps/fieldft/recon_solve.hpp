@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "fieldft/context.hpp"
+#include "fieldft/dist.hpp"
 #include "fieldft/mri/encoding.hpp"
 #include "fieldft/mri/field_model.hpp"
 #include "fieldft/solve/report.hpp"
@@ -69,14 +70,14 @@ struct Solved {
 // Synchronises ctx before returning (the times are honest).
 template <class T>
 Solved solve_problem(const SolveSettings<T>& s, const Problem<T>& p, const Context& ctx, const std::complex<T>* y_c,
-                     std::complex<T>* x_c,
+                     std::complex<T>* x_c, const dist::CommPtr& comm,
                      const std::function<void(const solve::Report&)>& on_report);
 
 extern template Solved solve_problem<float>(const SolveSettings<float>&, const Problem<float>&, const Context&,
-                                            const std::complex<float>*, std::complex<float>*,
+                                            const std::complex<float>*, std::complex<float>*, const dist::CommPtr&,
                                             const std::function<void(const solve::Report&)>&);
 extern template Solved solve_problem<double>(const SolveSettings<double>&, const Problem<double>&, const Context&,
-                                             const std::complex<double>*, std::complex<double>*,
+                                             const std::complex<double>*, std::complex<double>*, const dist::CommPtr&,
                                              const std::function<void(const solve::Report&)>&);
 
 }  // namespace fieldft::cli
