@@ -104,7 +104,13 @@ void Agreement::checkpoint() {
 void Agreement::fail(std::exception_ptr e) {
   if (!active()) std::rethrow_exception(e);
   try {
-    dist::agree_on_errors(comm_, [&] { std::rethrow_exception(e); });
+    dist::agree_on_errors(comm_, [&] {
+      try {
+        std::rethrow_exception(e);
+      } catch (const UsageError& u) {  // a library error code for the others' exit status
+        throw Error(ErrorCode::kInvalidArgument, u.what());
+      }
+    });
   } catch (const Error& x) {
     finished_ = true;
     throw AgreedError(x.code(), x.what());
