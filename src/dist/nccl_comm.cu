@@ -24,6 +24,24 @@ bool have_nccl() noexcept { return true; }
 
 namespace {
 
+// DeviceGuard for paths that must not throw (destructors, abort): a failed switch is ignored,
+// and the NCCL call after it reports its own error.
+class QuietDeviceGuard {
+ public:
+  explicit QuietDeviceGuard(int device) noexcept {
+    if (cudaGetDevice(&previous_) != cudaSuccess) previous_ = -1;
+    cudaSetDevice(device);
+  }
+  ~QuietDeviceGuard() {
+    if (previous_ >= 0) cudaSetDevice(previous_);
+  }
+  QuietDeviceGuard(const QuietDeviceGuard&) = delete;
+  QuietDeviceGuard& operator=(const QuietDeviceGuard&) = delete;
+
+ private:
+  int previous_ = -1;
+};
+
 void check_nccl(ncclResult_t r, const char* what) {
   if (r == ncclSuccess) return;
   throw Error(ErrorCode::kCuda, std::string("dist::nccl: ") + what + " failed: " + ncclGetErrorString(r));
@@ -38,13 +56,13 @@ struct Group {
   bool aborted = false;
   CommPtr host;                   // nccl_over: the host communicator whose abort stops the processes
 
-  void abort_all() {
+  void abort_all() noexcept {
     std::lock_guard<std::mutex> lock(mutex);
     if (aborted) return;
     aborted = true;
     for (std::size_t i = 0; i < comms.size(); ++i) {
       if (comms[i] == nullptr) continue;
-      cuda::DeviceGuard guard(devices[i]);
+      QuietDeviceGuard guard(devices[i]);
       ncclCommAbort(comms[i]);  // also returns peers blocked in a collective of this group
     }
   }
@@ -58,7 +76,7 @@ class NcclComm final : public Communicator {
     FIELDFT_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   }
   ~NcclComm() override {
-    cuda::DeviceGuard guard(device_);
+    QuietDeviceGuard guard(device_);
     {
       std::lock_guard<std::mutex> lock(group_->mutex);
       if (!group_->aborted) ncclCommDestroy(comm());

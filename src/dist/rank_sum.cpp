@@ -19,80 +19,68 @@ void require_summable(const op::OperatorPtr<T>& part, const CommPtr& comm, const
               ", where " + comm->describe() + " cannot sum (MPI sums host memory, NCCL its device's)");
 }
 
-// A = [A_0; …; A_{K-1}] seen from rank r (part = A_r).
+// Two sums over ranks in one class:
+//   rows (square = false): A = [A_0; …; A_{K-1}] seen from rank r (part = A_r): apply is local,
+//     the adjoint and normal end with one allreduce_sum of the (replicated) image;
+//   square (square = true): Σ_r N_r for square parts whose domain and codomain are replicated
+//     on every rank (the parts' weighted normals): apply and adjoint both end with one.
 template <class T>
 class RankSum final : public op::LinearOperator<T> {
  public:
   using Complex = std::complex<T>;
-  RankSum(op::OperatorPtr<T> part, CommPtr comm)
+  using Ptr = typename op::LinearOperator<T>::Ptr;
+  RankSum(op::OperatorPtr<T> part, CommPtr comm, bool square)
       : op::LinearOperator<T>(part->domain_shape(), part->codomain_shape(), part->context()),
         part_(std::move(part)),
-        comm_(std::move(comm)) {}
+        comm_(std::move(comm)),
+        square_(square) {}
 
-  std::string name() const override { return "rank_sum(" + part_->name() + ", " + comm_->describe() + ")"; }
-  void apply(const Complex* x, Complex* y) override { part_->apply(x, y); }
+  std::string name() const override {
+    return std::string(square_ ? "rank_sum_square(" : "rank_sum(") + part_->name() + ", " + comm_->describe() + ")";
+  }
+  void apply(const Complex* x, Complex* y) override {
+    part_->apply(x, y);
+    if (square_) comm_->allreduce_sum(y, this->codomain_size(), this->context());
+  }
   void apply_adjoint(const Complex* y, Complex* x) override {
     part_->apply_adjoint(y, x);
     comm_->allreduce_sum(x, this->domain_size(), this->context());
   }
   void apply_normal(const Complex* x, Complex* z) override {
+    if (square_) {  // (Σ N_r)ᴴ(Σ N_r): apply, then the adjoint, through scratch
+      op::LinearOperator<T>::apply_normal(x, z);
+      return;
+    }
     part_->apply_normal(x, z);
     comm_->allreduce_sum(z, this->domain_size(), this->context());
   }
-  void prepare_normal() override { part_->prepare_normal(); }
-  typename op::LinearOperator<T>::Ptr batched(std::int64_t /*k*/) const override { return nullptr; }
+  void prepare_normal() override {
+    if (!square_) part_->prepare_normal();
+  }
+  Ptr batched(std::int64_t /*k*/) const override { return nullptr; }
   // Σ_r A_rᴴ W_r A_r from the part's weighted normal. Without one, nullptr: the solver's fallback
   // (apply, w ∘ ·, apply_adjoint) is then the whole AᴴWA, since apply_adjoint sums over ranks.
-  // Every rank gets the same answer here only if every part answers alike (the same operator
-  // kind on each rank, as coil shares of one SENSE operator are).
-  typename op::LinearOperator<T>::Ptr weighted_normal(const Complex* weights) override;
+  // Either way one image-sized allreduce per application, so ranks whose parts answer
+  // differently still meet in the same collectives.
+  Ptr weighted_normal(const Complex* weights) override {
+    if (square_) return nullptr;
+    auto n = part_->weighted_normal(weights);
+    if (!n) return nullptr;
+    return std::make_shared<RankSum<T>>(std::move(n), comm_, true);
+  }
 
  private:
   op::OperatorPtr<T> part_;
   CommPtr comm_;
+  bool square_ = false;
 };
-
-// Σ_r N_r for square operators N_r whose domain and codomain are replicated on every rank (the
-// parts' weighted normals): apply and apply_adjoint both end with one allreduce_sum.
-template <class T>
-class RankSumSquare final : public op::LinearOperator<T> {
- public:
-  using Complex = std::complex<T>;
-  RankSumSquare(op::OperatorPtr<T> part, CommPtr comm)
-      : op::LinearOperator<T>(part->domain_shape(), part->codomain_shape(), part->context()),
-        part_(std::move(part)),
-        comm_(std::move(comm)) {}
-
-  std::string name() const override { return "rank_sum_all(" + part_->name() + ", " + comm_->describe() + ")"; }
-  void apply(const Complex* x, Complex* y) override {
-    part_->apply(x, y);
-    comm_->allreduce_sum(y, this->codomain_size(), this->context());
-  }
-  void apply_adjoint(const Complex* y, Complex* x) override {
-    part_->apply_adjoint(y, x);
-    comm_->allreduce_sum(x, this->domain_size(), this->context());
-  }
-  void prepare_normal() override {}
-  typename op::LinearOperator<T>::Ptr batched(std::int64_t /*k*/) const override { return nullptr; }
-
- private:
-  op::OperatorPtr<T> part_;
-  CommPtr comm_;
-};
-
-template <class T>
-typename op::LinearOperator<T>::Ptr RankSum<T>::weighted_normal(const Complex* weights) {
-  auto n = part_->weighted_normal(weights);
-  if (!n) return nullptr;
-  return std::make_shared<RankSumSquare<T>>(std::move(n), comm_);
-}
 
 }  // namespace
 
 template <class T>
 op::OperatorPtr<T> rank_sum(op::OperatorPtr<T> part, CommPtr comm) {
   require_summable(part, comm, "rank_sum");
-  return std::make_shared<RankSum<T>>(std::move(part), std::move(comm));
+  return std::make_shared<RankSum<T>>(std::move(part), std::move(comm), false);
 }
 
 template op::OperatorPtr<float> rank_sum<float>(op::OperatorPtr<float>, CommPtr);
