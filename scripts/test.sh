@@ -66,8 +66,8 @@ python_tests() {
   fi
   say "python: $("$py" --version 2>&1) at $py"
   local pip=("$py" -m pip install -q --disable-pip-version-check)
-  say "pip install scikit-build-core nanobind numpy pytest finufft (from PyPI)"
-  "${pip[@]}" "scikit-build-core>=0.10" "nanobind>=2.0" "numpy>=1.22" "pytest>=7" || return $?
+  say "pip install scikit-build-core nanobind numpy pytest mpi4py finufft (from PyPI; mpi4py builds against the system MPI)"
+  "${pip[@]}" "scikit-build-core>=0.10" "nanobind>=2.0" "numpy>=1.22" "pytest>=7" "mpi4py>=3.1" || return $?
   # The real finufft enables the compat layer's cross-checks (they skip without it).
   "${pip[@]}" "finufft>=2.5,<2.6" || say "finufft not installable here: its cross-checks will skip"
   # Without a GPU the extension is built CPU-only: section 2 already compiled every CUDA source.

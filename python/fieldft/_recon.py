@@ -106,6 +106,7 @@ def recon(kspace, coords, shape, maps=None, *, devices=None, split: str = "auto"
     devs = [int(d) for d in devices] if devices is not None else None
     info = options.get("info", False)
     show = options.pop("progress", True)
+    default_device = options.pop("device", None)  # MPI ranks without devices=: where each rank runs
 
     def one(i, device):
         args = {n: (v if v is None or isinstance(v, str) else v[i]) for n, v in per.items()}
@@ -115,7 +116,7 @@ def recon(kspace, coords, shape, maps=None, *, devices=None, split: str = "auto"
     results = [None] * count
     if world is not None:
         rank, size = world.Get_rank(), world.Get_size()
-        device = f"cuda:{devs[_local_rank() % len(devs)]}" if devs else None
+        device = f"cuda:{devs[_local_rank() % len(devs)]}" if devs else default_device
         bar = _Progress(len(range(rank, count, size)), "fieldft recon (rank 0)") if show and rank == 0 else None
         image = None
         failure = None
