@@ -92,7 +92,17 @@ python_tests() {
     args+=(-m "not gpu")
   fi
   say "python ${args[*]}"
-  "$py" "${args[@]}"
+  "$py" "${args[@]}" || return $?
+  # fieldft.recon over MPI ranks (mpi4py, MPI_COMM_WORLD): the same test file under mpirun -n 2, 3.
+  if command -v mpirun >/dev/null && "$py" -c 'import mpi4py' 2>/dev/null; then
+    local k
+    for k in 2 3; do
+      say "mpirun -n $k python -m pytest python/tests/test_recon_dist.py"
+      OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1 timeout 300 \
+        mpirun --oversubscribe -n "$k" "$py" -m pytest python/tests/test_recon_dist.py -q -p no:cacheprovider \
+        -m "not gpu" || return $?
+    done
+  fi
 }
 start=$SECONDS
 python_rc=0
