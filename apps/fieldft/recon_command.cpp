@@ -19,6 +19,7 @@
 #include "dataset.hpp"
 #include "recon_chunks.hpp"
 #include "recon_dist.hpp"
+#include "recon_io.hpp"
 #include "recon_solve.hpp"
 #include "fieldft/mri/coil_maps.hpp"
 #include "fieldft/mri/encoding.hpp"
@@ -64,115 +65,8 @@ struct ReconArgs {
   bool json = false;
 };
 
-enum class OutKind { kNifti, kNpy, kCfl, kPng };
-
-std::optional<OutKind> out_kind(const std::string& p) {
-  if (ends_with(p, ".nii") || ends_with(p, ".nii.gz")) return OutKind::kNifti;
-  if (ends_with(p, ".npy")) return OutKind::kNpy;
-  if (ends_with(p, ".cfl")) return OutKind::kCfl;
-  if (ends_with(p, ".png") || ends_with(p, ".pgm")) return OutKind::kPng;
-  return std::nullopt;
-}
-
-// Every output checked before any work: a known extension, a directory that exists and that we
-// may write (so that one bad -o never leaves the others written and this one missing).
-void check_outputs(const std::vector<std::string>& outs) {
-  if (outs.empty()) throw UsageError("-o/--out is required (FILE.nii, .nii.gz, .npy, .cfl or .png; repeatable)");
-  for (const auto& o : outs) {
-    const auto k = out_kind(o);
-    if (!k) throw UsageError("-o: '" + o + "' must end in .nii, .nii.gz, .npy, .cfl, .png or .pgm");
-    if (*k == OutKind::kNifti && !io::nifti_available())
-      throw Error(ErrorCode::kBackendUnavailable, "'" + o + "': this build has no NIfTI support (FIELDFT_NIFTI)");
-    std::filesystem::path dir = std::filesystem::path(o).parent_path();
-    if (dir.empty()) dir = ".";
-    std::error_code ec;
-    if (!std::filesystem::is_directory(dir, ec))
-      throw Error(ErrorCode::kInvalidArgument, "cannot write '" + o + "': its directory does not exist");
-    if (::access(dir.c_str(), W_OK) != 0)
-      throw Error(ErrorCode::kInvalidArgument, "cannot write '" + o + "': its directory is not writable");
-    if (std::filesystem::is_directory(o, ec))
-      throw Error(ErrorCode::kInvalidArgument, "cannot write '" + o + "': it is a directory");
-  }
-}
-
 double since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-// A truth image from --truth: .cfl image, .npy (numpy order, complex or real), or ISMRMRD's Truth.
-std::vector<std::complex<double>> read_truth(const std::string& path, std::int64_t voxels) {
-  std::vector<std::complex<double>> t;
-  if (is_ismrmrd_path(path)) {
-    t = io::read_ismrmrd(path).truth;
-    if (t.empty()) throw Error(ErrorCode::kInvalidArgument, "--truth '" + path + "': no Truth array in the file");
-  } else if (ends_with(path, ".npy")) {
-    auto a = io::read_npy<std::complex<double>>(path);
-    t = std::move(a.data);
-  } else {
-    auto a = io::read_cfl_image(io::cfl_base(path));
-    t.assign(a.data.begin(), a.data.end());
-  }
-  if (static_cast<std::int64_t>(t.size()) != voxels)
-    throw Error(ErrorCode::kShapeMismatch, "--truth '" + path + "': " + std::to_string(t.size()) +
-                                               " values, the image has " + std::to_string(voxels));
-  return t;
-}
-
-// The progress of CG's iterations, or (slice by slice) of the slices.
-class ProgressBar {
- public:
-  ProgressBar(bool on, int total, std::string label) : on_(on), total_(total), label_(std::move(label)) {}
-  void update(int done, double seconds, double residual) {
-    if (!on_) return;
-    const int width = 30, bars = std::min(width, done * width / std::max(total_, 1));
-    const double eta = done > 0 ? seconds / done * (total_ - done) : 0;
-    std::fprintf(stderr, "\r%s [%s%s] %d/%d  residual %.3e  %.1f s  ETA %.1f s ", label_.c_str(),
-                 std::string(bars, '#').c_str(), std::string(width - bars, '.').c_str(), done, total_, residual, seconds,
-                 eta);
-    std::fflush(stderr);
-    shown_ = true;
-  }
-  void finish() {
-    if (shown_) std::fputc('\n', stderr);
-  }
-
- private:
-  bool on_;
-  int total_;
-  std::string label_;
-  bool shown_ = false;
-};
-// The context of --backend / --device, and why.
-struct Placement {
-  Context context;
-  std::string reason;
-  std::string device_name;  // CUDA: the device's name
-};
-
-Placement choose_placement(const std::string& backend_text, int device, int threads) {
-  const Backend backend = parse_backend(backend_text);
-  if (backend == Backend::kCpu) return {Context::host(threads), "asked for", ""};
-  const bool built = build_info().cuda;
-  const std::vector<DeviceInfo> gpus = cuda_devices();
-  if (backend == Backend::kCuda && !built)
-    throw Error(ErrorCode::kBackendUnavailable,
-                "--backend cuda: this fieldft was built without CUDA (FIELDFT_CUDA=OFF, or no nvcc or GPU at build "
-                "time); use --backend cpu or auto, or rebuild with -DFIELDFT_CUDA=ON");
-  if (backend == Backend::kCuda && gpus.empty())
-    throw Error(ErrorCode::kBackendUnavailable,
-                "--backend cuda: no CUDA device is visible (no GPU, no driver, or CUDA_VISIBLE_DEVICES hides them); "
-                "use --backend cpu or auto");
-  if (!built) return {Context::host(threads), "auto: this build has no CUDA", ""};
-  if (gpus.empty()) return {Context::host(threads), "auto: no CUDA device is visible", ""};
-  if (device >= static_cast<int>(gpus.size()))
-    throw Error(ErrorCode::kBackendUnavailable,
-                "--device " + std::to_string(device) + ": out of range, " + std::to_string(gpus.size()) +
-                    " CUDA device" + (gpus.size() == 1 ? " is" : "s are") + " visible (0.." +
-                    std::to_string(gpus.size() - 1) + ")");
-  const std::string name = gpus[static_cast<std::size_t>(device)].name;
-  // An owned stream; the threads serve the host-side set-up (planning, sorting).
-  Context c = Context::from_options(Backend::kCuda, device, nullptr, threads, /*own_stream=*/true);
-  return {std::move(c), backend == Backend::kCuda ? "asked for" : "auto: a CUDA device is visible", name};
 }
 
 // `values` in the context's memory: the vector itself on the host, one upload (stream-ordered)
@@ -807,30 +701,7 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
 
   // Write.
   t0 = std::chrono::steady_clock::now();
-  for (const auto& o : a.outs) {
-    switch (*out_kind(o)) {
-      case OutKind::kNifti: {
-        io::NiftiOptions no;
-        no.fov_mm = d.fov_mm;
-        no.description = "fieldft recon " + model + " " + enc_kind;
-        io::write_nifti<T>(o, shape, x, no);
-        break;
-      }
-      case OutKind::kNpy: {
-        const std::vector<std::int64_t> np_shape(shape.rbegin(), shape.rend());  // numpy: (.., Ny, Nx)
-        io::write_npy<Complex>(o, np_shape, x);
-        break;
-      }
-      case OutKind::kCfl: {
-        const std::vector<std::complex<float>> xf(x.begin(), x.end());
-        io::write_cfl_image(io::cfl_base(o), shape, 1, xf);
-        break;
-      }
-      case OutKind::kPng:
-        io::write_preview<T>(o, shape, x);
-        break;
-    }
-  }
+  write_outputs<T>(a.outs, shape, x, d.fov_mm, "fieldft recon " + model + " " + enc_kind);
   times["write"] = since(t0);
   times["total"] = since(t_start);
   rusage usage{};
