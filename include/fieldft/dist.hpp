@@ -69,7 +69,8 @@ class Communicator {
   virtual void broadcast_bytes(void* data, std::size_t bytes, int root) = 0;
   // Stops every rank of the group now with `message` on stderr (MPI_Abort; NCCL: ncclCommAbort
   // on the group, so peers blocked in a collective return with an error instead of hanging).
-  // MPI and single do not return; NCCL returns, the communicator unusable afterwards.
+  // MPI and single do not return; nccl_over's then aborts its host communicator (MPI_Abort:
+  // does not return); nccl_devices' returns, every communicator of its group unusable after.
   virtual void abort(const std::string& message) = 0;
 
  protected:
