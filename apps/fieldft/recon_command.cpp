@@ -309,8 +309,9 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
       if (need.total > b)
         throw Error(ErrorCode::kTooLarge, p.context.describe() + (world ? " (rank " + std::to_string(rank) + ")" : std::string()) +
                                               ": " + what + " needs about " + need.text() + ", but " + bytes_text(b) + " (" + from +
-                                              ") is available there; try more " + place_word + ", " +
-                                              (std::is_same_v<T, double> ? "--prec f, " : "") + "or a larger --memory-limit if one is set");
+                                              ") is available there; " +
+                                              (split == Split::kCoils ? "try more " + place_word + " (smaller shares); or " : std::string()) +
+                                              advice_common);
     }
   }
   bool slices = false;
