@@ -349,6 +349,7 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
   memory["budget_bytes"] = std::isfinite(budget) ? budget : 0.0;
   memory["budget_source"] = where;
   if (memory_share_bytes > 0) memory["needed_per_share_bytes"] = memory_share_bytes;
+  agree.checkpoint();  // MPI: every rank has read the data and made the same choices, or all stop
 
   // The k-space in the context's memory, once: on a device one copy (whole problem), and the
   // solver's vectors below stay there until the image comes back at the end. Slice by slice: the
@@ -444,10 +445,10 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
                                                  " values, expected voxels x coils = " + std::to_string(n * coils));
     choices["maps"] = "from " + maps_source;
   }
+  agree.checkpoint();  // MPI: every rank has its maps (set-up), or all stop
   if (world && estimated_maps) {
     // Rank 0's estimate on every rank, so that the maps' scale (and so λ and CG's scalars) agree
     // to the bit even where the estimate's sums are not reproducible (atomics on a GPU).
-    agree.checkpoint();
     world->broadcast_bytes(maps.data(), maps.size() * sizeof(Complex), 0);
   }
   if (split == Split::kCoils) {  // the whole k-space was for the estimate only
