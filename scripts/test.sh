@@ -66,8 +66,10 @@ python_tests() {
   fi
   say "python: $("$py" --version 2>&1) at $py"
   local pip=("$py" -m pip install -q --disable-pip-version-check)
-  say "pip install scikit-build-core nanobind numpy pytest finufft mri-nufft (from PyPI)"
+  say "pip install scikit-build-core nanobind numpy pytest mpi4py finufft mri-nufft (from PyPI; mpi4py builds against the system MPI)"
   "${pip[@]}" "scikit-build-core>=0.10" "nanobind>=2.0" "numpy>=1.22" "pytest>=7" || return $?
+  # mpi4py for the Python MPI test (python/tests/test_recon_dist.py under mpirun); it skips without.
+  "${pip[@]}" "mpi4py>=3.1" || say "mpi4py not installable here: the Python MPI test will skip"
   # The real finufft enables the compat layer's cross-checks (they skip without it).
   "${pip[@]}" "finufft>=2.5,<2.6" || say "finufft not installable here: its cross-checks will skip"
   # MRI-NUFFT for the backend tests (python/tests/test_mrinufft.py). Its required dependencies are
@@ -95,7 +97,17 @@ python_tests() {
     args+=(-m "not gpu")
   fi
   say "python ${args[*]}"
-  "$py" "${args[@]}"
+  "$py" "${args[@]}" || return $?
+  # fieldft.recon over MPI ranks (mpi4py, MPI_COMM_WORLD): the same test file under mpirun -n 2, 3.
+  if command -v mpirun >/dev/null && "$py" -c 'import mpi4py' 2>/dev/null; then
+    local k
+    for k in 2 3; do
+      say "mpirun -n $k python -m pytest python/tests/test_recon_dist.py"
+      OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1 timeout 300 \
+        mpirun --oversubscribe -n "$k" "$py" -m pytest python/tests/test_recon_dist.py -q -p no:cacheprovider \
+        -m "not gpu" || return $?
+    done
+  fi
 }
 start=$SECONDS
 python_rc=0

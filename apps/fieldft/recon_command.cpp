@@ -11,21 +11,22 @@
 #include <iomanip>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <sstream>
+#include <thread>
 
 #include "common.hpp"
 #include "dataset.hpp"
 #include "recon_chunks.hpp"
+#include "recon_dist.hpp"
+#include "recon_io.hpp"
+#include "recon_solve.hpp"
 #include "fieldft/mri/coil_maps.hpp"
-#include "fieldft/mri/density.hpp"
 #include "fieldft/mri/encoding.hpp"
 #include "fieldft/mri/field_model.hpp"
-#include "fieldft/mri/pcsense.hpp"
-#include "fieldft/mri/sense.hpp"
 #include "fieldft/mri/time_segmentation.hpp"
 #include "fieldft/op/vector_ops.hpp"
 #include "fieldft/runtime.hpp"
-#include "fieldft/solve/cg.hpp"
 #include "io/cfl.hpp"
 #include "io/nifti.hpp"
 #include "io/npy.hpp"
@@ -57,120 +58,15 @@ struct ReconArgs {
   std::string progress = "auto";
   std::string dcf = "auto";
   std::string chunk = "auto";
+  std::string devices;        // --devices: empty = --device alone
+  std::string split = "auto";
   std::string memory_limit_text;
   double memory_limit = 0;  // bytes; 0: none
   bool json = false;
 };
 
-enum class OutKind { kNifti, kNpy, kCfl, kPng };
-
-std::optional<OutKind> out_kind(const std::string& p) {
-  if (ends_with(p, ".nii") || ends_with(p, ".nii.gz")) return OutKind::kNifti;
-  if (ends_with(p, ".npy")) return OutKind::kNpy;
-  if (ends_with(p, ".cfl")) return OutKind::kCfl;
-  if (ends_with(p, ".png") || ends_with(p, ".pgm")) return OutKind::kPng;
-  return std::nullopt;
-}
-
-// Every output checked before any work: a known extension, a directory that exists and that we
-// may write (so that one bad -o never leaves the others written and this one missing).
-void check_outputs(const std::vector<std::string>& outs) {
-  if (outs.empty()) throw UsageError("-o/--out is required (FILE.nii, .nii.gz, .npy, .cfl or .png; repeatable)");
-  for (const auto& o : outs) {
-    const auto k = out_kind(o);
-    if (!k) throw UsageError("-o: '" + o + "' must end in .nii, .nii.gz, .npy, .cfl, .png or .pgm");
-    if (*k == OutKind::kNifti && !io::nifti_available())
-      throw Error(ErrorCode::kBackendUnavailable, "'" + o + "': this build has no NIfTI support (FIELDFT_NIFTI)");
-    std::filesystem::path dir = std::filesystem::path(o).parent_path();
-    if (dir.empty()) dir = ".";
-    std::error_code ec;
-    if (!std::filesystem::is_directory(dir, ec))
-      throw Error(ErrorCode::kInvalidArgument, "cannot write '" + o + "': its directory does not exist");
-    if (::access(dir.c_str(), W_OK) != 0)
-      throw Error(ErrorCode::kInvalidArgument, "cannot write '" + o + "': its directory is not writable");
-    if (std::filesystem::is_directory(o, ec))
-      throw Error(ErrorCode::kInvalidArgument, "cannot write '" + o + "': it is a directory");
-  }
-}
-
 double since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-// A truth image from --truth: .cfl image, .npy (numpy order, complex or real), or ISMRMRD's Truth.
-std::vector<std::complex<double>> read_truth(const std::string& path, std::int64_t voxels) {
-  std::vector<std::complex<double>> t;
-  if (is_ismrmrd_path(path)) {
-    t = io::read_ismrmrd(path).truth;
-    if (t.empty()) throw Error(ErrorCode::kInvalidArgument, "--truth '" + path + "': no Truth array in the file");
-  } else if (ends_with(path, ".npy")) {
-    auto a = io::read_npy<std::complex<double>>(path);
-    t = std::move(a.data);
-  } else {
-    auto a = io::read_cfl_image(io::cfl_base(path));
-    t.assign(a.data.begin(), a.data.end());
-  }
-  if (static_cast<std::int64_t>(t.size()) != voxels)
-    throw Error(ErrorCode::kShapeMismatch, "--truth '" + path + "': " + std::to_string(t.size()) +
-                                               " values, the image has " + std::to_string(voxels));
-  return t;
-}
-
-// The progress of CG's iterations, or (slice by slice) of the slices.
-class ProgressBar {
- public:
-  ProgressBar(bool on, int total, std::string label) : on_(on), total_(total), label_(std::move(label)) {}
-  void update(int done, double seconds, double residual) {
-    if (!on_) return;
-    const int width = 30, bars = std::min(width, done * width / std::max(total_, 1));
-    const double eta = done > 0 ? seconds / done * (total_ - done) : 0;
-    std::fprintf(stderr, "\r%s [%s%s] %d/%d  residual %.3e  %.1f s  ETA %.1f s ", label_.c_str(),
-                 std::string(bars, '#').c_str(), std::string(width - bars, '.').c_str(), done, total_, residual, seconds,
-                 eta);
-    std::fflush(stderr);
-    shown_ = true;
-  }
-  void finish() {
-    if (shown_) std::fputc('\n', stderr);
-  }
-
- private:
-  bool on_;
-  int total_;
-  std::string label_;
-  bool shown_ = false;
-};
-// The context of --backend / --device, and why.
-struct Placement {
-  Context context;
-  std::string reason;
-  std::string device_name;  // CUDA: the device's name
-};
-
-Placement choose_placement(const std::string& backend_text, int device, int threads) {
-  const Backend backend = parse_backend(backend_text);
-  if (backend == Backend::kCpu) return {Context::host(threads), "asked for", ""};
-  const bool built = build_info().cuda;
-  const std::vector<DeviceInfo> gpus = cuda_devices();
-  if (backend == Backend::kCuda && !built)
-    throw Error(ErrorCode::kBackendUnavailable,
-                "--backend cuda: this fieldft was built without CUDA (FIELDFT_CUDA=OFF, or no nvcc or GPU at build "
-                "time); use --backend cpu or auto, or rebuild with -DFIELDFT_CUDA=ON");
-  if (backend == Backend::kCuda && gpus.empty())
-    throw Error(ErrorCode::kBackendUnavailable,
-                "--backend cuda: no CUDA device is visible (no GPU, no driver, or CUDA_VISIBLE_DEVICES hides them); "
-                "use --backend cpu or auto");
-  if (!built) return {Context::host(threads), "auto: this build has no CUDA", ""};
-  if (gpus.empty()) return {Context::host(threads), "auto: no CUDA device is visible", ""};
-  if (device >= static_cast<int>(gpus.size()))
-    throw Error(ErrorCode::kBackendUnavailable,
-                "--device " + std::to_string(device) + ": out of range, " + std::to_string(gpus.size()) +
-                    " CUDA device" + (gpus.size() == 1 ? " is" : "s are") + " visible (0.." +
-                    std::to_string(gpus.size() - 1) + ")");
-  const std::string name = gpus[static_cast<std::size_t>(device)].name;
-  // An owned stream; the threads serve the host-side set-up (planning, sorting).
-  Context c = Context::from_options(Backend::kCuda, device, nullptr, threads, /*own_stream=*/true);
-  return {std::move(c), backend == Backend::kCuda ? "asked for" : "auto: a CUDA device is visible", name};
 }
 
 // `values` in the context's memory: the vector itself on the host, one upload (stream-ordered)
@@ -181,23 +77,62 @@ const V* in_context(op::Workspace& ws, const std::vector<V>& values) {
 }
 
 template <class T>
-int run_recon(const ReconArgs& a) {
+int run_recon(const ReconArgs& a, Agreement& agree) {
   using Complex = std::complex<T>;
   const auto t_start = std::chrono::steady_clock::now();
-  check_outputs(a.outs);
+  // Under mpirun -n K (K > 1) every rank runs this; rank 0 alone checks and writes the outputs,
+  // prints and shows progress (recon_dist.hpp: errors on any rank stop all).
+  const dist::CommPtr world = agree.comm();
+  const int rank = world ? world->rank() : 0, ranks = world ? world->size() : 1;
+  const bool root = rank == 0;
+  if (root) check_outputs(a.outs);
   nlohmann::json times;
   nlohmann::json choices;
   std::vector<std::string> notes;
 
   // Where it runs, decided before any reading so that a bad --backend/--device fails at once.
-  const Placement place = choose_placement(a.backend, a.device, a.threads);
+  // One process: --device, or one place per device of --devices. MPI: one place per rank, the
+  // rank's GPU from its node-local rank (--devices, else every visible device, in turn).
+  std::vector<Placement> places;
+  {
+    const Placement first = choose_placement(a.backend, a.device, a.threads);
+    const bool cuda = first.context.is_cuda();
+    const int visible = cuda ? static_cast<int>(cuda_devices().size()) : 0;
+    if (world) {
+      if (cuda) {
+        const std::vector<int> list =
+            a.devices.empty() ? parse_devices("all", visible) : parse_devices(a.devices, visible);
+        const int dev = list[static_cast<std::size_t>(local_rank()) % list.size()];
+        places.push_back(choose_placement(a.backend, dev, a.threads));
+      } else {
+        places.push_back(first);
+        if (!a.devices.empty()) notes.push_back("--devices is ignored on the CPU (the MPI ranks share the work)");
+      }
+    } else if (!a.devices.empty()) {
+      if (!cuda)
+        throw UsageError("--devices: the CPU backend (" + first.reason +
+                         ") runs in one process; spread over CPU processes with `mpirun -n K fieldft recon ...`");
+      for (int dev : parse_devices(a.devices, visible)) places.push_back(choose_placement(a.backend, dev, a.threads));
+    } else {
+      places.push_back(first);
+    }
+  }
+  const Placement& place = places.front();
   const Context& ctx = place.context;
+  const int parts = world ? ranks : static_cast<int>(places.size());  // K: places the work is spread over
+  const std::string place_word = world ? "MPI ranks" : "devices";
   choices["backend"] = backend_name(ctx.backend());
   choices["backend_reason"] = place.reason;
   if (ctx.is_cuda()) {
     choices["device"] = ctx.device();
     choices["device_name"] = place.device_name;
   }
+  if (places.size() > 1) {
+    std::vector<int> ids;
+    for (const auto& p : places) ids.push_back(p.context.device());
+    choices["devices"] = ids;
+  }
+  if (world) choices["ranks"] = ranks;
   if (!ctx.is_cuda() && a.device != 0) notes.push_back("--device is ignored on the CPU");
 
   // Read.
@@ -303,6 +238,7 @@ int run_recon(const ReconArgs& a) {
                    .estimate_maps = estimated_maps, .field = have_field && enc_kind != "nufft",
                    .pcsense = model == "pcsense", .real_bytes = sizeof(T)};
   const MemoryEstimate need_whole = estimate_memory(mp);
+  double memory_share_bytes = 0;  // --split coils: the widest share's estimate
   std::optional<MemoryEstimate> need_slice;
   if (stack) {
     mp.dim = 2;
@@ -310,20 +246,29 @@ int run_recon(const ReconArgs& a) {
     mp.voxels = n / d.grid[2];
     need_slice = estimate_memory(mp);
   }
+  // The budget of one place: its free memory (the device's on CUDA, the host's on the CPU),
+  // lowered by --memory-limit; and where that number comes from.
+  const auto budget_of = [&](const Context& c, double* avail, std::string* from) {
+    double free_bytes = 0;
+    *from = "available host memory (MemAvailable)";
+    if (c.is_cuda()) {
+      const auto gpus = cuda_devices();
+      if (c.device() < static_cast<int>(gpus.size())) free_bytes = static_cast<double>(gpus[static_cast<std::size_t>(c.device())].free_memory);
+      *from = "free memory of CUDA device " + std::to_string(c.device());
+    } else {
+      free_bytes = available_host_memory();
+    }
+    if (avail) *avail = free_bytes;
+    double b = free_bytes > 0 ? free_bytes : std::numeric_limits<double>::infinity();
+    if (a.memory_limit > 0 && a.memory_limit < b) {
+      b = a.memory_limit;
+      *from = "--memory-limit";
+    }
+    return b;
+  };
   double available = 0;
-  std::string where = "available host memory (MemAvailable)";
-  if (ctx.is_cuda()) {
-    const auto gpus = cuda_devices();
-    if (ctx.device() < static_cast<int>(gpus.size())) available = static_cast<double>(gpus[static_cast<std::size_t>(ctx.device())].free_memory);
-    where = "free memory of CUDA device " + std::to_string(ctx.device());
-  } else {
-    available = available_host_memory();
-  }
-  double budget = available > 0 ? available : std::numeric_limits<double>::infinity();
-  if (a.memory_limit > 0 && a.memory_limit < budget) {
-    budget = a.memory_limit;
-    where = "--memory-limit";
-  }
+  std::string where;
+  double budget = budget_of(ctx, &available, &where);
   const auto too_large = [&](const std::string& what, const MemoryEstimate& e, const std::string& advice) {
     return Error(ErrorCode::kTooLarge, what + " needs about " + e.text() + ", but " + bytes_text(budget) + " (" + where +
                                            ") is available; " + advice);
@@ -332,8 +277,50 @@ int run_recon(const ReconArgs& a) {
                                     (std::is_same_v<T, double> ? "--prec f, " : "") +
                                     (enc_kind == "tseg" ? "--encoding dft (no segment images), " : "") +
                                     "fewer coils (coil compression), or a larger --memory-limit if one is set";
+  // Spread over K > 1 places (recon_dist.hpp): slices dealt to them, or the coils shared.
+  Split split = Split::kNone;
+  dist::Share share{0, coils};  // this rank's coils (MPI, --split coils)
+  if (parts > 1) {
+    if (a.split == "problems" && a.chunk == "none") throw UsageError("--split problems solves slice by slice; it cannot be --chunk none");
+    if (a.split == "coils" && a.chunk == "slices") throw UsageError("--split coils shares the whole problem; it cannot be --chunk slices");
+    const std::int64_t nslices = stack && a.chunk != "none" ? d.grid[2] : 0;
+    const SplitChoice sc = choose_split(a.split, parts, nslices, stack ? "--chunk none" : not_stack, coils, place_word);
+    split = sc.split;
+    choices["split"] = split_name(split);
+    choices["split_reason"] = sc.reason;
+    const dist::Share widest = dist::split(coils, parts, 0);  // the first shares are the widest
+    if (world && split == Split::kCoils) share = dist::split(coils, parts, rank);
+    std::optional<MemoryEstimate> need_share;
+    if (split == Split::kCoils) {
+      MemoryProblem ms = mp;
+      ms.dim = d.dim;
+      ms.samples = m;
+      ms.voxels = n;
+      ms.coils = widest.size();
+      need_share = estimate_memory(ms);
+      memory_share_bytes = need_share->total;
+    }
+    const MemoryEstimate& need = split == Split::kProblems ? *need_slice : *need_share;
+    const std::string what = split == Split::kProblems ? "one slice" : "one coil share (" + std::to_string(widest.size()) + " of " + std::to_string(coils) + " coils)";
+    for (const Placement& p : places) {
+      double avail = 0;
+      std::string from;
+      const double b = budget_of(p.context, &avail, &from);
+      if (need.total > b)
+        throw Error(ErrorCode::kTooLarge, p.context.describe() + (world ? " (rank " + std::to_string(rank) + ")" : std::string()) +
+                                              ": " + what + " needs about " + need.text() + ", but " + bytes_text(b) + " (" + from +
+                                              ") is available there; " +
+                                              (split == Split::kCoils ? "try more " + place_word + " (smaller shares); or " : std::string()) +
+                                              advice_common);
+    }
+  }
   bool slices = false;
-  if (a.chunk == "slices") {
+  if (split == Split::kProblems) {
+    slices = true;
+    choices["chunk_reason"] = "slices spread over " + std::to_string(parts) + " " + place_word + " (--split problems)";
+  } else if (split == Split::kCoils) {
+    choices["chunk_reason"] = "the whole problem, its coils spread over " + std::to_string(parts) + " " + place_word;
+  } else if (a.chunk == "slices") {
     if (!stack) throw Error(ErrorCode::kInvalidArgument, "--chunk slices: the data are not a stack of 2D acquisitions (" + not_stack + ")");
     if (need_slice->total > budget) throw too_large("even one slice", *need_slice, advice_common);
     slices = true;
@@ -361,11 +348,13 @@ int run_recon(const ReconArgs& a) {
   memory["available_bytes"] = available;
   memory["budget_bytes"] = std::isfinite(budget) ? budget : 0.0;
   memory["budget_source"] = where;
+  if (memory_share_bytes > 0) memory["needed_per_share_bytes"] = memory_share_bytes;
+  agree.checkpoint();  // MPI: every rank has read the data and made the same choices, or all stop
 
   // The k-space in the context's memory, once: on a device one copy (whole problem), and the
   // solver's vectors below stay there until the image comes back at the end. Slice by slice: the
   // k_z transform on the host, then each slice's data go up in turn.
-  op::Workspace y_mem(ctx);
+  std::optional<op::Workspace> y_mem(std::in_place, ctx);
   const Complex* y_ctx = nullptr;
   std::vector<std::vector<Complex>> yhat;
   t0 = std::chrono::steady_clock::now();
@@ -373,8 +362,8 @@ int run_recon(const ReconArgs& a) {
     yhat = kz_to_slices<T>(*stack, nz, coils, y);
     std::vector<Complex>().swap(y);
     times["kz_transform"] = since(t0);
-  } else {
-    y_ctx = in_context(y_mem, y);
+  } else if (split != Split::kCoils || estimated_maps) {  // coils: each place uploads its share
+    y_ctx = in_context(*y_mem, y);
     if (ctx.is_cuda()) {
       ctx.synchronize();  // once, so that the stage times below are honest
       times["upload"] = since(t0);
@@ -394,9 +383,9 @@ int run_recon(const ReconArgs& a) {
       pshots.push_back(d.shots[i]);
     }
   }
-  std::vector<T> field_z;
+  // Thread-safe (mode (a) runs slices at once): the Encoding copies what it is given.
   const auto slice_encoding = [&](std::int64_t z, bool with_field) {
-    if (with_field) field_z = slice_of(field, plane, nz, z, 1);
+    const std::vector<T> field_z = with_field ? slice_of(field, plane, nz, z, 1) : std::vector<T>();
     return std::make_shared<const mri::Encoding<T>>(plane_shape, pkx, pky, std::span<const T>(), ptt,
                                                     with_field ? std::span<const T>(field_z) : std::span<const T>(),
                                                     std::span<const std::int32_t>(pshots));
@@ -456,6 +445,16 @@ int run_recon(const ReconArgs& a) {
                                                  " values, expected voxels x coils = " + std::to_string(n * coils));
     choices["maps"] = "from " + maps_source;
   }
+  agree.checkpoint();  // MPI: every rank has its maps (set-up), or all stop
+  if (world && estimated_maps) {
+    // Rank 0's estimate on every rank, so that the maps' scale (and so λ and CG's scalars) agree
+    // to the bit even where the estimate's sums are not reproducible (atomics on a GPU).
+    world->broadcast_bytes(maps.data(), maps.size() * sizeof(Complex), 0);
+  }
+  if (split == Split::kCoils) {  // the whole k-space was for the estimate only
+    y_mem.reset();
+    y_ctx = nullptr;
+  }
   times["coil_maps"] = since(t0);
   double map_power = 0, map_peak = 0;
   {
@@ -480,140 +479,201 @@ int run_recon(const ReconArgs& a) {
   choices["dcf_reason"] = a.dcf == "auto" ? "CG on the normal equations: the unweighted least-squares image" : "asked for";
   if (slices && dcf != "none") notes.push_back("slice by slice, the density weights are those of the in-plane trajectory");
   const bool tty = ::isatty(::fileno(stderr)) != 0;
-  const bool show = a.progress == "on" || (a.progress == "auto" && tty && !a.json);
-  std::vector<double> residuals;
+  const bool show = root && (a.progress == "on" || (a.progress == "auto" && tty && !a.json));
 
-  // One problem (the whole, or one slice): operator, weights, CG from x = 0. y_c and x_c are in
-  // the context; the Tikhonov weight is --lambda x sum_j w_j x mean sum|S|^2 of this problem's
-  // samples (for a slice, 1/Nz of the whole's, as the separation wants). Returns its absolute lambda.
-  struct Solved {
-    solve::CgResult res;
-    double lambda_abs = 0;
-  };
-  double setup_s = 0, solve_s = 0;
-  const auto solve_problem = [&](std::shared_ptr<const mri::Encoding<T>> geom, std::shared_ptr<const mri::Encoding<T>> nof,
-                                 const std::vector<std::int64_t>& shp, const std::vector<Complex>& mps,
-                                 const std::vector<T>& phs, const Complex* y_c, Complex* x_c, ProgressBar* bar) {
-    auto ts = std::chrono::steady_clock::now();
-    op::Shape maps_shape(shp.begin(), shp.end());
-    maps_shape.push_back(coils);
-    const auto factory = [&](std::shared_ptr<const mri::Encoding<T>> e, std::int64_t b) -> op::OperatorPtr<T> {
-      if (!e->has_field())
-        return std::make_shared<mri::NufftEncoding<T>>(e, ctx, mri::NufftEncodingOptions{.eps = eps, .batch = b});
-      mri::TimeSegmentationOptions o;
-      o.accuracy = a.accuracy;
-      o.eps = eps;
-      o.batch = b;
-      // The cost model's verdict on the normal, where it ran (else the operator's own kAuto).
-      if (field_choice.encoding == mri::EncodingKind::kTimeSegmented)
-        o.toeplitz = field_choice.toeplitz ? mri::Toeplitz::kAuto : mri::Toeplitz::kOff;
-      return std::make_shared<mri::TimeSegmentedEncoding<T>>(e, ctx, o);
-    };
-    op::OperatorPtr<T> op;
-    const mri::EncodingKind kind = enc_kind == "dft" ? mri::EncodingKind::kDft : mri::EncodingKind::kNufft;
-    if (model == "pcsense") {
-      op::Shape phase_shape(shp.begin(), shp.end());
-      phase_shape.push_back(d.num_shots);
-      mri::PcSenseOptions<T> po;
-      po.encoding = kind;
-      po.eps = eps;
-      if (enc_kind == "tseg") po.shot_encoding = factory;
-      op = mri::pcsense<T>(geom, mps, maps_shape, phs, phase_shape, ctx, po);
-    } else if (enc_kind == "tseg") {
-      op = mri::sense<T>(factory(geom, coils), mps, maps_shape);
-    } else {
-      op = mri::sense<T>(enc_kind == "dft" ? geom : nof, mps, maps_shape, ctx, {.encoding = kind, .eps = eps});
-    }
-    std::vector<Complex> w;  // on the host, the solver reads these themselves: they live to the end
-    op::Workspace w_mem(ctx);
-    const Complex* w_ctx = nullptr;
-    const std::int64_t ms = nof->num_samples();
-    double weight_sum = static_cast<double>(ms);  // sum_j w_j, M without weights
-    if (dcf == "pipe") {
-      const std::vector<T> wd = mri::density_compensation<T>(*nof, ctx);
-      w.resize(static_cast<std::size_t>(ms * coils));
-      weight_sum = 0;
-      for (std::int64_t j = 0; j < ms; ++j) {
-        weight_sum += static_cast<double>(wd[static_cast<std::size_t>(j)]);
-        for (std::int64_t c = 0; c < coils; ++c) w[static_cast<std::size_t>(j + ms * c)] = Complex(wd[static_cast<std::size_t>(j)]);
-      }
-      w_ctx = in_context(w_mem, w);  // once; for every coil the same weights
-    }
-    ctx.synchronize();  // the operator's uploads and tables, so that "setup" holds them
-    setup_s += since(ts);
-
-    Solved out;
-    out.lambda_abs = a.lambda * weight_sum * map_power;  // the caller's units
-    solve::CgOptions cg;
-    cg.max_iterations = a.iters;
-    cg.tolerance = a.tolerance;
-    cg.lambda = out.lambda_abs / (map_scale * map_scale);  // Tikhonov in the solve's units (see y)
-    cg.callback = [&](const solve::Report& r) {
-      residuals.push_back(r.residual);
-      if (bar) bar->update(r.iteration, r.seconds, r.residual);
-      return true;
-    };
-    // The progress callback reads the residual that cg brings back to the host anyway (one scalar
-    // per iteration, solve/cg.hpp); nothing else waits for the device inside the loop.
-    if (ctx.is_cuda()) vops.fill(shp[0] * shp[1] * (shp.size() > 2 ? shp[2] : 1), Complex{}, x_c);
-    ts = std::chrono::steady_clock::now();
-    out.res = solve::cg<T>(*op, y_c, x_c, w_ctx, cg);
-    ctx.synchronize();
-    solve_s += since(ts);
-    return out;
-  };
+  SolveSettings<T> settings;
+  settings.model = model;
+  settings.encoding = enc_kind;
+  settings.dcf = dcf;
+  settings.eps = eps;
+  settings.accuracy = a.accuracy;
+  settings.field_choice = field_choice;
+  settings.iterations = a.iters;
+  settings.tolerance = a.tolerance;
+  settings.lambda = a.lambda;
+  settings.map_power = map_power;
+  settings.map_scale = map_scale;
 
   // Solve.
   std::vector<Complex> x(static_cast<std::size_t>(n), Complex{});
+  std::vector<double> residuals;
   double lambda_abs = 0;
-  solve::CgResult res;
-  double download_s = 0;
+  solve::Result res;
+  double setup_s = 0, solve_s = 0, download_s = 0;
+  const auto t_solve = std::chrono::steady_clock::now();
   if (!slices) {
+    // The whole problem, or (--split coils) this place's coil share of it, whose operator sums
+    // over the places (dist::rank_sum): every place runs the same CG, place 0's image is kept.
     ProgressBar bar(show, a.iters, "CG");
-    op::Workspace x_mem(ctx);
-    Complex* x_ctx = ctx.is_host() ? x.data() : x_mem.get_as<Complex>(n);
-    const Solved s = solve_problem(geometry, no_field, shape, maps, phase, y_ctx, x_ctx, &bar);
-    bar.finish();
-    res = s.res;
-    lambda_abs = s.lambda_abs;
-    if (ctx.is_cuda()) {
-      t0 = std::chrono::steady_clock::now();
-      vops.to_host(n, x_ctx, x.data());  // the image, once
-      download_s += since(t0);
+    const auto run_share = [&](const Context& c, dist::Share sh, const dist::CommPtr& comm, bool first) {
+      op::Workspace y_ws(c), x_ws(c);
+      const Complex* y_c = y_ctx;
+      if (comm) {
+        const std::span<const Complex> ys(y.data() + m * sh.begin, static_cast<std::size_t>(m * sh.size()));
+        y_c = c.is_host() ? ys.data() : op::upload(y_ws, ys);
+      }
+      std::vector<Complex> x_own;  // a place other than the first: its image stays its own
+      if (!first && c.is_host()) x_own.assign(static_cast<std::size_t>(n), Complex{});
+      Complex* x_c = c.is_host() ? (first ? x.data() : x_own.data()) : x_ws.get_as<Complex>(n);
+      const Problem<T> pr{.geometry = geometry, .no_field = no_field, .shape = shape, .coils = sh.size(),
+                          .maps = std::span<const Complex>(maps.data() + n * sh.begin, static_cast<std::size_t>(n * sh.size())),
+                          .shots = d.num_shots, .phase = phase};
+      const Solved s = solve_problem<T>(settings, pr, c, y_c, x_c, comm,
+                                        [&](const solve::Report& r) { if (first) bar.update(r.iteration, r.seconds, r.residual); });
+      if (!first) return;
+      res = s.res;
+      lambda_abs = s.lambda_abs;
+      residuals = s.residuals;
+      setup_s = s.setup_s;
+      solve_s = s.solve_s;
+      if (c.is_cuda()) {
+        const auto td = std::chrono::steady_clock::now();
+        op::VectorOps<T>(c).to_host(n, x_c, x.data());  // the image, once
+        download_s += since(td);
+      }
+    };
+    if (split != Split::kCoils) {
+      run_share(ctx, {0, coils}, nullptr, true);
+    } else if (world) {
+      // One share per rank: the sum over MPI (CPU ranks) or NCCL (one GPU per rank). A failure
+      // inside the solve (a collective per iteration) stops every rank at once.
+      agree.checkpoint();
+      const dist::CommPtr comm = ctx.is_cuda() ? dist::nccl_over(world, ctx.device()) : world;
+      try {
+        run_share(ctx, share, comm, root);
+      } catch (const std::exception& e) {
+        const std::string message = "rank " + std::to_string(rank) + " of " + std::to_string(ranks) + ": " + e.what();
+        if (comm != world) comm->abort(message);
+        world->abort(message);
+      }
+    } else {
+      // One host thread per device, each its share; NCCL sums between them. A failure aborts the
+      // group (its peers' collectives then fail too) and the first one is reported.
+      std::vector<int> ids;
+      for (const auto& p : places) ids.push_back(p.context.device());
+      const std::vector<dist::CommPtr> comms = dist::nccl_devices(ids);
+      std::mutex failed_mutex;
+      std::exception_ptr failed;
+      std::vector<std::thread> threads;
+      for (int i = 0; i < parts; ++i)
+        threads.emplace_back([&, i] {
+          try {
+            run_share(places[static_cast<std::size_t>(i)].context, dist::split(coils, parts, i),
+                      comms[static_cast<std::size_t>(i)], i == 0);
+          } catch (const std::exception& e) {
+            {
+              const std::lock_guard<std::mutex> lock(failed_mutex);
+              if (!failed) failed = std::current_exception();
+            }
+            comms[static_cast<std::size_t>(i)]->abort(places[static_cast<std::size_t>(i)].context.describe() + ": " + e.what());
+          }
+        });
+      for (auto& t : threads) t.join();
+      if (failed) std::rethrow_exception(failed);
     }
+    bar.finish();
   } else {
     // Slice by slice: each slice's data go up, its image comes back; the bar counts slices.
-    ProgressBar bar(show, static_cast<int>(nz), "slices");
-    const auto t_slices = std::chrono::steady_clock::now();
-    res.iterations = 0;
-    res.residual = 0;
-    std::vector<Complex> xz(static_cast<std::size_t>(plane));
-    for (std::int64_t z = 0; z < nz; ++z) {
-      op::Workspace y_ws(ctx), x_ws(ctx);  // one buffer each: a Workspace holds one
+    std::vector<Solved> solved(static_cast<std::size_t>(nz));
+    std::vector<double> slice_download(static_cast<std::size_t>(nz), 0.0);
+    const auto run_slice = [&](std::int64_t z, const Context& c) {
+      op::Workspace y_ws(c), x_ws(c);  // one buffer each: a Workspace holds one
       const auto& yz = yhat[static_cast<std::size_t>(z)];
       const Complex* y_c = in_context(y_ws, yz);
-      std::fill(xz.begin(), xz.end(), Complex{});
-      Complex* x_c = ctx.is_host() ? xz.data() : x_ws.get_as<Complex>(plane);
-      const auto gz = slice_encoding(z, have_field && enc_kind != "nufft");
-      const auto nz_enc = slice_encoding(z, false);
-      const Solved s = solve_problem(gz, nz_enc, plane_shape, slice_of(maps, plane, nz, z, coils),
-                                     phase.empty() ? phase : slice_of(phase, plane, nz, z, d.num_shots), y_c, x_c, nullptr);
-      if (ctx.is_cuda()) {
-        t0 = std::chrono::steady_clock::now();
-        vops.to_host(plane, x_c, xz.data());
-        download_s += since(t0);
+      std::vector<Complex> xz(static_cast<std::size_t>(plane), Complex{});
+      Complex* x_c = c.is_host() ? xz.data() : x_ws.get_as<Complex>(plane);
+      const std::vector<Complex> maps_z = slice_of(maps, plane, nz, z, coils);
+      const std::vector<T> phase_z = phase.empty() ? phase : slice_of(phase, plane, nz, z, d.num_shots);
+      const Problem<T> pz{.geometry = slice_encoding(z, have_field && enc_kind != "nufft"),
+                          .no_field = slice_encoding(z, false), .shape = plane_shape, .coils = coils,
+                          .maps = maps_z, .shots = d.num_shots, .phase = phase_z};
+      solved[static_cast<std::size_t>(z)] = solve_problem<T>(settings, pz, c, y_c, x_c, nullptr, {});
+      if (c.is_cuda()) {
+        const auto td = std::chrono::steady_clock::now();
+        op::VectorOps<T>(c).to_host(plane, x_c, xz.data());
+        slice_download[static_cast<std::size_t>(z)] = since(td);
       }
       std::copy(xz.begin(), xz.end(), x.begin() + plane * z);
+    };
+    const std::int64_t own = world ? (nz - rank + ranks - 1) / ranks : nz;  // this rank's slices
+    ProgressBar bar(show, static_cast<int>(own), world ? "slices (rank 0)" : "slices");
+    int done = 0;
+    std::mutex bar_mutex;
+    const auto count = [&](std::int64_t z) {
+      const std::lock_guard<std::mutex> lock(bar_mutex);
+      bar.update(++done, since(t_solve), solved[static_cast<std::size_t>(z)].res.residual);
+    };
+    if (world) {
+      // Slice z on rank z mod K into a zeroed volume; one sum assembles it on every rank, exactly
+      // (the other ranks add zeros), with each slice's numbers packed alongside.
+      for (std::int64_t z = rank; z < nz; z += ranks) {
+        run_slice(z, ctx);
+        count(z);
+      }
+      const std::int64_t per = 6 + a.iters;
+      std::vector<std::complex<double>> stats(static_cast<std::size_t>(nz * per), std::complex<double>{});
+      for (std::int64_t z = rank; z < nz; z += ranks) {
+        const Solved& s = solved[static_cast<std::size_t>(z)];
+        auto* o = stats.data() + z * per;
+        o[0] = static_cast<double>(s.res.iterations);
+        o[1] = s.res.residual;
+        o[2] = s.lambda_abs;
+        o[3] = s.setup_s;
+        o[4] = s.solve_s;
+        o[5] = slice_download[static_cast<std::size_t>(z)];
+        for (std::size_t i = 0; i < s.residuals.size() && static_cast<std::int64_t>(i) < a.iters; ++i) o[6 + i] = s.residuals[i];
+      }
+      agree.checkpoint();
+      const Context host = Context::host();
+      world->allreduce_sum(x.data(), n, host);
+      world->allreduce_sum(stats.data(), nz * per, host);
+      for (std::int64_t z = 0; z < nz; ++z) {
+        const auto* o = stats.data() + z * per;
+        Solved& s = solved[static_cast<std::size_t>(z)];
+        s.res.iterations = static_cast<int>(o[0].real());
+        s.res.residual = o[1].real();
+        s.lambda_abs = o[2].real();
+        s.setup_s = o[3].real();
+        s.solve_s = o[4].real();
+        slice_download[static_cast<std::size_t>(z)] = o[5].real();
+        s.residuals.clear();
+        for (int i = 0; i < s.res.iterations && i < a.iters; ++i) s.residuals.push_back(o[6 + i].real());
+      }
+    } else if (parts > 1) {
+      // Dealt dynamically: each device takes the next slice when it finishes one.
+      std::vector<Context> contexts;
+      for (const auto& p : places) contexts.push_back(p.context);
+      dist::for_each_problem(nz, contexts, [&](std::int64_t z, const Context& c) {
+        run_slice(z, c);
+        count(z);
+      });
+    } else {
+      for (std::int64_t z = 0; z < nz; ++z) {
+        run_slice(z, ctx);
+        count(z);
+      }
+    }
+    bar.finish();
+    res.iterations = 0;
+    res.residual = 0;
+    for (std::int64_t z = 0; z < nz; ++z) {
+      const Solved& s = solved[static_cast<std::size_t>(z)];
       res.iterations += s.res.iterations;
       res.residual = std::max(res.residual, s.res.residual);
       lambda_abs += s.lambda_abs;  // the whole problem's: Nz x a slice's
-      bar.update(static_cast<int>(z + 1), since(t_slices), s.res.residual);
+      residuals.insert(residuals.end(), s.residuals.begin(), s.residuals.end());
+      setup_s += s.setup_s;
+      solve_s += s.solve_s;
+      download_s += slice_download[static_cast<std::size_t>(z)];
     }
-    bar.finish();
     choices["slices"] = nz;
   }
+  // Every collective is behind: from here on only rank 0 works (its errors are its own).
+  agree.finish();
+  if (!root) return kExitOk;
   times["setup"] = setup_s;
   times["solve"] = solve_s;
+  times["solve_wall"] = since(t_solve);  // set-up + solve (+ slices' transfers) of every place, wall clock
   if (ctx.is_cuda()) times["download"] = download_s;
   for (auto& v : x) v = Complex(std::complex<double>(v) * (data_scale / map_scale));
   for (const auto& v : x)
@@ -643,30 +703,7 @@ int run_recon(const ReconArgs& a) {
 
   // Write.
   t0 = std::chrono::steady_clock::now();
-  for (const auto& o : a.outs) {
-    switch (*out_kind(o)) {
-      case OutKind::kNifti: {
-        io::NiftiOptions no;
-        no.fov_mm = d.fov_mm;
-        no.description = "fieldft recon " + model + " " + enc_kind;
-        io::write_nifti<T>(o, shape, x, no);
-        break;
-      }
-      case OutKind::kNpy: {
-        const std::vector<std::int64_t> np_shape(shape.rbegin(), shape.rend());  // numpy: (.., Ny, Nx)
-        io::write_npy<Complex>(o, np_shape, x);
-        break;
-      }
-      case OutKind::kCfl: {
-        const std::vector<std::complex<float>> xf(x.begin(), x.end());
-        io::write_cfl_image(io::cfl_base(o), shape, 1, xf);
-        break;
-      }
-      case OutKind::kPng:
-        io::write_preview<T>(o, shape, x);
-        break;
-    }
-  }
+  write_outputs<T>(a.outs, shape, x, d.fov_mm, "fieldft recon " + model + " " + enc_kind);
   times["write"] = since(t0);
   times["total"] = since(t_start);
   rusage usage{};
@@ -714,7 +751,17 @@ int run_recon(const ReconArgs& a) {
             << "maps:     " << choices["maps"].get<std::string>() << "\n"
             << "backend:  " << ctx.describe()
             << (ctx.is_cuda() ? " " + place.device_name : std::string()) << "; "
-            << choices["backend_reason"].get<std::string>() << "\n"
+            << choices["backend_reason"].get<std::string>() << "\n";
+  if (parts > 1) {
+    std::cout << "spread:   " << parts << " " << place_word;
+    if (!world) {
+      std::cout << " (";
+      for (std::size_t i = 0; i < places.size(); ++i) std::cout << (i ? ", " : "") << places[i].context.describe();
+      std::cout << ")";
+    }
+    std::cout << ", split " << choices["split"].get<std::string>() << ": " << choices["split_reason"].get<std::string>() << "\n";
+  }
+  std::cout
             << "solver:   CG, " << res.iterations << " iterations, lambda " << a.lambda << " (x sum w x mean sum|S|^2 = "
             << lambda_abs << "), density compensation " << dcf << " (" << choices["dcf_reason"].get<std::string>()
             << "), final residual " << res.residual << "\n"
@@ -809,6 +856,19 @@ Subcommand add_recon_command(CLI::App& parent) {
                   "solver run there, and the image comes back once at the end")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
       ->capture_default_str();
+  app->add_option("--devices", a->devices,
+                  "Several CUDA devices of this machine: a list (0,1) or all. The work is split by --split; each "
+                  "device's memory is checked before starting. Under `mpirun -n K` (one process per GPU), the "
+                  "devices that the ranks of one node take in turn (default: every visible device); on the CPU "
+                  "spread over processes with `mpirun -n K fieldft recon ...` instead");
+  app->add_option("--split", a->split,
+                  "How the work is shared by several devices or MPI ranks: auto (problems when the data are a stack "
+                  "with at least one slice per device or rank, else coils), problems (slices dealt to the devices, "
+                  "dynamically; over MPI ranks slice i on rank i mod K: the same image as one device), coils (one "
+                  "problem, each device or rank its share of the coils, CG on the sum: the same image within float "
+                  "rounding, one image-sized sum per iteration)")
+      ->check(CLI::IsMember({"auto", "problems", "coils"}))
+      ->capture_default_str();
   app->add_option("--device", a->device, "CUDA device ordinal (0 .. devices-1; see `fieldft info`); ignored on the CPU")->check(at_least(0))->capture_default_str();
   add_threads_option(*app, a->threads);
   app->add_option("--progress", a->progress,
@@ -832,7 +892,11 @@ Subcommand add_recon_command(CLI::App& parent) {
           [a] {
             cap_threads(a->threads);
             if (!a->memory_limit_text.empty()) a->memory_limit = parse_bytes(a->memory_limit_text, "--memory-limit");
-            return with_precision(a->prec, [&]<class T>() { return run_recon<T>(*a); });
+            // Under mpirun -n K (K > 1): MPI_COMM_WORLD, and errors agreed between the ranks.
+            Agreement agree(dist::launched_by_mpi() ? dist::mpi_world() : nullptr);
+            return run_agreed(agree, [&] {
+              return with_precision(a->prec, [&]<class T>() { return run_recon<T>(*a, agree); });
+            });
           },
           "use --prec f, --encoding tseg, or fewer coils"};
 }

@@ -65,12 +65,153 @@ def _device_of(info) -> str:
     return "cpu" if not info.on_device else f"cuda:{info.device}"
 
 
-def recon(kspace, coords, shape, maps=None, *, method: str = "cg", weights=None, lam: float = 0.0,
-          iterations: int = 30, tol: float = 0.0, encoding: str = "auto", eps: float = 1e-4,
-          accuracy: float = 1e-3, field_map=None, times=None, shots=None, phase_maps=None, field=None,
-          device=None, nthreads: int = 0, progress: bool = True, delta: float = 0.01,
-          levels: int = 4, rho: float = 1.0, cg_iterations: int = 5,
-          callback: Optional[Callable[[solve.Report], Optional[bool]]] = None, info: bool = False):
+def recon(kspace, coords, shape, maps=None, *, devices=None, split: str = "auto", **options):
+    """Reconstructs an image from multi-coil non-Cartesian k-space (see _recon_one for the
+    options), or P independent problems on several devices or MPI ranks.
+
+    devices: CUDA device ordinals (e.g. [0, 1]) to spread P independent problems over: kspace
+      (P, C, M) numpy, one problem per leading entry (slices after an inverse FFT along k_z,
+      frames of one trajectory), sharing coords, times and shots; maps, field_map and phase_maps
+      then carry the leading P axis too (or are None / a string). Problems are dealt dynamically
+      to one host thread per device (each a whole problem on its device: the image is the one a
+      single device gives). Returns (P, *shape) numpy (with info=True, a list of results).
+      Under mpirun with mpi4py importable and MPI_COMM_WORLD's size K > 1, problem i runs on rank
+      i mod K (on devices[local rank mod len(devices)], else the default device) and one
+      Allreduce of MPI_COMM_WORLD (only COMM_WORLD) gives every rank the whole (P, *shape) result,
+      exactly (the other ranks add zeros).
+    split: "auto" or "problems" (the only split of this version in Python; sharing one problem's
+      coils over devices is `fieldft recon --split coils` on the command line).
+    """
+    problems = isinstance(kspace, np.ndarray) and kspace.ndim == 3
+    world = _mpi_world() if problems else None  # one problem under mpirun: this rank's own
+    if devices is None and world is None:
+        return _recon_one(kspace, coords, shape, maps, **options)
+    if split not in ("auto", "problems"):
+        raise _core.NotImplementedFeatureError(
+            f"split={split!r}: fieldft.recon spreads independent problems only; sharing one problem's coils "
+            "over devices is `fieldft recon --split coils` (command line)")
+    k = np.asarray(kspace) if isinstance(kspace, np.ndarray) else None
+    if k is None or k.ndim != 3:
+        raise _core.ShapeMismatchError("recon with devices= or under mpirun takes P independent problems: kspace as a "
+                                       f"numpy array (P, C, M), got {type(kspace).__name__} of shape "
+                                       f"{tuple(getattr(kspace, 'shape', ()))}")
+    count = k.shape[0]
+    per = {}
+    for name, value in (("maps", maps), ("field_map", options.pop("field_map", None)),
+                        ("phase_maps", options.pop("phase_maps", None))):
+        if value is not None and not isinstance(value, str) and len(value) != count:
+            raise _core.ShapeMismatchError(f"`{name}` has {len(value)} entries along its first axis; expected one per "
+                                           f"problem ({count})")
+        per[name] = value
+    devs = [int(d) for d in devices] if devices is not None else None
+    info = options.get("info", False)
+    show = options.pop("progress", True)
+    default_device = options.pop("device", None)  # MPI ranks without devices=: where each rank runs
+
+    def one(i, device):
+        args = {n: (v if v is None or isinstance(v, str) else v[i]) for n, v in per.items()}
+        m = args.pop("maps")
+        return _recon_one(k[i], coords, shape, m, device=device, progress=False, **args, **options)
+
+    results = [None] * count
+    if world is not None:
+        rank, size = world.Get_rank(), world.Get_size()
+        device = f"cuda:{devs[_local_rank() % len(devs)]}" if devs else default_device
+        bar = _Progress(len(range(rank, count, size)), "fieldft recon (rank 0)") if show and rank == 0 else None
+        image = None
+        failure = None
+        try:
+            for n, i in enumerate(range(rank, count, size)):
+                results[i] = one(i, device)
+                if bar is not None:
+                    bar.update(solve.Report(iteration=n + 1, residual=0.0, seconds=time.perf_counter() - bar.start))
+        except Exception as e:  # agreed below, so that no rank waits in the Allreduce
+            failure = e
+        finally:
+            if bar is not None:
+                bar.close()
+        from mpi4py import MPI
+        failed = world.allreduce(0 if failure is None else rank + 1, op=MPI.MAX)
+        if failed:
+            message = world.bcast(None if failure is None else f"{type(failure).__name__}: {failure}", root=failed - 1)
+            if failure is not None:
+                raise failure
+            raise _core.InternalError(f"fieldft.recon: rank {failed - 1} of {size} failed: {message}")
+        for i in range(rank, count, size):
+            x = results[i][0] if info else results[i]
+            if image is None:
+                image = np.zeros((count,) + tuple(x.shape), dtype=x.dtype)
+            image[i] = x
+        if image is None:  # this rank had no problem (count < size): its dtype from the data
+            image = np.zeros((count,) + tuple(int(n) for n in shape), dtype=k.dtype)
+        world.Allreduce(MPI.IN_PLACE, image, op=MPI.SUM)
+        return (image, [results[i][1] if results[i] is not None else None for i in range(count)]) if info else image
+    import threading
+    lock = threading.Lock()
+    state = {"next": 0, "done": 0, "error": None}
+    bar = _Progress(count, "fieldft recon (problems)") if show else None
+
+    def worker(dev):
+        while True:
+            with lock:
+                i = state["next"]
+                if i >= count or state["error"] is not None:
+                    return
+                state["next"] = i + 1
+            try:
+                results[i] = one(i, f"cuda:{dev}")
+            except Exception as e:  # the first stops the dealing; threads finish their problem
+                with lock:
+                    if state["error"] is None:
+                        state["error"] = (i, dev, e)
+                return
+            with lock:
+                state["done"] += 1
+                if bar is not None:
+                    bar.update(solve.Report(iteration=state["done"], residual=0.0,
+                                            seconds=time.perf_counter() - bar.start))
+
+    threads = [threading.Thread(target=worker, args=(d,)) for d in devs]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if bar is not None:
+        bar.close()
+    if state["error"] is not None:
+        i, dev, e = state["error"]
+        raise type(e)(f"problem {i} on cuda:{dev}: {e}") from e
+    images = [r[0] if info else r for r in results]
+    image = np.stack(images)
+    return (image, [r[1] for r in results]) if info else image
+
+
+def _mpi_world():
+    """MPI_COMM_WORLD when mpi4py is importable and this process runs under mpirun with K > 1."""
+    import os
+    if int(os.environ.get("OMPI_COMM_WORLD_SIZE", os.environ.get("PMI_SIZE", "1")) or 1) <= 1:
+        return None
+    try:
+        from mpi4py import MPI
+    except ImportError:
+        return None
+    return MPI.COMM_WORLD if MPI.COMM_WORLD.Get_size() > 1 else None
+
+
+def _local_rank():
+    import os
+    for name in ("OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"):
+        if os.environ.get(name, "").isdigit():
+            return int(os.environ[name])
+    return 0
+
+
+def _recon_one(kspace, coords, shape, maps=None, *, method: str = "cg", weights=None, lam: float = 0.0,
+               iterations: int = 30, tol: float = 0.0, encoding: str = "auto", eps: float = 1e-4,
+               accuracy: float = 1e-3, field_map=None, times=None, shots=None, phase_maps=None, field=None,
+               device=None, nthreads: int = 0, progress: bool = True, delta: float = 0.01,
+               levels: int = 4, rho: float = 1.0, cg_iterations: int = 5,
+               callback: Optional[Callable[[solve.Report], Optional[bool]]] = None, info: bool = False):
     """Reconstructs an image from multi-coil non-Cartesian k-space.
 
     kspace: (C, M) complex samples of C coils (or (M,) for one coil), numpy, cupy or torch; the

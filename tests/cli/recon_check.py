@@ -35,6 +35,19 @@ modes:
   unwritable
       simulate, recon with one good output and one in a directory that does not exist: clear
       error, nonzero exit, and neither output written.
+  ranks MPIEXEC TOL FORMAT SPLIT K [K ...]
+      simulate, recon in one process (RECON-ARGS; for SPLIT problems with --chunk slices, as all runs), then
+      `MPIEXEC --oversubscribe -n K fieldft recon ... --split SPLIT` for each K: the report (rank 0's
+      only: one JSON line) must say the split and K ranks (K > 1), and the image must agree with the
+      one-process image to a relative l2 difference <= TOL (TOL 0: byte for byte).
+  ranks_error MPIEXEC K FORMAT
+      simulate, then under `MPIEXEC -n K`: an output that only rank 0 checks (its directory does not
+      exist) and a --maps file that no rank can read must each end every rank with a nonzero status,
+      one "fieldft: error: rank r of K:" message naming the cause, and nothing written.
+  devices TOL FORMAT SPLIT
+      (gpu) simulate, recon with --devices 0 and with --devices 0,1 --split SPLIT (RECON-ARGS added):
+      the two-device report must say the split and both devices; the images must agree to TOL.
+      Skipped (77) with fewer than two CUDA devices.
 
 Only the standard library.
 """
@@ -326,6 +339,93 @@ def check_unwritable(tool):
             fail("the message should name the output that cannot be written")
 
 
+def mpi_env():
+    env = dict(os.environ)
+    env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMP_NUM_THREADS="1")
+    return env
+
+
+def mpi_run(mpiexec, k, tool, args):
+    cmd = [mpiexec, "--oversubscribe", "-n", str(k), tool, "recon"] + args
+    return subprocess.run(cmd, capture_output=True, text=True, env=mpi_env(), timeout=100)
+
+
+def same_image(ref_path, path, tol, what):
+    if tol == 0:
+        with open(ref_path, "rb") as f, open(path, "rb") as g:
+            if f.read() != g.read():
+                fail("%s: the image differs from one process's (expected byte for byte)" % what)
+        print("%s: identical to one process" % what)
+        return
+    r = rel_l2(read_npy_c8(ref_path), read_npy_c8(path))
+    print("%s: |x - x_1| / |x_1| = %.3e" % (what, r))
+    if not r <= tol:
+        fail("%s: differs from one process by %.3e (relative l2), expected <= %g" % (what, r, tol))
+
+
+def check_ranks(tool, margs, sim, rec):
+    mpiexec, tol, fmt, split, ks = margs[0], float(margs[1]), margs[2], margs[3], [int(k) for k in margs[4:]]
+    with tempfile.TemporaryDirectory() as d:
+        src, _ = simulate(tool, d, fmt, sim)
+        ref = os.path.join(d, "one.npy")
+        chunk = ["--chunk", "slices"] if split == "problems" else []  # one process: slice by slice too
+        recon_json(tool, [src, "-o", ref] + rec + chunk)
+        for k in ks:
+            out = os.path.join(d, "k%d.npy" % k)
+            p = mpi_run(mpiexec, k, tool, [src, "-o", out, "--split", split, "--json"] + rec + chunk)
+            if p.returncode != 0:
+                fail("mpirun -n %d: exit status %d: %s" % (k, p.returncode, p.stderr.strip()[-2000:]))
+            lines = [l for l in p.stdout.splitlines() if l.strip()]
+            if len(lines) != 1:
+                fail("mpirun -n %d: expected one JSON line (rank 0's), got %d" % (k, len(lines)))
+            j = json.loads(lines[0])
+            if k > 1 and (j["choices"].get("split") != split or j["choices"].get("ranks") != k):
+                fail("mpirun -n %d: split %r over %r ranks, expected %s over %d" % (
+                    k, j["choices"].get("split"), j["choices"].get("ranks"), split, k))
+            same_image(ref, out, tol, "mpirun -n %d, split %s" % (k, split))
+
+
+def check_ranks_error(tool, margs):
+    mpiexec, k, fmt = margs[0], int(margs[1]), margs[2]
+    with tempfile.TemporaryDirectory() as d:
+        src, _ = simulate(tool, d, fmt, ["--matrix", "24", "--coils", str(k + 1), "--threads", "1"])
+        good = os.path.join(d, "img.npy")
+        cases = [(["-o", os.path.join(d, "no_such_dir", "img.png")], "rank 0 of %d: cannot write" % k),
+                 (["-o", good, "--maps", os.path.join(d, "no_such_maps.npy")], "no_such_maps.npy")]
+        for args, text in cases:
+            p = mpi_run(mpiexec, k, tool, [src, "--threads", "1", "--backend", "cpu"] + args)
+            errors = [l for l in p.stderr.splitlines() if l.startswith("fieldft: error: ")]
+            print("mpirun -n %d: exit %d, %s" % (k, p.returncode, errors))
+            if p.returncode == 0:
+                fail("mpirun -n %d %s: succeeded on bad input" % (k, args))
+            if len(errors) != 1 or text not in errors[0] or ("rank " not in errors[0] and k > 1):
+                fail("expected one 'fieldft: error: rank r of %d: ...%s...' line, got %r" % (k, text, errors))
+            if os.path.exists(good):
+                fail("%s was written although recon failed" % good)
+
+
+def check_devices(tool, margs, sim, rec):
+    tol, fmt, split = float(margs[0]), margs[1], margs[2]
+    info = json.loads(run(tool, ["info", "--json"]).stdout)
+    if "cuda" not in info["usable_backends"] or len(info["gpus"]) < 2:
+        print("SKIP: fewer than two usable CUDA devices (%d)" % len(info["gpus"]))
+        sys.exit(SKIP)
+    with tempfile.TemporaryDirectory() as d:
+        src, _ = simulate(tool, d, fmt, sim)
+        one, two = os.path.join(d, "one.npy"), os.path.join(d, "two.npy")
+        recon_json(tool, [src, "-o", one, "--devices", "0"] + rec + (["--chunk", "slices"] if split == "problems" else []))
+        p = run(tool, ["recon", src, "-o", two, "--devices", "0,1", "--split", split, "--json"] + rec)
+        if p.returncode == 17 and "NCCL" in p.stderr:
+            print("SKIP: " + p.stderr.strip())
+            sys.exit(SKIP)
+        if p.returncode != 0:
+            fail("--devices 0,1: exit status %d: %s" % (p.returncode, p.stderr.strip()))
+        j = json.loads(p.stdout.strip().splitlines()[-1])
+        if j["choices"].get("split") != split or j["choices"].get("devices") != [0, 1]:
+            fail("--devices 0,1: split %r on %r" % (j["choices"].get("split"), j["choices"].get("devices")))
+        same_image(one, two, tol, "--devices 0,1 --split %s" % split)
+
+
 def main(argv):
     tool, mode = argv[1], argv[2]
     margs, sim, rec = split_args(argv[3:])
@@ -341,6 +441,12 @@ def main(argv):
         check_memory(tool, margs, sim, rec)
     elif mode == "unwritable":
         check_unwritable(tool)
+    elif mode == "ranks":
+        check_ranks(tool, margs, sim, rec)
+    elif mode == "ranks_error":
+        check_ranks_error(tool, margs)
+    elif mode == "devices":
+        check_devices(tool, margs, sim, rec)
     else:
         fail("unknown mode %r" % mode)
     print("PASS")

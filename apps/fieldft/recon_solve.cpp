@@ -1,0 +1,110 @@
+#include "recon_solve.hpp"
+
+#include <chrono>
+
+#include "fieldft/mri/density.hpp"
+#include "fieldft/mri/pcsense.hpp"
+#include "fieldft/mri/sense.hpp"
+#include "fieldft/mri/time_segmentation.hpp"
+#include "fieldft/op/vector_ops.hpp"
+#include "fieldft/solve/cg.hpp"
+#include "op/upload.hpp"
+
+namespace fieldft::cli {
+
+namespace {
+
+double since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// The operator of one problem on ctx: SENSE or pcSENSE on the chosen encoding.
+template <class T>
+op::OperatorPtr<T> build_operator(const SolveSettings<T>& s, const Problem<T>& p, const Context& ctx) {
+  op::Shape maps_shape(p.shape.begin(), p.shape.end());
+  maps_shape.push_back(p.coils);
+  const auto factory = [&](std::shared_ptr<const mri::Encoding<T>> e, std::int64_t b) -> op::OperatorPtr<T> {
+    if (!e->has_field())
+      return std::make_shared<mri::NufftEncoding<T>>(e, ctx, mri::NufftEncodingOptions{.eps = s.eps, .batch = b});
+    mri::TimeSegmentationOptions o;
+    o.accuracy = s.accuracy;
+    o.eps = s.eps;
+    o.batch = b;
+    // The cost model's verdict on the normal, where it ran (else the operator's own kAuto).
+    if (s.field_choice.encoding == mri::EncodingKind::kTimeSegmented)
+      o.toeplitz = s.field_choice.toeplitz ? mri::Toeplitz::kAuto : mri::Toeplitz::kOff;
+    return std::make_shared<mri::TimeSegmentedEncoding<T>>(e, ctx, o);
+  };
+  const mri::EncodingKind kind = s.encoding == "dft" ? mri::EncodingKind::kDft : mri::EncodingKind::kNufft;
+  if (s.model == "pcsense") {
+    op::Shape phase_shape(p.shape.begin(), p.shape.end());
+    phase_shape.push_back(p.shots);
+    mri::PcSenseOptions<T> po;
+    po.encoding = kind;
+    po.eps = s.eps;
+    if (s.encoding == "tseg") po.shot_encoding = factory;
+    return mri::pcsense<T>(p.geometry, p.maps, maps_shape, p.phase, phase_shape, ctx, po);
+  }
+  if (s.encoding == "tseg") return mri::sense<T>(factory(p.geometry, p.coils), p.maps, maps_shape);
+  return mri::sense<T>(s.encoding == "dft" ? p.geometry : p.no_field, p.maps, maps_shape, ctx,
+                       {.encoding = kind, .eps = s.eps});
+}
+
+}  // namespace
+
+template <class T>
+Solved solve_problem(const SolveSettings<T>& s, const Problem<T>& p, const Context& ctx, const std::complex<T>* y_c,
+                     std::complex<T>* x_c, const dist::CommPtr& comm,
+                     const std::function<void(const solve::Report&)>& on_report) {
+  using Complex = std::complex<T>;
+  Solved out;
+  auto ts = std::chrono::steady_clock::now();
+  op::OperatorPtr<T> a = build_operator(s, p, ctx);
+  if (comm) a = dist::rank_sum<T>(std::move(a), comm);  // a coil share: Σ over the shares
+  std::vector<Complex> w;  // on the host; the solver reads these themselves: they live to the end
+  op::Workspace w_mem(ctx);
+  const Complex* w_ctx = nullptr;
+  const std::int64_t ms = p.no_field->num_samples();
+  double weight_sum = static_cast<double>(ms);  // Σ_j w_j, M without weights
+  if (s.dcf == "pipe") {
+    const std::vector<T> wd = mri::density_compensation<T>(*p.no_field, ctx);
+    w.resize(static_cast<std::size_t>(ms * p.coils));
+    weight_sum = 0;
+    for (std::int64_t j = 0; j < ms; ++j) {
+      weight_sum += static_cast<double>(wd[static_cast<std::size_t>(j)]);
+      for (std::int64_t c = 0; c < p.coils; ++c)
+        w[static_cast<std::size_t>(j + ms * c)] = Complex(wd[static_cast<std::size_t>(j)]);
+    }
+    w_ctx = ctx.is_host() ? w.data() : op::upload(w_mem, w);  // once; for every coil the same weights
+  }
+  ctx.synchronize();  // the operator's uploads and tables, so that "setup" holds them
+  out.setup_s = since(ts);
+
+  out.lambda_abs = s.lambda * weight_sum * s.map_power;  // the caller's units
+  solve::CgOptions cg;
+  cg.max_iterations = s.iterations;
+  cg.tolerance = s.tolerance;
+  cg.lambda = out.lambda_abs / (s.map_scale * s.map_scale);  // Tikhonov in the solve's units
+  cg.callback = [&](const solve::Report& r) {
+    out.residuals.push_back(r.residual);
+    if (on_report) on_report(r);
+    return true;
+  };
+  // The callback reads the residual that cg brings back to the host anyway (one scalar per
+  // iteration, solve/cg.hpp); nothing else waits for the device inside the loop.
+  if (ctx.is_cuda()) op::VectorOps<T>(ctx).fill(a->domain_size(), Complex{}, x_c);
+  ts = std::chrono::steady_clock::now();
+  out.res = solve::cg<T>(*a, y_c, x_c, w_ctx, cg);
+  ctx.synchronize();
+  out.solve_s = since(ts);
+  return out;
+}
+
+template Solved solve_problem<float>(const SolveSettings<float>&, const Problem<float>&, const Context&,
+                                     const std::complex<float>*, std::complex<float>*, const dist::CommPtr&,
+                                     const std::function<void(const solve::Report&)>&);
+template Solved solve_problem<double>(const SolveSettings<double>&, const Problem<double>&, const Context&,
+                                      const std::complex<double>*, std::complex<double>*, const dist::CommPtr&,
+                                      const std::function<void(const solve::Report&)>&);
+
+}  // namespace fieldft::cli

@@ -1,0 +1,83 @@
+// One problem of `fieldft recon` (recon_command.cpp) set up and solved on one Context: the whole
+// dataset, one slice of a stack (recon_chunks.hpp), or one coil share of either (mode (b) of
+// --split coils, where `comm` sums the shares' normal operators over devices or MPI ranks).
+//
+// The model is the one the command chose for the whole reconstruction (SolveSettings): SENSE
+// y_c = E(S_c ∘ x) or pcSENSE y_{s,c} = E_s(S_c ∘ e^{iφ_s} ∘ x), E the NUFFT, the time-segmented
+// NUFFT or the exact field-corrected DFT, solved by CG from x = 0 on
+//   min ‖W^{1/2}(A x − y)‖² + λ‖x‖²,  λ = --lambda · Σ_j w_j · mean_v Σ_c |S_c(v)|²
+// (Σ_j w_j = the number of samples without density weights; the map power is the whole
+// reconstruction's over all its coils, so a coil share uses the same λ as the whole: CG applies λ
+// once, to the image that every share holds alike). The maps are in the solve's units (divided by
+// map_scale); so is λ. With a coil share, A = [A_0; …; A_{K−1}] over the K shares and
+// dist::rank_sum gives every share AᴴWA x = Σ_r A_rᴴ W_r A_r x: the same CG on every share.
+#pragma once
+
+#include <complex>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "fieldft/context.hpp"
+#include "fieldft/dist.hpp"
+#include "fieldft/mri/encoding.hpp"
+#include "fieldft/mri/field_model.hpp"
+#include "fieldft/solve/report.hpp"
+
+namespace fieldft::cli {
+
+// What every problem of one reconstruction shares.
+template <class T>
+struct SolveSettings {
+  std::string model = "sense";     // sense | pcsense
+  std::string encoding = "nufft";  // nufft | dft | tseg
+  std::string dcf = "none";        // none | pipe
+  T eps = 0;                       // the NUFFT's tolerance
+  double accuracy = 1e-3;          // time segmentation's
+  mri::FieldModelChoice field_choice;  // encoding auto with a field map: its verdict on the normal
+  int iterations = 20;
+  double tolerance = 0;
+  double lambda = 0;     // --lambda, relative (see above)
+  double map_power = 0;  // mean_v Σ_c |S_c(v)|² of the whole reconstruction's maps, caller's units
+  double map_scale = 1;  // the maps were divided by this
+};
+
+// One problem's host data.
+template <class T>
+struct Problem {
+  std::shared_ptr<const mri::Encoding<T>> geometry;  // with the field map where the encoding uses it
+  std::shared_ptr<const mri::Encoding<T>> no_field;  // the same samples without one
+  std::vector<std::int64_t> shape;                   // {Nx, Ny[, Nz]}
+  std::int64_t coils = 1;                            // this problem's (a share: its own)
+  std::span<const std::complex<T>> maps;             // voxels x coils, coil slowest, solve units
+  std::int64_t shots = 1;
+  std::span<const T> phase;                          // voxels x shots (pcSENSE), else empty
+};
+
+struct Solved {
+  solve::Result res;
+  double lambda_abs = 0;  // λ in the caller's units
+  double setup_s = 0, solve_s = 0;
+  std::vector<double> residuals;  // one per iteration
+};
+
+// Builds the problem's operator on `ctx` (wrapped in dist::rank_sum over `comm` when comm is not
+// null: a coil share), its weights, and runs CG from x = 0. y_c: the problem's samples x coils in
+// ctx's memory; x_c: its image, in ctx's memory. on_report (may be empty) sees every iteration.
+// Synchronises ctx before returning (the times are honest).
+template <class T>
+Solved solve_problem(const SolveSettings<T>& s, const Problem<T>& p, const Context& ctx, const std::complex<T>* y_c,
+                     std::complex<T>* x_c, const dist::CommPtr& comm,
+                     const std::function<void(const solve::Report&)>& on_report);
+
+extern template Solved solve_problem<float>(const SolveSettings<float>&, const Problem<float>&, const Context&,
+                                            const std::complex<float>*, std::complex<float>*, const dist::CommPtr&,
+                                            const std::function<void(const solve::Report&)>&);
+extern template Solved solve_problem<double>(const SolveSettings<double>&, const Problem<double>&, const Context&,
+                                             const std::complex<double>*, std::complex<double>*, const dist::CommPtr&,
+                                             const std::function<void(const solve::Report&)>&);
+
+}  // namespace fieldft::cli
