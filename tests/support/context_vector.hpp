@@ -18,6 +18,27 @@
 
 namespace fieldft::test {
 
+#if FIELDFT_TEST_BACKEND == 2
+// Makes `device` current for the CUDA calls of a scope and restores the caller's afterwards: a
+// context's memory and stream belong to its device, and a thread's current device is 0 until it
+// sets one (e.g. a test's thread per device in tests/dist).
+class TestDeviceScope {
+ public:
+  explicit TestDeviceScope(int device) {
+    if (cudaGetDevice(&previous_) != cudaSuccess) previous_ = -1;
+    if (device >= 0 && device != previous_) cudaSetDevice(device);
+  }
+  ~TestDeviceScope() {
+    if (previous_ >= 0) cudaSetDevice(previous_);
+  }
+  TestDeviceScope(const TestDeviceScope&) = delete;
+  TestDeviceScope& operator=(const TestDeviceScope&) = delete;
+
+ private:
+  int previous_ = -1;
+};
+#endif
+
 // One context for a whole test run, for tests that combine operators (which must share a
 // stream): the host, or one owned stream on device 0. Leaked on purpose, so that the stream is
 // not destroyed after the CUDA runtime has shut down at exit.
@@ -43,6 +64,7 @@ class ContextVector {
       return;
     }
 #if FIELDFT_TEST_BACKEND == 2
+    TestDeviceScope scope(c_.device());
     void* p = nullptr;
     if (cudaMalloc(&p, count * sizeof(Complex)) != cudaSuccess)
       throw std::runtime_error("ContextVector: cudaMalloc failed");
@@ -58,6 +80,7 @@ class ContextVector {
   }
   ~ContextVector() {
 #if FIELDFT_TEST_BACKEND == 2
+    TestDeviceScope scope(c_.device());
     if (dev_) cudaFree(dev_);
 #endif
   }
@@ -86,6 +109,7 @@ class ContextVector {
       return;
     }
 #if FIELDFT_TEST_BACKEND == 2
+    TestDeviceScope scope(c.device());
     if (!v.empty() && cudaMemcpyAsync(p, v.data(), v.size() * sizeof(Complex), cudaMemcpyHostToDevice,
                                       static_cast<cudaStream_t>(c.stream())) != cudaSuccess)
       throw std::runtime_error("ContextVector::write_to: cudaMemcpyAsync failed");
@@ -98,6 +122,7 @@ class ContextVector {
       return v;
     }
 #if FIELDFT_TEST_BACKEND == 2
+    TestDeviceScope scope(c.device());
     if (n > 0 && cudaMemcpyAsync(v.data(), p, v.size() * sizeof(Complex), cudaMemcpyDeviceToHost,
                                  static_cast<cudaStream_t>(c.stream())) != cudaSuccess)
       throw std::runtime_error("ContextVector::read_from: cudaMemcpyAsync failed");
