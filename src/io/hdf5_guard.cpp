@@ -78,28 +78,49 @@ bool walk(Bytes& bytes, std::uint64_t at, std::uint64_t file_size, unsigned lsiz
   return true;
 }
 
-// The root group of a superblock version 0 or 1 file (what libhdf5 1.10 writes by default, and
-// ISMRMRD files have): its object header's symbol-table message names a v1 B-tree ("TREE") and a
-// local heap ("HEAP", version 0, whose data segment lies in the file). libhdf5 looks every name
-// up there (H5Lexists) without checking that either exists: an undefined heap address reaches
-// H5HL_protect and a null read in H5F__accum_read (a segmentation fault, found by the fuzzer).
-// Returns what is wrong, or nothing; a header it cannot walk (another version, the message in a
-// continuation block) gives no verdict.
-std::optional<std::string> root_group_problem(Bytes& bytes, const FileFacts& facts) {
+// n bytes at address rel (relative to the superblock) inside the file, without overflow.
+bool within(const FileFacts& facts, std::uint64_t rel, std::uint64_t n) {
+  return rel <= facts.size && n <= facts.size && facts.base + rel + n <= facts.size;
+}
+
+// The free list of a local heap whose data segment (data_size bytes at address data) lies in the
+// file. HDF5 File Format Specification, section III.D "Disk Format: Level 1D - Local Heaps": the
+// heap's header holds the offset of the first free block in the data segment, each free block
+// starts with the offset of the next (1 ends the list) and its own size, both lengths.
+// libhdf5 1.10's H5HL__fl_deserialize follows the list until it reads 1, allocating a node per
+// block, with no check for a cycle: a block that names itself grew the process past 2 GB (found
+// by the fuzzer). It also reads both fields of any block that starts inside the data segment,
+// even where they run past its end. Free blocks are disjoint and each holds its two fields
+// (libhdf5 never keeps a smaller one), so a valid list has at most data_size / (2 * length size)
+// blocks. An offset libhdf5 refuses itself (outside the data segment) ends the walk.
+std::optional<std::string> free_list_problem(Bytes& bytes, const FileFacts& facts, std::uint64_t heap,
+                                             std::uint64_t data, std::uint64_t data_size) {
+  const unsigned ls = facts.length_size;
+  const std::uint64_t limit = data_size / (2 * ls);
+  std::uint64_t block = bytes.le(facts.base + heap + 8 + ls, ls);
+  for (std::uint64_t n = 0; block != 1 && block < data_size; ++n) {
+    if (block + 2 * ls > data_size)
+      return "has a free block at offset " + std::to_string(block) + " that runs past its data segment";
+    if (n >= limit) return "has a free list that runs in a cycle";
+    block = bytes.le(facts.base + data + block, ls);
+  }
+  return std::nullopt;
+}
+
+// The group whose object header is at `ohdr` (relative to the superblock), in a superblock
+// version 0 or 1 file (what libhdf5 1.10 writes by default, and ISMRMRD files have): its object
+// header's symbol-table message (section IV.A.2.r) names a v1 B-tree ("TREE", section III.A.1)
+// and a local heap ("HEAP", version 0, section III.D) whose data segment lies in the file.
+// libhdf5 looks every name up there (H5Lexists, H5Gopen2, H5Dopen2) without checking that either
+// exists: an undefined heap address reaches H5HL_protect and a null read in H5F__accum_read (a
+// segmentation fault), a cycle in the heap's free list an unbounded allocation (both found by the
+// fuzzer). Returns what is wrong, or nothing; a header it cannot walk (another version, the
+// message in a continuation block) gives no verdict. `who` names the group ("its root group").
+std::optional<std::string> symbol_table_problem(Bytes& bytes, const FileFacts& facts, std::uint64_t ohdr,
+                                                const std::string& who) {
   const unsigned as = facts.addr_size, ls = facts.length_size;
   const std::uint64_t sb = facts.base;
-  const unsigned version = static_cast<unsigned>(bytes.le(sb + 8, 1));
-  if (version > 1) return std::nullopt;
-  // Signature, versions and sizes (16 bytes), the B-tree K values and flags (8), version 1's
-  // indexed-storage K and reserved bytes (4), four addresses, then the root's symbol-table entry
-  // (link-name offset, object header address, ...).
-  const std::uint64_t entry = sb + 24 + (version == 1 ? 4 : 0) + 4 * std::uint64_t{as};
-  // n bytes at address rel (relative to the superblock) inside the file, without overflow.
-  const auto within = [&](std::uint64_t rel, std::uint64_t n) {
-    return rel <= facts.size && n <= facts.size && facts.base + rel + n <= facts.size;
-  };
-  const std::uint64_t ohdr = bytes.le(entry + as, as);
-  if (!within(ohdr, 16) || bytes.le(sb + ohdr, 1) != 1) return std::nullopt;  // not a v1 header
+  if (!within(facts, ohdr, 16) || bytes.le(sb + ohdr, 1) != 1) return std::nullopt;  // not a v1 header
   const std::uint64_t messages = bytes.le(sb + ohdr + 2, 2), size = bytes.le(sb + ohdr + 8, 4);
   std::uint64_t p = sb + ohdr + 16;
   const std::uint64_t end = p + size;
@@ -109,24 +130,38 @@ std::optional<std::string> root_group_problem(Bytes& bytes, const FileFacts& fac
       if (msize < 2 * std::uint64_t{as}) return std::nullopt;
       const std::uint64_t tree = bytes.le(p + 8, as), heap = bytes.le(p + 8 + as, as);
       unsigned char sig[5];
-      if (!within(tree, 4)) return "its root group's B-tree address " + std::to_string(tree) + " lies outside the file";
+      if (!within(facts, tree, 4)) return "the B-tree of " + who + " lies outside the file (address " + std::to_string(tree) + ")";
       bytes.read(sb + tree, 4, sig);
-      if (std::memcmp(sig, "TREE", 4) != 0) return "its root group's B-tree has no TREE signature";
-      if (!within(heap, 8 + 2 * std::uint64_t{ls} + as))
-        return "its root group's local heap address " + std::to_string(heap) + " lies outside the file";
+      if (std::memcmp(sig, "TREE", 4) != 0) return "the B-tree of " + who + " has no TREE signature";
+      if (!within(facts, heap, 8 + 2 * std::uint64_t{ls} + as))
+        return "the local heap of " + who + " lies outside the file (address " + std::to_string(heap) + ")";
       bytes.read(sb + heap, 5, sig);
-      if (std::memcmp(sig, "HEAP", 4) != 0 || sig[4] != 0)
-        return "its root group's local heap has no HEAP signature (version 0)";
+      if (std::memcmp(sig, "HEAP", 4) != 0 || sig[4] != 0) return "the local heap of " + who + " has no HEAP signature (version 0)";
       const std::uint64_t data_size = bytes.le(sb + heap + 8, ls);
       const std::uint64_t data = bytes.le(sb + heap + 8 + 2 * ls, as);
-      if (data_size > facts.size || !within(data, data_size))
-        return "its root group's local heap data (" + std::to_string(data_size) + " bytes at " + std::to_string(data) +
-               ") lie outside the file";
+      if (data_size > facts.size || !within(facts, data, data_size))
+        return "the data of the local heap of " + who + " (" + std::to_string(data_size) + " bytes at " +
+               std::to_string(data) + ") lie outside the file";
+      if (const auto problem = free_list_problem(bytes, facts, heap, data, data_size))
+        return "the local heap of " + who + " " + *problem;
       return std::nullopt;
     }
     p += 8 + msize;
   }
   return std::nullopt;
+}
+
+// The root group of a superblock version 0 or 1 file (section II.A): its object header's address
+// is in the root's symbol-table entry at the superblock's end.
+std::optional<std::string> root_group_problem(Bytes& bytes, const FileFacts& facts) {
+  const unsigned as = facts.addr_size;
+  const unsigned version = static_cast<unsigned>(bytes.le(facts.base + 8, 1));
+  if (version > 1) return std::nullopt;
+  // Signature, versions and sizes (16 bytes), the B-tree K values and flags (8), version 1's
+  // indexed-storage K and reserved bytes (4), four addresses, then the root's symbol-table entry
+  // (link-name offset, object header address, ...).
+  const std::uint64_t entry = facts.base + 24 + (version == 1 ? 4 : 0) + 4 * std::uint64_t{as};
+  return symbol_table_problem(bytes, facts, bytes.le(entry + as, as), "its root group");
 }
 
 }  // namespace
@@ -176,6 +211,16 @@ FileFacts inspect(const std::string& path) {
     offset += n - keep;
   }
   return facts;
+}
+
+void check_group(hid_t loc, const char* name, const FileFacts& facts) {
+  H5O_info_t info;
+  if (H5Oget_info_by_name2(loc, name, &info, H5O_INFO_BASIC, H5P_DEFAULT) < 0) return;  // H5Gopen2 will say
+  if (info.type != H5O_TYPE_GROUP) return;
+  Bytes bytes(facts.path, facts.size);
+  if (bytes.le(facts.base + 8, 1) > 1) return;  // superblock version 2 or 3: no verdict
+  if (const auto problem = symbol_table_problem(bytes, facts, info.addr, "group '/" + std::string(name) + "'"))
+    fail(facts.path, "corrupt HDF5 file: " + *problem);
 }
 
 void check_vlen_references(hid_t dset, const FileFacts& facts, const std::string& what, std::uint64_t n,

@@ -32,8 +32,8 @@ struct FileFacts {
 };
 
 // Refuses (fieldft::Error kInvalidArgument, naming the file) a path that is missing, not a
-// regular file, has no HDF5 signature (at 0, 512, 1024, ...), or holds a collection that does not
-// tile; else the facts above.
+// regular file, has no HDF5 signature (at 0, 512, 1024, ...), whose root group's symbol table
+// is corrupt (see check_group), or holds a collection that does not tile; else the facts above.
 FileFacts inspect(const std::string& path);
 
 // A variable-length member of a dataset's elements: its byte offset in the element on disk (where
@@ -62,11 +62,19 @@ void check_type_layout(hid_t type, const std::string& path, const std::string& w
 void check_storage_size(hid_t dset, const std::string& path, const std::string& what, std::uint64_t n,
                         std::size_t element_size);
 
+// Before H5Gopen2(loc, name) or a lookup in that group: refuses a group (in a superblock version
+// 0 or 1 file) whose symbol table names a B-tree or local heap that is not there, or a local heap
+// whose free list runs in a cycle or past the heap's end (libhdf5 reads a missing heap through a
+// null pointer and follows a cyclic free list until memory runs out; found by the fuzzer).
+// inspect() checks the root group the same way. Gives no verdict on what it cannot parse.
+void check_group(hid_t loc, const char* name, const FileFacts& facts);
+
 // Before H5Dopen2(loc, name): refuses a dataset whose datatype message holds a type of size 0, an
-// array dimension of 0 or an unterminated member name, or whose chunked layout has a chunk
-// dimension of 0 or not one per axis of its dataspace (+ 1): libhdf5 divides by those sizes and
-// strdups those names while decoding (SIGFPE in H5T_copy and H5D__chunk_set_info, a heap
-// overflow in strdup; found by the fuzzer). Reads version 1 object headers only and gives no
+// array dimension of 0, an unterminated member name or an enumeration of another size than its
+// base type, or whose chunked layout has a chunk dimension of 0 or not one per axis of its
+// dataspace (+ 1): libhdf5 divides by those sizes, strdups those names and copies an
+// enumeration's values by its own size while decoding (SIGFPE in H5T_copy and
+// H5D__chunk_set_info, heap overflows in strdup and H5T_copy; found by the fuzzer). Reads version 1 object headers only and gives no
 // verdict on what it cannot parse (src/io/hdf5_headers.cpp).
 void check_object_header(hid_t loc, const char* name, const FileFacts& facts, const std::string& what);
 

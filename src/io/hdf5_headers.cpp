@@ -5,8 +5,9 @@
 // walked, and only unshared datatype messages, dataspace messages of versions 1 and 2 and layout
 // messages of versions 1 to 4 are read.
 // Anything else (shared datatypes, opaque types, other header versions), or anything that does
-// not parse, gives no verdict: the check refuses a file only on a size or dimension it has read
-// as zero in a message it parsed to its end.
+// not parse, gives no verdict: the check refuses a file only on what it has read in a message it
+// parsed up to that point (a size or dimension of 0, an enumeration of another size than its base
+// type, an unterminated name, chunk dimensions that do not fit).
 #include <algorithm>
 #include <cstring>
 #include <fstream>
@@ -20,6 +21,8 @@ namespace fieldft::io::hdf5 {
 namespace {
 
 constexpr int kMaxDepth = 16;
+constexpr const char* kZeroSize = "its datatype has a member of size 0 (corrupt datatype)";
+constexpr const char* kEnumSize = "its datatype has an enumeration of another size than its base type (corrupt datatype)";
 
 struct Reader {
   const std::vector<unsigned char>& b;
@@ -54,26 +57,35 @@ struct Reader {
   }
 };
 
-// Parses one datatype at r.p; returns true when a zero size (of the type or of any nested type)
-// or a zero array dimension was read. Parse failures leave r.ok false (no verdict).
-bool zero_sized_type(Reader& r, int depth) {
+// Parses one datatype at r.p (HDF5 File Format Specification, section IV.A.2.d "The Datatype
+// Message"); returns what makes libhdf5 1.10 misbehave on it, or nullptr:
+//   * a size of 0 (of the type or of any nested type) or an array dimension of 0 (it divides by
+//     them: SIGFPE in H5T_copy);
+//   * an enumeration (class 8) of another size than its base type. The specification stores the
+//     enumeration's values in its base type's size, and libhdf5 only ever writes the two equal
+//     (H5Tenum_create takes the base's size; H5Tset_size resizes both). The decoder allocates the
+//     values by the base's size but H5T_copy copies them by the enumeration's (a heap overflow at
+//     H5Dopen2, found by the fuzzer).
+// A finding is returned only when the bytes it rests on parsed, and ends the parse; other parse
+// failures leave r.ok false and return nullptr (no verdict).
+const char* type_problem(Reader& r, int depth) {
   if (depth > kMaxDepth) {
     r.ok = false;
-    return false;
+    return nullptr;
   }
   const std::uint64_t head = r.u(4);
   const std::uint64_t size = r.u(4);
-  if (!r.ok) return false;
+  if (!r.ok) return nullptr;
   const unsigned cls = head & 0x0f, version = (head >> 4) & 0x0f;
   const std::uint64_t bits = head >> 8;
-  if (size == 0) return true;
+  if (size == 0) return kZeroSize;
   switch (cls) {
-    case 0: r.skip(4); return false;   // fixed-point
-    case 1: r.skip(12); return false;  // floating-point
-    case 2: r.skip(2); return false;   // time
-    case 3: case 7: return false;      // string, reference
-    case 4: r.skip(4); return false;   // bitfield
-    case 5: r.ok = false; return false;  // opaque: its tag's padding is not certain here, no verdict
+    case 0: r.skip(4); return nullptr;   // fixed-point
+    case 1: r.skip(12); return nullptr;  // floating-point
+    case 2: r.skip(2); return nullptr;   // time
+    case 3: case 7: return nullptr;      // string, reference
+    case 4: r.skip(4); return nullptr;   // bitfield
+    case 5: r.ok = false; return nullptr;  // opaque: its tag's padding is not certain here, no verdict
     case 6: {                          // compound
       const std::uint64_t n = bits & 0xffff;
       const unsigned offset_bytes = size < (1u << 8) ? 1 : size < (1u << 16) ? 2 : size < (1u << 24) ? 3 : 4;
@@ -85,30 +97,35 @@ bool zero_sized_type(Reader& r, int depth) {
         } else {
           r.skip(offset_bytes);
         }
-        if (zero_sized_type(r, depth + 1)) return true;
+        if (const char* problem = type_problem(r, depth + 1)) return problem;
       }
-      return false;
+      return nullptr;
     }
     case 8: {                          // enumeration: base type, names, values
       const std::uint64_t n = bits & 0xffff;
       const std::size_t before = r.p;
-      if (zero_sized_type(r, depth + 1)) return true;
+      if (const char* problem = type_problem(r, depth + 1)) return problem;
       const std::uint64_t base = r.ok ? Reader{r.b, before + 4}.u(4) : 0;
+      const bool mismatch = r.ok && base != size;
       for (std::uint64_t i = 0; i < n && r.ok; ++i) r.name(version < 3);
+      // An unterminated name is what libhdf5 trips on first (its decoder strdups the names): the
+      // caller reports that. The sizes were read before the names: a verdict whatever follows.
+      if (r.unterminated) return nullptr;
+      if (mismatch) return kEnumSize;
       if (n > r.b.size() || base > r.b.size()) r.ok = false;
       else r.skip(static_cast<std::size_t>(n * base));
-      return false;
+      return nullptr;
     }
-    case 9: return zero_sized_type(r, depth + 1);  // variable-length: base type
+    case 9: return type_problem(r, depth + 1);  // variable-length: base type
     case 10: {                         // array
       const std::uint64_t ndims = r.u(1);
       if (version < 3) r.skip(3);
       for (std::uint64_t i = 0; i < ndims && r.ok; ++i)
-        if (r.u(4) == 0 && r.ok) return true;
+        if (r.u(4) == 0 && r.ok) return kZeroSize;
       if (version < 3) r.skip(static_cast<std::size_t>(4 * ndims));  // permutation
-      return zero_sized_type(r, depth + 1);
+      return type_problem(r, depth + 1);
     }
-    default: r.ok = false; return false;
+    default: r.ok = false; return nullptr;
   }
 }
 
@@ -191,9 +208,8 @@ void check_object_header(hid_t loc, const char* name, const FileFacts& facts, co
         if (c.ok) blocks.push_back({facts.base + offset, length});
       } else if (type == 0x03 && (flags & 0x02) == 0) {
         Reader t{msg};
-        if (zero_sized_type(t, 0) && t.ok)
-          throw Error(ErrorCode::kInvalidArgument, "ISMRMRD file '" + facts.path + "': " + what +
-                                                       ": its datatype has a member of size 0 (corrupt datatype)");
+        if (const char* problem = type_problem(t, 0))
+          throw Error(ErrorCode::kInvalidArgument, "ISMRMRD file '" + facts.path + "': " + what + ": " + problem);
         // libhdf5 copies member names with strdup: one without its terminator reads past the message.
         if (t.unterminated)
           throw Error(ErrorCode::kInvalidArgument, "ISMRMRD file '" + facts.path + "': " + what +

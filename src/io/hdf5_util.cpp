@@ -31,12 +31,21 @@ File open_file(const std::string& path) {
   return f;
 }
 
-Id open_group(hid_t file, const std::string& path, const std::string& group) {
-  const htri_t exists = H5Lexists(file, group.c_str(), H5P_DEFAULT);
-  if (exists <= 0)
-    fail(ErrorCode::kInvalidArgument, path,
-         "no group '/" + group + "': not an ISMRMRD file (expected '/" + group + "/xml' and '/" + group + "/data')");
-  Id g(H5Gopen2(file, group.c_str(), H5P_DEFAULT), H5Gclose);
+Id open_group(const File& file, const std::string& group) {
+  const std::string& path = file.facts.path;
+  // Every group on the path is checked before libhdf5 looks a name up in it (the root group in
+  // inspect()): hdf5_guard.hpp, check_group.
+  for (std::size_t end = group.find('/');; end = group.find('/', end + 1)) {
+    const std::string prefix = group.substr(0, end);
+    if (!prefix.empty() && prefix.back() != '/') {
+      if (H5Lexists(file.id.get(), prefix.c_str(), H5P_DEFAULT) <= 0)
+        fail(ErrorCode::kInvalidArgument, path,
+             "no group '/" + group + "': not an ISMRMRD file (expected '/" + group + "/xml' and '/" + group + "/data')");
+      check_group(file.id.get(), prefix.c_str(), file.facts);
+    }
+    if (end == std::string::npos) break;
+  }
+  Id g(H5Gopen2(file.id.get(), group.c_str(), H5P_DEFAULT), H5Gclose);
   if (!g.ok()) fail(ErrorCode::kInvalidArgument, path, "'/" + group + "' is not a readable HDF5 group");
   return g;
 }

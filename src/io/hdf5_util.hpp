@@ -106,8 +106,9 @@ struct File {
 };
 File open_file(const std::string& path);
 
-// The group of an ISMRMRD dataset (refused, naming the file, when absent: not ISMRMRD).
-Id open_group(hid_t file, const std::string& path, const std::string& group);
+// The group of an ISMRMRD dataset (refused, naming the file, when absent: not ISMRMRD), each
+// group on its path checked by check_group (hdf5_guard.hpp) first.
+Id open_group(const File& file, const std::string& group);
 
 bool has_link(hid_t group, const char* name);
 

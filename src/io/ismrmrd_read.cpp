@@ -223,7 +223,7 @@ RawData read_ismrmrd(const std::string& path, const IsmrmrdReadOptions& o) {
           ErrorCode::kInvalidArgument, "ISMRMRD: time_offset_s and nyquist_tolerance must be finite (tolerance >= 0)");
 
   const File file = open_file(path);
-  Id group = open_group(file.id.get(), path, o.group);
+  Id group = open_group(file, o.group);
 
   // Header.
   ISMRMRD::IsmrmrdHeader hdr;
@@ -481,7 +481,7 @@ RawData read_ismrmrd(const std::string& path, const IsmrmrdReadOptions& o) {
     auto from = [&](const std::string& other, const std::string& name, std::int64_t k) -> std::optional<NdArray> {
       if (other.empty()) return read_ndarray(group.get(), file.facts, name, mb, d, k);
       const File f2 = open_file(other);
-      Id g2 = open_group(f2.id.get(), other, o.group);
+      Id g2 = open_group(f2, o.group);
       auto a = read_ndarray(g2.get(), f2.facts, name, mb, d, k);
       if (!a) fail(ErrorCode::kInvalidArgument, other, "no NDArray '" + name + "' in '/" + o.group + "'");
       return a;

@@ -550,6 +550,48 @@ TEST_F(IsmrmrdTest, CorruptGlobalHeapIsRefusedNotHung) {
   expect_error([&] { read_ismrmrd(path("heap.h5")); }, ErrorCode::kInvalidArgument, {"heap.h5", "global heap"});
 }
 
+// libhdf5 1.10 follows a local heap's free list until its end marker without looking for a cycle,
+// allocating as it goes (found by fuzz/ismrmrd_fuzz.cpp: past 2 GB): a free block that names
+// itself as the next is refused, in the root group's heap (inspect) and in the ISMRMRD group's
+// (open_group), before libhdf5 looks a name up there.
+TEST_F(IsmrmrdTest, CyclicLocalHeapFreeListIsRefusedNotFollowed) {
+  write_ismrmrd(path("full.h5"), simulated(2, 2, 2));
+  std::vector<char> bytes(fs::file_size(path("full.h5")));
+  std::ifstream(path("full.h5"), std::ios::binary).read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  const auto le8 = [&](std::size_t at) {
+    std::uint64_t v = 0;
+    for (int i = 7; i >= 0; --i) v = v << 8 | static_cast<unsigned char>(bytes[at + static_cast<std::size_t>(i)]);
+    return v;
+  };
+  // Local heap (superblock at 0, 8-byte lengths and addresses): "HEAP", version 0, 3 reserved
+  // bytes, data size, offset of the first free block (1: none), data address.
+  const std::string text(bytes.begin(), bytes.end()), sig("HEAP\0", 5);
+  std::vector<std::string> groups;
+  for (auto at = text.find(sig); at != std::string::npos; at = text.find(sig, at + 1)) {
+    const std::uint64_t free = le8(at + 16), data = le8(at + 24);
+    if (free == 1) continue;
+    std::vector<char> patched = bytes;
+    for (int i = 0; i < 8; ++i) patched[data + free + static_cast<std::uint64_t>(i)] = static_cast<char>(free >> (8 * i));
+    std::ofstream(path("cycle.h5"), std::ios::binary).write(patched.data(), static_cast<std::streamsize>(patched.size()));
+    try {
+      (void)read_ismrmrd(path("cycle.h5"));
+      ADD_FAILURE() << "a cyclic free list in the heap at byte " << at << " was not refused";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument) << e.what();
+      const std::string what = e.what();
+      EXPECT_NE(what.find("cycle.h5"), std::string::npos) << what;
+      EXPECT_NE(what.find("has a free list that runs in a cycle"), std::string::npos) << what;
+      groups.push_back(what);
+    }
+  }
+  // The writer leaves a free block in both heaps; both checks are reached.
+  const auto said = [&](const std::string& who) {
+    return std::any_of(groups.begin(), groups.end(), [&](const std::string& w) { return w.find(who) != std::string::npos; });
+  };
+  EXPECT_TRUE(said("local heap of its root group")) << "no free block in the root group's heap";
+  EXPECT_TRUE(said("local heap of group '/dataset'")) << "no free block in the group's heap";
+}
+
 // libhdf5 1.10 dereferences an empty heap slot when a trajectory's heap ID names an object that
 // its collection does not hold (found by fuzz/ismrmrd_fuzz.cpp): refused before the read.
 TEST_F(IsmrmrdTest, DanglingHeapReferenceIsRefusedNotCrashed) {
@@ -592,7 +634,14 @@ TEST_F(IsmrmrdTest, FuzzerRegressions) {
       {"zero_size_member_type.h5", "member of size 0"},
       {"chunk_dims_do_not_fit.h5", "chunk dimensions"},
       {"unterminated_member_name.h5", "unterminated member name"},
-      {"root_heap_undefined.h5", "root group's"},
+      {"root_heap_undefined.h5", "B-tree of its root group"},
+      // An XML header whose datatype is a 16-byte enumeration of a 1-byte integer: libhdf5 stores
+      // the values by the base's size and H5T_copy copies them by the enumeration's (a heap
+      // overflow at H5Dopen2).
+      {"enum_larger_than_base.h5", "enumeration of another size than its base type"},
+      // The root group's local heap has a free block that names itself as the next: libhdf5
+      // allocated a node per step until the process passed 2 GB (at H5Lexists).
+      {"heap_free_list_cycle.h5", "local heap of its root group has a free list that runs in a cycle"},
   };
   for (const auto& [name, expected] : cases)
     expect_error([&] { read_ismrmrd((dir / name).string()); }, ErrorCode::kInvalidArgument, {name, expected});
