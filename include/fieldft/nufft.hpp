@@ -125,7 +125,14 @@ struct Options {
   std::array<int, 3> bin_size{0, 0, 0};  // bin sizes in fine-grid cells (x, y, z); 0 = automatic
   // CPU
   int nthreads = 0;                  // OpenMP threads; 0 = omp_get_max_threads(); capped and
-                                     // validated by cpu_threads_for (above), < 0 is an error
+                                     // validated by cpu_threads_for (above), < 0 is an error.
+                                     // The most the plan uses: each CPU stage (set_points,
+                                     // spread/interpolate with FFT, type 3 direct sums) takes one
+                                     // thread per ~1 ms of estimated single-thread work, at
+                                     // least 1, so small transforms run on one thread (a busy
+                                     // machine would otherwise make them wait for a time slice
+                                     // per parallel region); docs/architecture.md,
+                                     // "CPU threads of a NUFFT plan"
   FftPlanning fft_planning = FftPlanning::kEstimate;
   // CUDA
   int device = 0;                    // CUDA device ordinal
@@ -188,8 +195,8 @@ struct PlanInfo {
   // Options::spread_interp_only: the plan only spreads (type 1) or interpolates (type 2) on a
   // grid of `modes` cells (fine_grid == modes; no FFT, no deconvolution)
   bool spread_interp_only = false;
-  // CPU backend: the OpenMP threads the plan uses (Options::nthreads resolved and capped, see
-  // cpu_threads_for); 0 on the CUDA backend
+  // CPU backend: the OpenMP threads the plan uses at most (Options::nthreads resolved and
+  // capped, see cpu_threads_for; small stages use fewer, see Options::nthreads); 0 on CUDA
   int nthreads = 0;
   std::int64_t num_modes() const { return modes[0] * modes[1] * modes[2]; }
 };

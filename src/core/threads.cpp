@@ -30,5 +30,11 @@ int resolve_cpu_threads(int requested, const std::string& option) {
   return std::clamp(want, 1, max_cpu_threads());
 }
 
+int threads_for_work(double work_ns, int nthreads) {
+  const double fit = work_ns / kMinWorkPerThreadNs;
+  if (!(fit >= 1.0)) return 1;  // also NaN
+  return fit >= nthreads ? std::max(nthreads, 1) : static_cast<int>(fit);
+}
+
 }  // namespace core
 }  // namespace fieldft

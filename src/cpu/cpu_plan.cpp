@@ -14,6 +14,7 @@
 #include <limits>
 #include <map>
 
+#include "core/threads.hpp"
 #include "core/type3.hpp"
 #include "cpu/fftw.hpp"
 #include "cpu/sorted_points.hpp"
@@ -95,7 +96,7 @@ class CpuPlan final : public PlanImpl<T> {
   void set_points(std::int64_t m, const T* x, const T* y, const T* z) override {
     core::check_points(this->setup_.info, m, x, y, z);
     const T* coords[3] = {x, y, z};
-    sort_points<T>(grid_, this->setup_.info.bin_size, m, coords, nthreads_, pts_);
+    sort_points<T>(grid_, this->setup_.info.bin_size, m, coords, sort_threads(m), pts_);
     this->setup_.info.num_points = m;
     this->has_points_ = true;
   }
@@ -139,16 +140,16 @@ class CpuPlan final : public PlanImpl<T> {
     fine_ = std::move(fine);
     grid_.nf = t3.nf;
     const double* xg[3] = {t3.x_grid[0].data(), t3.x_grid[1].data(), t3.x_grid[2].data()};
-    sort_points<T, double>(grid_, info.bin_size, m, xg, nthreads_, pts_);
+    sort_points<T, double>(grid_, info.bin_size, m, xg, sort_threads(m), pts_);
     const double* sg[3] = {t3.s_inner[0].data(), t3.s_inner[1].data(), t3.s_inner[2].data()};
     inner_->sort_points_from(nk, sg);
     // The prephase in sorted order, so that it streams with the gathered strengths.
     prephase_.resize(static_cast<std::size_t>(m));
     postfactor_.resize(static_cast<std::size_t>(nk));
     const std::int64_t* perm = pts_.perm.data();
-#pragma omp parallel for num_threads(nthreads_) schedule(static)
+#pragma omp parallel for num_threads(sort_threads(m)) schedule(static)
     for (std::int64_t p = 0; p < m; ++p) prephase_[p] = Complex(t3.prephase[perm[p]]);
-#pragma omp parallel for num_threads(nthreads_) schedule(static)
+#pragma omp parallel for num_threads(sort_threads(nk)) schedule(static)
     for (std::int64_t k = 0; k < nk; ++k) postfactor_[k] = Complex(t3.postfactor[k]);
     for (auto& v : direct_source_) v = {};
     for (auto& v : direct_target_) v = {};
@@ -180,6 +181,7 @@ class CpuPlan final : public PlanImpl<T> {
       return;
     }
     SpreadArgs<T> args{&grid_, &pts_, horner_x_.data(), horner_yz_.data(), 0, m, nthreads_};
+    const bool with_fft = !info.spread_interp_only;
     // Strengths travel in sorted order: the random accesses through the permutation happen in
     // one streaming gather/scatter loop instead of in the middle of the kernel work (measured
     // 1.06-2x faster execute, bench/cpu_finufft).
@@ -188,24 +190,26 @@ class CpuPlan final : public PlanImpl<T> {
     for (std::int64_t b0 = 0; b0 < ntransf; b0 += info.max_batch) {
       const std::int64_t nb = std::min<std::int64_t>(info.max_batch, ntransf - b0);
       args.nbatch = nb;
+      const int nt = core::threads_for_work(nb * (spread_ns() + (with_fft ? fft_ns() : 0.0)), nthreads_);
+      args.nthreads = nt;
       // Spread/interpolate-only plans have no FFT: their mode copies with unit factors only
       // place the grid's cells in the mode order (core::spread_interp_setup).
       const FftwPlan<T>* fft = info.spread_interp_only ? nullptr : &fft_plan(sign, nb);
       if (type == 1) {
         const Complex* c = in + b0 * m;
-#pragma omp parallel for collapse(2) num_threads(nthreads_) schedule(static)
+#pragma omp parallel for collapse(2) num_threads(nt) schedule(static)
         for (std::int64_t t = 0; t < nb; ++t)
           for (std::int64_t j = 0; j < m; ++j) sorted_[t * m + j] = c[t * m + perm[j]];
         dispatch_dim([&]<int D>() { spread<T, D>(args, sorted_.data(), fine_.get()); });
         if (fft) fft->execute();
-        copy_modes(nb, out + b0 * n, /*to_modes=*/true);
+        copy_modes(nb, out + b0 * n, /*to_modes=*/true, nt);
       } else {
         std::fill(fine_.get(), fine_.get() + nb * nft, Complex(0));
-        copy_modes(nb, const_cast<Complex*>(in + b0 * n), /*to_modes=*/false);
+        copy_modes(nb, const_cast<Complex*>(in + b0 * n), /*to_modes=*/false, nt);
         if (fft) fft->execute();
         dispatch_dim([&]<int D>() { interp<T, D>(args, fine_.get(), sorted_.data()); });
         Complex* c = out + b0 * m;
-#pragma omp parallel for collapse(2) num_threads(nthreads_) schedule(static)
+#pragma omp parallel for collapse(2) num_threads(nt) schedule(static)
         for (std::int64_t t = 0; t < nb; ++t)
           for (std::int64_t j = 0; j < m; ++j) c[t * m + perm[j]] = sorted_[t * m + j];
       }
@@ -235,27 +239,29 @@ class CpuPlan final : public PlanImpl<T> {
     for (std::int64_t b0 = 0; b0 < info.ntransf; b0 += info.max_batch) {
       const std::int64_t nb = std::min<std::int64_t>(info.max_batch, info.ntransf - b0);
       args.nbatch = nb;
+      const int nt = core::threads_for_work(nb * spread_ns(), nthreads_);
+      args.nthreads = nt;
       if (!adjoint) {
         const Complex* c = in + b0 * m;
-#pragma omp parallel for collapse(2) num_threads(nthreads_) schedule(static)
+#pragma omp parallel for collapse(2) num_threads(nt) schedule(static)
         for (std::int64_t t = 0; t < nb; ++t)
           for (std::int64_t p = 0; p < m; ++p) sorted_[t * m + p] = c[t * m + perm[p]] * pre[p];
         dispatch_dim([&]<int D>() { spread<T, D>(args, sorted_.data(), fine_.get()); });
         Complex* f = out + b0 * nk;
         inner_->run(2, info.isign, fine_.get(), f, nb);
-#pragma omp parallel for collapse(2) num_threads(nthreads_) schedule(static)
+#pragma omp parallel for collapse(2) num_threads(nt) schedule(static)
         for (std::int64_t t = 0; t < nb; ++t)
           for (std::int64_t k = 0; k < nk; ++k) f[t * nk + k] *= post[k];
       } else {
         const Complex* f = in + b0 * nk;
         scaled_.resize(static_cast<std::size_t>(info.max_batch * nk));
-#pragma omp parallel for collapse(2) num_threads(nthreads_) schedule(static)
+#pragma omp parallel for collapse(2) num_threads(nt) schedule(static)
         for (std::int64_t t = 0; t < nb; ++t)
           for (std::int64_t k = 0; k < nk; ++k) scaled_[t * nk + k] = f[t * nk + k] * std::conj(post[k]);
         inner_->run(1, -info.isign, scaled_.data(), fine_.get(), nb);
         dispatch_dim([&]<int D>() { interp<T, D>(args, fine_.get(), sorted_.data()); });
         Complex* c = out + b0 * m;
-#pragma omp parallel for collapse(2) num_threads(nthreads_) schedule(static)
+#pragma omp parallel for collapse(2) num_threads(nt) schedule(static)
         for (std::int64_t t = 0; t < nb; ++t)
           for (std::int64_t p = 0; p < m; ++p) c[t * m + perm[p]] = sorted_[t * m + p] * std::conj(pre[p]);
       }
@@ -275,7 +281,9 @@ class CpuPlan final : public PlanImpl<T> {
     const std::int64_t n_out = adjoint ? info.num_points : info.num_targets;
     const std::int64_t n_in = adjoint ? info.num_targets : info.num_points;
     const double sign = adjoint ? -info.isign : info.isign;
-#pragma omp parallel num_threads(nthreads_)
+    // About 20 ns per term (a sincos and the sums of every transform).
+    const int nt = core::threads_for_work(20.0 * static_cast<double>(n_out) * static_cast<double>(n_in), nthreads_);
+#pragma omp parallel num_threads(nt)
     {
       std::vector<double> acc(static_cast<std::size_t>(2 * ntransf));
       double er[kTile], ei[kTile];
@@ -312,9 +320,26 @@ class CpuPlan final : public PlanImpl<T> {
   // Sorts points given with coordinates of type C (the inner plan of type 3 takes double).
   template <class C>
   void sort_points_from(std::int64_t m, const C* const* coords) {
-    sort_points<T, C>(grid_, this->setup_.info.bin_size, m, coords, nthreads_, pts_);
+    sort_points<T, C>(grid_, this->setup_.info.bin_size, m, coords, sort_threads(m), pts_);
     this->setup_.info.num_points = m;
     this->has_points_ = true;
+  }
+
+  // Estimated single-thread times (ns) for the thread rule of core/threads.hpp. Deliberately low
+  // (about 1 ns per footprint cell of one point, per n·log2 n of the FFT, 10 ns per coordinate
+  // sorted; measured 1-2.5, 1-2.5 and ~20 ns on the machine of docs/benchmarks.md), so that a
+  // stage that could use more threads never loses them to the estimate by more than ~2x.
+  double spread_ns() const {
+    double cells = 1;
+    for (int d = 0; d < grid_.dim; ++d) cells *= grid_.width;
+    return static_cast<double>(pts_.m) * (cells + 4.0);  // + the gather/scatter of the strengths
+  }
+  double fft_ns() const {
+    const double n = static_cast<double>(grid_.size());
+    return n * std::log2(std::max(n, 2.0)) + 2.0 * n;  // + the mode copy and the zeroing
+  }
+  int sort_threads(std::int64_t m) const {
+    return core::threads_for_work(10.0 * static_cast<double>(m) * grid_.dim, nthreads_);
   }
 
   template <class F>
@@ -332,20 +357,21 @@ class CpuPlan final : public PlanImpl<T> {
     if (!slot) {
       const bool measure = this->setup_.options.fft_planning == nufft::FftPlanning::kMeasure;
       slot = std::make_unique<FftwPlan<T>>(grid_.dim, grid_.nf.data(), nb, fine_.get(),
-                                           sign > 0 ? FFTW_BACKWARD : FFTW_FORWARD, measure, nthreads_);
+                                           sign > 0 ? FFTW_BACKWARD : FFTW_FORWARD, measure,
+                                           core::threads_for_work(nb * fft_ns(), nthreads_));
     }
     return *slot;
   }
 
   // Moves the modes between the fine grid and a mode array with the deconvolution factors.
   // to_modes: f = fine · deconv (type 1); otherwise fine = f · deconv (type 2).
-  void copy_modes(std::int64_t nb, Complex* f, bool to_modes) {
+  void copy_modes(std::int64_t nb, Complex* f, bool to_modes, int nt) {
     const auto& info = this->setup_.info;
     const auto& fi = this->setup_.fine_index;
     const std::int64_t n1 = info.modes[0], n2 = info.modes[1], n3 = info.modes[2];
     const std::int64_t nf1 = grid_.nf[0], nf2 = grid_.nf[1], nft = grid_.size(), n = info.num_modes();
     Complex* fine = fine_.get();
-#pragma omp parallel for collapse(3) num_threads(nthreads_) schedule(static)
+#pragma omp parallel for collapse(3) num_threads(nt) schedule(static)
     for (std::int64_t t = 0; t < nb; ++t)
       for (std::int64_t p3 = 0; p3 < n3; ++p3)
         for (std::int64_t p2 = 0; p2 < n2; ++p2) {

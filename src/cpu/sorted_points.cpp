@@ -27,8 +27,8 @@ void sort_points(const Grid& g, std::array<int, 3> bins, std::int64_t m, const C
   out.m = m;
   out.perm.resize(m);
   for (int d = 0; d < 3; ++d) {
-    out.i0[d].assign(d < dim ? m : 0, 0);
-    out.t[d].assign(d < dim ? m : 0, T(0));
+    out.i0[d].resize(d < dim ? m : 0);  // every entry is written below
+    out.t[d].resize(d < dim ? m : 0);
   }
   std::vector<std::int64_t> key(m);
   // Bin key per point, slowest dimension most significant (slab and class, y bin, x bin).
@@ -76,27 +76,32 @@ void sort_points(const Grid& g, std::array<int, 3> bins, std::int64_t m, const C
     }
   }
   key_begin[nkeys] = run;
+  // The scatter pass reads the caller's coordinates in their own order and writes each point's
+  // first cell and Horner variable straight to its sorted position: no later gather through the
+  // permutation, whose random reads cost more than the bin-ordered writes (docs/benchmarks.md).
+  std::int64_t* perm = out.perm.data();
+  std::int32_t* i0_out[3] = {out.i0[0].data(), out.i0[1].data(), out.i0[2].data()};
+  T* t_out[3] = {out.t[0].data(), out.t[1].data(), out.t[2].data()};
+  const std::int64_t* keys = key.data();
 #pragma omp parallel for num_threads(nt) schedule(static, 1)
   for (int t = 0; t < nt; ++t) {
     auto [a, b] = chunk(t);
     std::int64_t* c = counts.data() + static_cast<std::size_t>(t) * nkeys;
-    for (std::int64_t j = a; j < b; ++j) out.perm[c[key[j]]++] = j;
+    const std::int64_t nf[3] = {g.nf[0], g.nf[1], g.nf[2]};
+    for (std::int64_t j = a; j < b; ++j) {
+      const std::int64_t p = c[keys[j]]++;
+      perm[p] = j;
+      for (int d = 0; d < dim; ++d) {
+        const double u = detail::fold_rescale(static_cast<double>(coords[d][j]), nf[d]);
+        const detail::KernelStart ks = detail::kernel_start(u, w);
+        i0_out[d][p] = static_cast<std::int32_t>(ks.i0);
+        t_out[d][p] = static_cast<T>(detail::horner_arg(ks.offset, w));
+      }
+    }
   }
   const std::int64_t per_class = nkeys / (3 * nslab);
   out.class_begin.resize(3 * nslab + 1);
   for (std::int64_t c = 0; c <= 3 * nslab; ++c) out.class_begin[c] = key_begin[c * per_class];
-
-  // First cell and Horner variable, stored in sorted order for streaming access in execute.
-#pragma omp parallel for num_threads(nthreads) schedule(static)
-  for (std::int64_t p = 0; p < m; ++p) {
-    const std::int64_t j = out.perm[p];
-    for (int d = 0; d < dim; ++d) {
-      const double u = detail::fold_rescale(static_cast<double>(coords[d][j]), g.nf[d]);
-      const detail::KernelStart ks = detail::kernel_start(u, g.width);
-      out.i0[d][p] = static_cast<std::int32_t>(ks.i0);
-      out.t[d][p] = static_cast<T>(detail::horner_arg(ks.offset, g.width));
-    }
-  }
 }
 
 template void sort_points<float, float>(const Grid&, std::array<int, 3>, std::int64_t, const float* const*, int,

@@ -1,6 +1,8 @@
 // Planning: fine-grid sizes, overflow checks, deconvolution factors and mode ordering.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "core/plan_setup.hpp"
 #include "core/threads.hpp"
 #include "core/type3.hpp"
@@ -126,6 +128,21 @@ TEST(PlanSetup, CpuThreadsAreValidatedAndCapped) {
   EXPECT_EQ(core::make_plan_setup(1, modes, 1, 1, 1e-6, o, 1e-14, 0x1.0p-53).info.nthreads, 0);
   o.nthreads = -1;
   EXPECT_THROW(core::make_plan_setup(1, modes, 1, 1, 1e-6, o, 1e-14, 0x1.0p-53), Error);
+}
+
+// The CPU stages' thread rule (core/threads.hpp): one thread per kMinWorkPerThreadNs of
+// estimated work, at least one, never more than the plan's count; a tiny transform runs on one.
+TEST(PlanSetup, CpuThreadsFollowTheWork) {
+  const double unit = core::kMinWorkPerThreadNs;
+  EXPECT_EQ(core::threads_for_work(0.0, 8), 1);
+  EXPECT_EQ(core::threads_for_work(0.99 * unit, 8), 1);
+  EXPECT_EQ(core::threads_for_work(2.5 * unit, 8), 2);
+  EXPECT_EQ(core::threads_for_work(100 * unit, 8), 8);
+  EXPECT_EQ(core::threads_for_work(100 * unit, 1), 1);
+  EXPECT_EQ(core::threads_for_work(std::numeric_limits<double>::quiet_NaN(), 8), 1);
+  EXPECT_EQ(core::threads_for_work(std::numeric_limits<double>::infinity(), 8), 8);
+  // 10,000 points of a 2D type 1 at w = 7 on a 64² fine grid: about 0.5 ms of work.
+  EXPECT_EQ(core::threads_for_work(1e4 * 49 + 4096 * 12, 2), 1);
 }
 
 // The type 3 cost model (core/type3.cpp) takes the direct sums for few points on a large grid
