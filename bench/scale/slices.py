@@ -16,7 +16,8 @@ are printed beside it: with D devices busy all the time, wall ~ (set-up + solve)
 is load imbalance and the devices' contention for the host.
 
 usage: bench/scale/slices.py --fieldft build/app/apps/fieldft/fieldft [--devices 0,1]
-       [--iters 20] [--repeat 3] [--workdir DIR] [--keep]
+       [--iters 20] [--repeat 3] [--workdir DIR] [--keep] [--slices 64] [--counts 1,2,4]
+       [--no-weak] [--no-coils]
 Only the standard library. The data (about 2.5 GB for 64 slices) are simulated by `fieldft
 simulate` into --workdir (default: a temporary directory, removed afterwards unless --keep).
 """
@@ -64,43 +65,62 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--workdir")
     ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--slices", type=int, default=64, help="slices of the strong-scaling stack (issue 26: 64)")
+    ap.add_argument("--counts", help="device counts of the strong-scaling rows, e.g. 1,2,4 (default: 1 and all)")
+    ap.add_argument("--no-weak", action="store_true", help="skip the weak-scaling row (32 slices per device)")
+    ap.add_argument("--no-coils", action="store_true", help="skip the coil-split rows of one slice")
     a = ap.parse_args()
     devs = a.devices.split(",")
     one, many = devs[0], a.devices
     k = len(devs)
+    counts = [int(c) for c in a.counts.split(",")] if a.counts else [1, k]
+    if any(c < 1 or c > k for c in counts) or counts[0] != 1:
+        sys.exit("--counts: device counts from 1 up to the %d of --devices, starting with 1" % k)
     work = a.workdir or tempfile.mkdtemp(prefix="fieldft_scale_")
     os.makedirs(work, exist_ok=True)
     try:
         info = json.loads(run([a.fieldft, "info", "--json"]))
         names = ", ".join("%d %s" % (g["id"], g["name"]) for g in info["gpus"])
         print("devices: %s; CG %d iterations, R1 slices (256^2, 32 coils, 64 x 1024 spiral)" % (names, a.iters))
-        # 32 slices per GPU: 64 on 2 (issue 26), the weak baseline 32 on one.
-        nfull, nhalf = 32 * k, 32
-        half, full, flat = (os.path.join(work, n) for n in ("stack%d" % nhalf, "stack%d" % nfull, "slice"))
-        simulate(a.fieldft, half, "256x256x%d" % nhalf)
-        simulate(a.fieldft, full, "256x256x%d" % nfull)
-        simulate(a.fieldft, flat, "256")
-        rows = []
-        r1 = recon(a.fieldft, full, ["--devices", one, "--chunk", "slices"], a.iters, a.repeat, work)
-        rk = recon(a.fieldft, full, ["--devices", many, "--split", "problems"], a.iters, a.repeat, work)
-        rw = recon(a.fieldft, half, ["--devices", one, "--chunk", "slices"], a.iters, a.repeat, work)
-        c1 = recon(a.fieldft, flat, ["--devices", one], a.iters, a.repeat, work)
-        ck = recon(a.fieldft, flat, ["--devices", many, "--split", "coils"], a.iters, a.repeat, work)
-        rows.append(("strong", "%d slices, 1 GPU" % nfull, r1))
-        rows.append(("strong", "%d slices, %d GPUs" % (nfull, k), rk))
-        rows.append(("weak", "%d slices, 1 GPU" % nhalf, rw))
-        rows.append(("coils", "1 slice, 1 GPU", c1))
-        rows.append(("coils", "1 slice, %d GPUs (coils split)" % k, ck))
+        # Strong scaling: --slices slices (64, issue 26) on 1, ..., k devices; weak: 32 slices per
+        # device (32 on one against 32k on k).
+        nstrong, nhalf, nweak = a.slices, 32, 32 * k
+        stack = lambda n: os.path.join(work, "stack%d" % n)
+        flat = os.path.join(work, "slice")
+        for n in sorted({nstrong} | (set() if a.no_weak else {nhalf, nweak})):
+            simulate(a.fieldft, stack(n), "256x256x%d" % n)
+        if not a.no_coils:
+            simulate(a.fieldft, flat, "256")
+        rows, strong = [], {}
+        for c in counts:
+            opts = ["--devices", one, "--chunk", "slices"] if c == 1 else ["--devices", ",".join(devs[:c]), "--split", "problems"]
+            strong[c] = recon(a.fieldft, stack(nstrong), opts, a.iters, a.repeat, work)
+            rows.append(("strong", "%d slices, %d GPU%s" % (nstrong, c, "" if c == 1 else "s"), strong[c]))
+        if not a.no_weak:
+            rw1 = strong[1] if nhalf == nstrong else recon(a.fieldft, stack(nhalf), ["--devices", one, "--chunk", "slices"], a.iters, a.repeat, work)
+            rwk = strong[k] if nweak == nstrong and k in strong else recon(
+                a.fieldft, stack(nweak), ["--devices", many, "--split", "problems"], a.iters, a.repeat, work)
+            rows.append(("weak", "%d slices, 1 GPU" % nhalf, rw1))
+            rows.append(("weak", "%d slices, %d GPUs" % (nweak, k), rwk))
+        if not a.no_coils:
+            c1 = recon(a.fieldft, flat, ["--devices", one], a.iters, a.repeat, work)
+            ck = recon(a.fieldft, flat, ["--devices", many, "--split", "coils"], a.iters, a.repeat, work)
+            rows.append(("coils", "1 slice, 1 GPU", c1))
+            rows.append(("coils", "1 slice, %d GPUs (coils split)" % k, ck))
         print("\n%-7s %-32s %10s %12s %12s %8s" % ("", "configuration", "wall s", "setup sum s", "solve sum s", "NRMSE"))
         for kind, what, j in rows:
             s = j["seconds"]
             print("%-7s %-32s %10.3f %12.3f %12.3f %8.4f" % (kind, what, s["solve_wall"], s["setup"], s["solve"],
                                                           j.get("nrmse", float("nan"))))
         w = lambda j: j["seconds"]["solve_wall"]
-        print("\nstrong scaling 1 -> %d GPUs, %d slices: %.3fx (ideal %d; issue 26 target >= %.2f for 2)" % (
-            k, nfull, w(r1) / w(rk), k, 1.95))
-        print("weak scaling %d slices on 1 GPU -> %d on %d: efficiency %.3f (ideal 1)" % (nhalf, nfull, k, w(rw) / w(rk)))
-        print("coil split of one slice, 1 -> %d GPUs: %.3fx" % (k, w(c1) / w(ck)))
+        print()
+        for c in counts[1:]:
+            print("strong scaling 1 -> %d GPUs, %d slices: %.3fx (ideal %d; targets: >= 1.95 on 2, >= 3.8 on 4)" % (
+                c, nstrong, w(strong[1]) / w(strong[c]), c))
+        if not a.no_weak:
+            print("weak scaling %d slices on 1 GPU -> %d on %d: efficiency %.3f (ideal 1)" % (nhalf, nweak, k, w(rw1) / w(rwk)))
+        if not a.no_coils:
+            print("coil split of one slice, 1 -> %d GPUs: %.3fx" % (k, w(c1) / w(ck)))
         print("\nJSON: " + json.dumps({"devices": names, "iters": a.iters, "rows": [
             {"kind": kind, "what": what, "solve_wall": j["seconds"]["solve_wall"], "setup": j["seconds"]["setup"],
              "solve": j["seconds"]["solve"], "choices": {c: j["choices"].get(c) for c in ("split", "split_reason", "devices")}}
