@@ -102,7 +102,7 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
       if (cuda) {
         const std::vector<int> list =
             a.devices.empty() ? parse_devices("all", visible) : parse_devices(a.devices, visible);
-        const int dev = list[static_cast<std::size_t>(local_rank()) % list.size()];
+        const int dev = list[static_cast<std::size_t>(dist::launcher_local_rank()) % list.size()];
         places.push_back(choose_placement(a.backend, dev, a.threads));
       } else {
         places.push_back(first);

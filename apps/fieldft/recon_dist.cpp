@@ -42,18 +42,6 @@ std::vector<int> parse_devices(const std::string& text, int visible) {
   return out;
 }
 
-int local_rank() {
-  for (const char* name : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"}) {
-    const char* s = std::getenv(name);
-    if (s != nullptr && *s != '\0') {
-      char* end = nullptr;
-      const long v = std::strtol(s, &end, 10);
-      if (end != nullptr && *end == '\0' && v >= 0) return static_cast<int>(v);
-    }
-  }
-  return 0;
-}
-
 const char* split_name(Split s) {
   switch (s) {
     case Split::kProblems:

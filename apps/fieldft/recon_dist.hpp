@@ -35,10 +35,6 @@ namespace fieldft::cli {
 // repeated). `visible`: the number of visible devices, for "all" and the range check.
 std::vector<int> parse_devices(const std::string& text, int visible);
 
-// Open MPI's node-local rank (OMPI_COMM_WORLD_LOCAL_RANK, else MPI_LOCALRANKID, SLURM_LOCALID),
-// 0 when none is set.
-int local_rank();
-
 enum class Split { kNone, kProblems, kCoils };
 const char* split_name(Split s);
 

@@ -40,13 +40,15 @@ class SingleComm final : public Communicator {
   }
 };
 
-// A positive integer in environment variable `name`, else 0.
+// A non-negative integer in environment variable `name`, else -1. Only the launcher's own
+// variables are read here (mpirun / Slurm describe the ranks through the environment alone);
+// the library's knobs are options, never environment variables.
 long env_count(const char* name) {
   const char* s = std::getenv(name);
-  if (s == nullptr || *s == '\0') return 0;
+  if (s == nullptr || *s == '\0') return -1;
   char* end = nullptr;
   const long v = std::strtol(s, &end, 10);
-  return (end != nullptr && *end == '\0' && v > 0) ? v : 0;
+  return (end != nullptr && *end == '\0' && v >= 0) ? v : -1;
 }
 
 }  // namespace
@@ -59,6 +61,12 @@ CommPtr single() {
 bool launched_by_mpi() noexcept {
   // Open MPI's mpirun, then the PMI of MPICH / Slurm.
   return env_count("OMPI_COMM_WORLD_SIZE") > 1 || env_count("PMI_SIZE") > 1;
+}
+
+int launcher_local_rank() noexcept {
+  for (const char* name : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"})
+    if (const long v = env_count(name); v >= 0) return static_cast<int>(v);
+  return 0;
 }
 
 }  // namespace fieldft::dist
