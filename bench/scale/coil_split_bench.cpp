@@ -106,6 +106,7 @@ struct Args {
   std::int64_t n = 256, coils = 32, arms = 0, samples = 0;
   int iters = 10, repeat = 1;
   std::vector<int> devices{0, 1};
+  std::vector<int> counts;  // device counts of the runs (D); empty: {1, devices.size()}
   double readout_ms = 4, field_hz = 100, offset_hz = 100, eps = 1e-3, accuracy = 1e-3;
   bool smoke = false, plan = false, memory_check = true;
   std::string json;
@@ -181,6 +182,16 @@ double device_bytes(std::int64_t voxels, std::int64_t samples, std::int64_t coil
   return 1.1 * (held + std::max(stacks, psf)) + 1.5 * kGiB;
 }
 
+// The largest coil share device index r holds over the runs: all coils in run (1) for the first
+// device, else its share in the smallest run (D) that uses it.
+std::int64_t largest_share(const Args& a, int r) {
+  if (r == 0) return a.coils;
+  std::int64_t share = 0;
+  for (int c : a.counts)
+    if (c > r) share = std::max(share, dist::split(a.coils, c, r).size());
+  return share;
+}
+
 // The free memory of each device against the estimate for its largest coil share; kTooLarge
 // with the largest coil count that fits when it does not.
 void check_memory(const Args& a, const Problem& p, int segments) {
@@ -192,7 +203,8 @@ void check_memory(const Args& a, const Problem& p, int segments) {
       throw Error(ErrorCode::kInvalidArgument, "--devices: cuda:" + std::to_string(dev) + " is not visible (" +
                                                    std::to_string(gpus.size()) + " devices)");
     // The first device runs the whole problem (run 1); the others their share.
-    const std::int64_t share = r == 0 ? a.coils : dist::split(a.coils, d_count, r).size();
+    const std::int64_t share = largest_share(a, r);
+    if (share == 0) continue;  // a device no run uses
     const double need = device_bytes(p.voxels, p.samples, share, segments);
     const double free_b = static_cast<double>(gpus[static_cast<std::size_t>(dev)].free_memory);
     if (need <= free_b) continue;
@@ -253,8 +265,12 @@ double on_ranks(const std::vector<dist::CommPtr>& comms, const std::function<voi
 struct Run {
   int devices = 1;
   std::int64_t coils_per_device = 0;
-  double setup_s = 0, solve_s = std::numeric_limits<double>::infinity();
-  std::string normal;  // which normal prepare_normal built
+  // set-up = construct (the operator) + prepare (prepare_normal: the Toeplitz kernels); run (D):
+  // the slowest rank's parts.
+  double setup_s = 0, construct_s = 0, prepare_s = 0, solve_s = std::numeric_limits<double>::infinity();
+  double allreduce_s = 0, diff = 0;  // run (D): K allreduce calls alone; max |x_D − x_1| / max |x_1|
+  bool identical = true;             // run (D): the ranks' images bit-identical
+  std::string normal;                // which normal prepare_normal built
 };
 
 // What prepare_normal built, from the memory it took: the field-corrected Toeplitz normal holds
@@ -284,6 +300,92 @@ double max_abs(const std::vector<Complex>& v) {
   return m;
 }
 
+// Run (D): the coils split over the first `count` devices, one host thread per device, one NCCL
+// allreduce of the image per iteration.
+Run run_split(const Args& a, const Problem& p, int count, int segments, const std::vector<Complex>& y,
+              const std::vector<Complex>& x1, const solve::CgOptions& cg, const solve::CgOptions& warm) {
+  const std::vector<int> devices(a.devices.begin(), a.devices.begin() + count);
+  const auto d_count = static_cast<std::size_t>(count);
+  auto comms = dist::nccl_devices(devices);
+  std::vector<op::OperatorPtr<float>> ops(d_count);
+  std::vector<std::unique_ptr<DeviceVector>> xs(d_count), ys(d_count);
+  std::vector<std::vector<Complex>> images(d_count);
+  std::vector<std::string> normals(d_count);
+  std::vector<double> construct_s(d_count), prepare_s(d_count);
+  std::vector<std::size_t> free_before(d_count);
+  for (std::size_t i = 0; i < d_count; ++i) free_before[i] = free_bytes(devices[i]);
+  std::vector<Context> ctxs;
+  for (int d : devices) ctxs.push_back(Context::cuda(d));
+  Run rd;
+  rd.devices = count;
+  rd.coils_per_device = dist::split(a.coils, count, 0).size();
+  rd.setup_s = on_ranks(comms, [&](int r) {
+    const auto i = static_cast<std::size_t>(r);
+    dist::agree_on_errors(comms[i], [&] {
+      std::shared_ptr<mri::TimeSegmentedEncoding<float>> tseg;
+      const dist::Share share = dist::split(a.coils, count, r);
+      auto t0 = Clock::now();
+      ops[i] = dist::rank_sum<float>(make_part(a, p, ctxs[i], share, &tseg), comms[i]);
+      ctxs[i].synchronize();
+      construct_s[i] = seconds_since(t0);
+      const std::size_t before = free_bytes(ctxs[i].device());
+      t0 = Clock::now();
+      ops[i]->prepare_normal();
+      ctxs[i].synchronize();
+      prepare_s[i] = seconds_since(t0);
+      normals[i] = normal_text(static_cast<double>(before) - static_cast<double>(free_bytes(ctxs[i].device())),
+                               p.voxels, tseg->segments());
+    });
+  });
+  rd.construct_s = *std::max_element(construct_s.begin(), construct_s.end());
+  rd.prepare_s = *std::max_element(prepare_s.begin(), prepare_s.end());
+  rd.normal = normals[0];
+  for (std::size_t i = 0; i < d_count; ++i)
+    std::printf("run (%d), rank %zu on cuda:%d: %s; construct %.2f s, prepare_normal %.2f s\n", count, i, devices[i],
+                normals[i].c_str(), construct_s[i], prepare_s[i]);
+  on_ranks(comms, [&](int r) {  // this rank's rows of the data: coils of its share, {M, C} layout
+    const auto i = static_cast<std::size_t>(r);
+    const dist::Share share = dist::split(a.coils, count, r);
+    xs[i] = std::make_unique<DeviceVector>(ctxs[i], p.voxels);
+    ys[i] = std::make_unique<DeviceVector>(ctxs[i], share.size() * p.samples);
+    ys[i]->upload(y.data() + share.begin * p.samples);
+    xs[i]->zero();
+    solve::cg<float>(*ops[i], ys[i]->get(), xs[i]->get(), nullptr, warm);
+    ctxs[i].synchronize();
+  });
+  for (std::size_t i = 0; i < d_count; ++i)
+    std::printf("run (%d): cuda:%d holds %.1f GiB after the warm-up (estimate %.1f GiB)\n", count, devices[i],
+                (static_cast<double>(free_before[i]) - free_bytes(devices[i])) / kGiB,
+                device_bytes(p.voxels, p.samples, dist::split(a.coils, count, static_cast<int>(i)).size(),
+                             segments) / kGiB);
+  for (int k = 0; k < a.repeat; ++k) {
+    on_ranks(comms, [&](int r) { xs[static_cast<std::size_t>(r)]->zero(); });
+    rd.solve_s = std::min(rd.solve_s, on_ranks(comms, [&](int r) {
+      const auto i = static_cast<std::size_t>(r);
+      solve::cg<float>(*ops[i], ys[i]->get(), xs[i]->get(), nullptr, cg);
+      ctxs[i].synchronize();
+    }));
+  }
+  on_ranks(comms, [&](int r) { images[static_cast<std::size_t>(r)] = xs[static_cast<std::size_t>(r)]->download(); });
+  // The allreduce alone: K image-sized sums (after one warm-up), on the solve's streams.
+  on_ranks(comms, [&](int r) {
+    const auto i = static_cast<std::size_t>(r);
+    comms[i]->allreduce_sum(xs[i]->get(), p.voxels, ctxs[i]);
+    ctxs[i].synchronize();
+  });
+  rd.allreduce_s = on_ranks(comms, [&](int r) {
+    const auto i = static_cast<std::size_t>(r);
+    for (int k = 0; k < a.iters; ++k) comms[i]->allreduce_sum(xs[i]->get(), p.voxels, ctxs[i]);
+    ctxs[i].synchronize();
+  });
+  double m = 0;
+  for (std::size_t i = 0; i < x1.size(); ++i) m = std::max(m, static_cast<double>(std::abs(images[0][i] - x1[i])));
+  rd.diff = m / max_abs(x1);
+  for (const auto& im : images)
+    rd.identical = rd.identical && std::memcmp(im.data(), images[0].data(), im.size() * sizeof(Complex)) == 0;
+  return rd;
+}
+
 int run(const Args& a) {
   auto t0 = Clock::now();
   Problem p = make_geometry(a);
@@ -295,14 +397,15 @@ int run(const Args& a) {
               static_cast<long long>(a.arms), static_cast<long long>(a.samples), static_cast<long long>(p.samples),
               1e3 * p.readout_s, p.field_max_hz, plan.segments, plan.reason.c_str(), d_count);
   for (int r = 0; r < d_count; ++r) {
-    const std::int64_t share = r == 0 ? a.coils : dist::split(a.coils, d_count, r).size();
+    const std::int64_t share = largest_share(a, r);
     std::printf("memory estimate, cuda:%d: %.1f GiB (%lld coils%s)\n", a.devices[static_cast<std::size_t>(r)],
                 device_bytes(p.voxels, p.samples, share, plan.segments) / kGiB, static_cast<long long>(share),
                 r == 0 ? ", run (1)" : "");
   }
-  if (d_count > 1)
-    std::printf("memory estimate per device in run (%d): %.1f GiB\n", d_count,
-                device_bytes(p.voxels, p.samples, dist::split(a.coils, d_count, 0).size(), plan.segments) / kGiB);
+  for (int c : a.counts)
+    if (c > 1)
+      std::printf("memory estimate per device in run (%d): %.1f GiB\n", c,
+                  device_bytes(p.voxels, p.samples, dist::split(a.coils, c, 0).size(), plan.segments) / kGiB);
   if (a.plan) return 0;
   if (a.memory_check) check_memory(a, p, plan.segments);
   make_images(a, p);
@@ -322,10 +425,13 @@ int run(const Args& a) {
     ctx.synchronize();
     t0 = Clock::now();
     auto op = make_part(a, p, ctx, {0, a.coils}, &tseg);
+    ctx.synchronize();
+    r1.construct_s = seconds_since(t0);
     const std::size_t free1 = free_bytes(ctx.device());
     op->prepare_normal();
     ctx.synchronize();
     r1.setup_s = seconds_since(t0);
+    r1.prepare_s = r1.setup_s - r1.construct_s;
     r1.normal = normal_text(static_cast<double>(free1) - static_cast<double>(free_bytes(ctx.device())), p.voxels,
                             tseg->segments());
     std::printf("run (1): operator %.2f GiB; %s\n", (static_cast<double>(free0) - free1) / kGiB, r1.normal.c_str());
@@ -350,116 +456,42 @@ int run(const Args& a) {
     runs.push_back(r1);
   }  // run (1)'s operator and vectors are freed here
 
-  // Run (D): coils split over the devices, one thread per device.
-  double allreduce_s = 0, diff = 0;
-  bool identical = true;
-  if (d_count > 1) {
-    auto comms = dist::nccl_devices(a.devices);
-    std::vector<op::OperatorPtr<float>> ops(static_cast<std::size_t>(d_count));
-    std::vector<std::unique_ptr<DeviceVector>> xs(static_cast<std::size_t>(d_count)), ys(xs.size());
-    std::vector<std::vector<Complex>> images(xs.size());
-    std::vector<std::string> normals(xs.size());
-    std::vector<std::size_t> free_before(xs.size());
-    for (std::size_t i = 0; i < xs.size(); ++i) free_before[i] = free_bytes(a.devices[i]);
-    std::vector<Context> ctxs;
-    for (int d : a.devices) ctxs.push_back(Context::cuda(d));
-    Run rd;
-    rd.devices = d_count;
-    rd.coils_per_device = dist::split(a.coils, d_count, 0).size();
-    rd.setup_s = on_ranks(comms, [&](int r) {
-      const auto i = static_cast<std::size_t>(r);
-      dist::agree_on_errors(comms[i], [&] {
-        std::shared_ptr<mri::TimeSegmentedEncoding<float>> tseg;
-        const dist::Share share = dist::split(a.coils, d_count, r);
-        ops[i] = dist::rank_sum<float>(make_part(a, p, ctxs[i], share, &tseg), comms[i]);
-        const std::size_t before = free_bytes(ctxs[i].device());
-        ops[i]->prepare_normal();
-        ctxs[i].synchronize();
-        normals[i] = normal_text(static_cast<double>(before) - static_cast<double>(free_bytes(ctxs[i].device())),
-                                 p.voxels, tseg->segments());
-      });
-    });
-    rd.normal = normals[0];
-    for (int r = 0; r < d_count; ++r)
-      std::printf("run (%d), rank %d on cuda:%d: %s\n", d_count, r, a.devices[static_cast<std::size_t>(r)],
-                  normals[static_cast<std::size_t>(r)].c_str());
-    on_ranks(comms, [&](int r) {  // this rank's rows of the data: coils of its share, {M, C} layout
-      const auto i = static_cast<std::size_t>(r);
-      const dist::Share share = dist::split(a.coils, d_count, r);
-      xs[i] = std::make_unique<DeviceVector>(ctxs[i], p.voxels);
-      ys[i] = std::make_unique<DeviceVector>(ctxs[i], share.size() * p.samples);
-      ys[i]->upload(y.data() + share.begin * p.samples);
-      xs[i]->zero();
-      solve::cg<float>(*ops[i], ys[i]->get(), xs[i]->get(), nullptr, warm);
-      ctxs[i].synchronize();
-    });
-    for (int r = 0; r < d_count; ++r) {
-      const auto i = static_cast<std::size_t>(r);
-      std::printf("run (%d): cuda:%d holds %.1f GiB after the warm-up (estimate %.1f GiB)\n", d_count, a.devices[i],
-                  (static_cast<double>(free_before[i]) - free_bytes(a.devices[i])) / kGiB,
-                  device_bytes(p.voxels, p.samples, dist::split(a.coils, d_count, r).size(), plan.segments) / kGiB);
-    }
-    for (int k = 0; k < a.repeat; ++k) {
-      on_ranks(comms, [&](int r) { xs[static_cast<std::size_t>(r)]->zero(); });
-      rd.solve_s = std::min(rd.solve_s, on_ranks(comms, [&](int r) {
-        const auto i = static_cast<std::size_t>(r);
-        solve::cg<float>(*ops[i], ys[i]->get(), xs[i]->get(), nullptr, cg);
-        ctxs[i].synchronize();
-      }));
-    }
-    on_ranks(comms, [&](int r) { images[static_cast<std::size_t>(r)] = xs[static_cast<std::size_t>(r)]->download(); });
-    // The allreduce alone: K image-sized sums (after one warm-up), on the solve's streams.
-    on_ranks(comms, [&](int r) {
-      const auto i = static_cast<std::size_t>(r);
-      comms[i]->allreduce_sum(xs[i]->get(), p.voxels, ctxs[i]);
-      ctxs[i].synchronize();
-    });
-    allreduce_s = on_ranks(comms, [&](int r) {
-      const auto i = static_cast<std::size_t>(r);
-      for (int k = 0; k < a.iters; ++k) comms[i]->allreduce_sum(xs[i]->get(), p.voxels, ctxs[i]);
-      ctxs[i].synchronize();
-    });
-    double m = 0;
-    for (std::size_t i = 0; i < x1.size(); ++i)
-      m = std::max(m, static_cast<double>(std::abs(images[0][i] - x1[i])));
-    diff = m / max_abs(x1);
-    for (const auto& im : images)
-      identical = identical && std::memcmp(im.data(), images[0].data(), im.size() * sizeof(Complex)) == 0;
-    runs.push_back(rd);
-  }
-
+  // Run (D) for each count D > 1 of --counts, on the first D devices.
+  for (int count : a.counts)
+    if (count > 1) runs.push_back(run_split(a, p, count, plan.segments, y, x1, cg, warm));
   // The table.
   const Run& one = runs.front();
-  std::printf("\n| devices | coils/device | set-up s | solve s | ms/iteration | speed-up solve | speed-up set-up+solve "
-              "| normal |\n|---|---|---|---|---|---|---|---|\n");
+  std::printf("\n| devices | coils/device | set-up s (construct + prepare_normal) | solve s | ms/iteration | speed-up "
+              "solve | speed-up set-up+solve | normal |\n|---|---|---|---|---|---|---|---|\n");
   nlohmann::json rows = nlohmann::json::array();
   for (const Run& r : runs) {
     const double s_solve = one.solve_s / r.solve_s, s_total = (one.setup_s + one.solve_s) / (r.setup_s + r.solve_s);
-    std::printf("| %d | %lld | %.2f | %.3f | %.1f | %.2f | %.2f | %s |\n", r.devices,
-                static_cast<long long>(r.coils_per_device), r.setup_s, r.solve_s, 1e3 * r.solve_s / a.iters, s_solve,
-                s_total, r.normal.c_str());
-    rows.push_back({{"devices", r.devices}, {"coils_per_device", r.coils_per_device}, {"setup_s", r.setup_s},
-                    {"solve_s", r.solve_s}, {"ms_per_iteration", 1e3 * r.solve_s / a.iters},
-                    {"speedup_solve", s_solve}, {"speedup_setup_solve", s_total}, {"normal", r.normal}});
+    std::printf("| %d | %lld | %.2f (%.2f + %.2f) | %.3f | %.1f | %.2f | %.2f | %s |\n", r.devices,
+                static_cast<long long>(r.coils_per_device), r.setup_s, r.construct_s, r.prepare_s, r.solve_s,
+                1e3 * r.solve_s / a.iters, s_solve, s_total, r.normal.c_str());
+    nlohmann::json row = {{"devices", r.devices}, {"coils_per_device", r.coils_per_device}, {"setup_s", r.setup_s},
+                          {"construct_s", r.construct_s}, {"prepare_normal_s", r.prepare_s},
+                          {"solve_s", r.solve_s}, {"ms_per_iteration", 1e3 * r.solve_s / a.iters},
+                          {"speedup_solve", s_solve}, {"speedup_setup_solve", s_total}, {"normal", r.normal}};
+    if (r.devices > 1) {
+      const double share = r.allreduce_s / r.solve_s;
+      std::printf("    run (%d): allreduce of %lld complex floats (%.0f MiB): %.2f ms a call, %.0f%% of the solve; "
+                  "max |x_%d − x_1| / max |x_1| = %.2e; ranks' images bit-identical: %s\n",
+                  r.devices, static_cast<long long>(p.voxels),
+                  static_cast<double>(p.voxels) * sizeof(Complex) / (1 << 20), 1e3 * r.allreduce_s / a.iters,
+                  100 * share, r.devices, r.diff, r.identical ? "yes" : "NO");
+      row["allreduce_ms_per_call"] = 1e3 * r.allreduce_s / a.iters;
+      row["allreduce_share_of_solve"] = share;
+      row["max_diff_rel"] = r.diff;
+      row["ranks_identical"] = r.identical;
+    }
+    rows.push_back(row);
   }
   nlohmann::json out = {{"n", a.n}, {"coils", a.coils}, {"samples", p.samples}, {"arms", a.arms},
                         {"samples_per_arm", a.samples}, {"readout_ms", 1e3 * p.readout_s},
                         {"field_max_hz", p.field_max_hz}, {"segments", plan.segments}, {"eps", a.eps},
                         {"accuracy", a.accuracy}, {"iterations", a.iters}, {"repeat", a.repeat},
-                        {"devices", a.devices}, {"rows", rows}};
-  if (d_count > 1) {
-    const Run& rd = runs.back();
-    const double share = allreduce_s / rd.solve_s;
-    std::printf("allreduce of %lld complex floats (%.0f MiB): %.2f ms a call; %d calls = %.3f s, %.0f%% of run (%d)'s "
-                "solve\nmax |x_%d − x_1| / max |x_1| = %.2e; ranks' images bit-identical: %s\n",
-                static_cast<long long>(p.voxels), static_cast<double>(p.voxels) * sizeof(Complex) / (1 << 20),
-                1e3 * allreduce_s / a.iters, a.iters, allreduce_s, 100 * share, d_count, d_count, diff,
-                identical ? "yes" : "NO");
-    out["allreduce_ms_per_call"] = 1e3 * allreduce_s / a.iters;
-    out["allreduce_share_of_solve"] = share;
-    out["max_diff_rel"] = diff;
-    out["ranks_identical"] = identical;
-  }
+                        {"devices", a.devices}, {"counts", a.counts}, {"rows", rows}};
   if (!a.json.empty()) {
     std::ofstream f(a.json);
     f << out.dump(2) << "\n";
@@ -480,7 +512,11 @@ int main(int argc, char** argv) {
   app.add_option("--samples", a.samples, "samples per arm (0: 8n)")->check(CLI::Range(0, 1000000));
   app.add_option("--iters", a.iters, "CG iterations")->check(CLI::Range(1, 10000));
   app.add_option("--repeat", a.repeat, "timed solves (best of)")->check(CLI::Range(1, 100));
-  app.add_option("--devices", devices, "CUDA devices, comma-separated; run (D) uses all of them, run (1) the first");
+  app.add_option("--devices", devices, "CUDA devices, comma-separated; run (1) uses the first");
+  std::string counts;
+  app.add_option("--counts", counts,
+                 "device counts of the runs, comma-separated, e.g. 1,2,4 (runs (2) and (4) on the first 2 and 4 "
+                 "devices; run (1) always runs); default: 1 and the number of --devices");
   app.add_option("--readout-ms", a.readout_ms, "readout length")->check(CLI::PositiveNumber);
   app.add_option("--field-hz", a.field_hz, "smooth field map's max |Δf|")->check(CLI::NonNegativeNumber);
   app.add_option("--offset-hz", a.offset_hz, "localised offset's peak");
@@ -512,6 +548,24 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "--devices: between 1 and --coils devices\n");
     return 2;
   }
+  const int d_count = static_cast<int>(a.devices.size());
+  if (counts.empty()) counts = "1," + std::to_string(d_count);
+  std::stringstream cs(counts);
+  for (std::string item; std::getline(cs, item, ',');) {
+    int c = 0;
+    try {
+      c = std::stoi(item);
+    } catch (const std::exception&) {
+      c = 0;
+    }
+    if (c < 1 || c > d_count) {
+      std::fprintf(stderr, "--counts: '%s' is not a device count between 1 and %d (the number of --devices)\n",
+                   item.c_str(), d_count);
+      return 2;
+    }
+    if (std::find(a.counts.begin(), a.counts.end(), c) == a.counts.end()) a.counts.push_back(c);
+  }
+  std::sort(a.counts.begin(), a.counts.end());
   try {
     return run(a);
   } catch (const std::exception& e) {

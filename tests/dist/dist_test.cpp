@@ -120,22 +120,23 @@ TEST(DistForEachProblem, BadArgumentsAreRefused) {
   EXPECT_TRUE(throws_error([&] { dist::for_each_problem(-1, one, fn); }, ErrorCode::kInvalidArgument));
 }
 
-// Whole SENSE adjoints dealt over places of the backend under test (two CUDA contexts: devices 0
-// and 1 where there are two, else two streams of device 0) equal the host's, problem by problem.
+// Whole SENSE adjoints dealt over places of the backend under test (a CUDA context on every
+// visible device where there are several, else two streams of device 0) equal the host's,
+// problem by problem.
 TEST(DistForEachProblem, SenseProblemsOnTheBackendsPlaces) {
   if (const auto why = backend_unavailable_reason(kBackend); !why.empty()) GTEST_SKIP() << why;
   using C = std::complex<float>;
   std::vector<Context> places;
   if (kBackend == Backend::kCuda) {
     const int devices = static_cast<int>(cuda_devices().size());
-    places = {Context::cuda(0), Context::cuda(devices > 1 ? 1 : 0)};
+    for (int d = 0; d < std::max(devices, 2); ++d) places.push_back(Context::cuda(devices > 1 ? d : 0));
   } else {
     places = {Context::host(1), Context::host(1)};
   }
   const SplitSense<float> p;
-  constexpr std::int64_t kProblems = 6;
+  const std::int64_t kProblems = std::max<std::int64_t>(6, 2 * static_cast<std::int64_t>(places.size()));
   const auto y = p.data();
-  std::vector<std::vector<C>> got(kProblems);
+  std::vector<std::vector<C>> got(static_cast<std::size_t>(kProblems));
   dist::for_each_problem(kProblems, places, [&](std::int64_t i, const Context& place) {
     auto a = p.whole(place);
     std::vector<C> yi(y);
