@@ -246,7 +246,8 @@ def _recon_one(kspace, coords, shape, maps=None, *, method: str = "cg", weights=
       progress=True and, with info=True, the result carries the choice's dict as
       `encoding_choice`).
     eps: the NUFFT's tolerance ("nufft", "tseg"). accuracy: the time segmentation's ("tseg").
-    device: where to run (default: where kspace is).
+    device: where to run (default: where kspace is). Host arrays with device="cuda:N" are moved
+      to that device (with cupy) and the image comes back as numpy.
     progress: a progress bar (forces one residual per iteration onto the host).
     callback(fieldft.solve.Report): after every iteration; return False to stop.
     info=True returns (image, fieldft.solve.Result).
@@ -290,6 +291,13 @@ def _recon_one(kspace, coords, shape, maps=None, *, method: str = "cg", weights=
                                          "segmentation on the NUFFT) or 'dft' (the exact field-corrected DFT), "
                                          "or encoding='auto'")
     device = _device_of(k) if device is None else device
+    # The one-call API runs where it is asked: host data with device="cuda:N" goes to that device
+    # (cupy) once, here, and the image comes back to the host (the operators themselves never copy).
+    to_host = str(device).startswith("cuda") and not k.on_device
+    if to_host:
+        kspace = _to_device(kspace, device, "kspace")
+        weights = None if weights is None else _to_device(weights, device, "weights")
+        k = _arrays.inspect(kspace, "kspace")
     enc = mri.Encoding(shape, coords, times=times, field=field_map, shots=shots)
     if enc.num_samples != k.shape[-1]:
         raise _core.ShapeMismatchError(f"`kspace` has {k.shape[-1]} samples per coil but `coords` has "
@@ -366,7 +374,22 @@ def _recon_one(kspace, coords, shape, maps=None, *, method: str = "cg", weights=
         result = scaling.report(result)
     if choice is not None:
         result = ReconResult(**dataclasses.asdict(result), encoding_choice=choice)
+    if to_host:
+        x = x.get()
     return (x, result) if info else x
+
+
+def _to_device(array, device: str, name: str):
+    """A host array on CUDA device `device` ("cuda" or "cuda:N") as a cupy array."""
+    try:
+        import cupy
+    except ImportError:
+        raise _core.ContextMismatchError(
+            f"`{name}` is a host array and device={device!r}: moving it to the GPU needs cupy (pip install "
+            "cupy-cuda12x), or pass a cupy array or a torch CUDA tensor") from None
+    ordinal = int(device.split(":")[1]) if ":" in device else 0
+    with cupy.cuda.Device(ordinal):
+        return cupy.asarray(np.asarray(array))
 
 
 class _Scaling:

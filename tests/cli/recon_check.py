@@ -21,6 +21,9 @@ modes:
       simulate, then recon with `--backend cpu` and with `--backend cuda` (RECON-ARGS added to
       both) into .npy images: the CUDA run must report backend cuda and its device, both NRMSEs
       must be below NRMSE, and the two images must agree to a relative l2 difference below TOL.
+  simulate_parity TOL
+      (gpu) simulate (SIM-ARGS) with --backend cpu and with --backend cuda into .cfl sets: each
+      must report its backend, and the k-spaces must agree to a relative l2 difference below TOL.
   chunks TOL FORMAT
       simulate a stack (3D, every k_z plane sampled alike), then recon (RECON-ARGS added) with
       `--chunk none` and with `--chunk slices` into .npy images: the images must agree to a relative
@@ -145,6 +148,30 @@ def check_parity(tool, margs, sim, rec):
             reports["cpu"]["nrmse"], g["nrmse"], g["choices"]["device"], g["choices"]["device_name"], rel))
         if not rel < tol:
             fail("the CPU and CUDA images differ by %.3e (relative l2), expected < %g" % (rel, tol))
+
+
+def check_simulate_parity(tool, margs, sim):
+    """simulate --backend cpu and --backend cuda: the same k-space up to TOL (relative l2)."""
+    tol = float(margs[0])
+    require_cuda(tool)
+    with tempfile.TemporaryDirectory() as d:
+        ksp = {}
+        for backend in ("cpu", "cuda"):
+            out = os.path.join(d, backend)
+            p = run(tool, ["simulate", "-o", out, "--json", "--backend", backend] + sim)
+            if p.returncode != 0:
+                fail("simulate --backend %s: exit status %d: %s" % (backend, p.returncode, p.stderr.strip()))
+            j = json.loads(p.stdout)
+            if j.get("backend") != backend:
+                fail("simulate --backend %s reports backend %r" % (backend, j.get("backend")))
+            with open(out + "_ksp.cfl", "rb") as f:
+                raw = array.array("f")
+                raw.frombytes(f.read())
+            ksp[backend] = [complex(raw[i], raw[i + 1]) for i in range(0, len(raw), 2)]
+        rel = rel_l2(ksp["cpu"], ksp["cuda"])
+        print("simulate: |y_cuda - y_cpu| / |y_cpu| = %.3e over %d samples" % (rel, len(ksp["cpu"])))
+        if not rel < tol:
+            fail("the CPU and CUDA simulations differ by %.3e (relative l2), expected < %g" % (rel, tol))
 
 
 def rel_l2(a, b):
@@ -449,6 +476,8 @@ def main(argv):
         check_ranks(tool, margs, sim, rec)
     elif mode == "ranks_error":
         check_ranks_error(tool, margs)
+    elif mode == "simulate_parity":
+        check_simulate_parity(tool, margs, sim)
     elif mode == "devices":
         check_devices(tool, margs, sim, rec)
     else:
