@@ -1,6 +1,6 @@
 // NCCL communicators (include/fieldft/dist.hpp), CUDA builds with NCCL only. allreduce_sum is
 // one ncclAllReduce on the caller's stream (a complex sum is the sum of its real and imaginary
-// parts: 2n reals); the host-blocking collectives (agree_max, broadcast_bytes) go through a small
+// parts: 2n reals), broadcast one ncclBroadcast on it; the host-blocking collectives (agree_max, broadcast_bytes) go through a small
 // device buffer on the communicator's own stream and wait for it. NVLink multicast (NVLS) is
 // neither used nor configured here: NCCL's own choice and the environment decide.
 #include <nccl.h>
@@ -129,6 +129,20 @@ class NcclComm final : public Communicator {
     cuda::free_async(d, device_, stream_);
     check_nccl(r, "ncclBroadcast");
     FIELDFT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
+  void broadcast(void* data, std::size_t bytes, int root, const Context& ctx) override {
+    require(root >= 0 && root < size_, ErrorCode::kInvalidArgument,
+            "dist::nccl: broadcast root " + std::to_string(root) + " outside [0, " + std::to_string(size_) + ")");
+    require(sums_in(ctx), ErrorCode::kInvalidArgument,
+            "dist::nccl: broadcast of data in " + ctx.describe() + " on " + describe() +
+                " (expected memory of cuda:" + std::to_string(device_) + ")");
+    require(data != nullptr || bytes == 0, ErrorCode::kInvalidArgument, "dist::nccl: broadcast of null data");
+    require_usable("broadcast");
+    if (bytes == 0) return;
+    cuda::DeviceGuard guard(device_);
+    check_nccl(ncclBroadcast(data, data, bytes, ncclUint8, root, comm(), static_cast<cudaStream_t>(ctx.stream())),
+               "ncclBroadcast");
   }
 
   void abort(const std::string& message) override {
