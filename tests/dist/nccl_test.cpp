@@ -192,7 +192,6 @@ TEST(NcclDevices, BroadcastOfDeviceMemoryOnTwoDevices) {
 // differ in the last bits: 1e-4 (float), 1e-10 (double), as check_cg's.
 template <class T>
 void check_shared_normal(int k) {
-  using C = std::complex<T>;
   auto comms = make_comms(k);
   const FieldSplitSense<T> p;
   on_every_rank(comms, [&](int r) {
