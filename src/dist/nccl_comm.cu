@@ -134,11 +134,7 @@ class NcclComm final : public Communicator {
   void broadcast(void* data, std::size_t bytes, int root, const Context& ctx) override {
     require(root >= 0 && root < size_, ErrorCode::kInvalidArgument,
             "dist::nccl: broadcast root " + std::to_string(root) + " outside [0, " + std::to_string(size_) + ")");
-    require(sums_in(ctx), ErrorCode::kInvalidArgument,
-            "dist::nccl: broadcast of data in " + ctx.describe() + " on " + describe() +
-                " (expected memory of cuda:" + std::to_string(device_) + ")");
-    require(data != nullptr || bytes == 0, ErrorCode::kInvalidArgument, "dist::nccl: broadcast of null data");
-    require_usable("broadcast");
+    require_stream_data(data, bytes == 0, ctx, "broadcast");
     if (bytes == 0) return;
     cuda::DeviceGuard guard(device_);
     check_nccl(ncclBroadcast(data, data, bytes, ncclUint8, root, comm(), static_cast<cudaStream_t>(ctx.stream())),
@@ -160,15 +156,20 @@ class NcclComm final : public Communicator {
             std::string("dist::nccl: ") + what + " on " + describe() + " after abort");
   }
 
+  // The checks of a collective enqueued on ctx's stream over `data` (empty: no values).
+  void require_stream_data(const void* data, bool empty, const Context& ctx, const char* what) const {
+    require(sums_in(ctx), ErrorCode::kInvalidArgument,
+            std::string("dist::nccl: ") + what + " of data in " + ctx.describe() + " on " + describe() +
+                " (expected memory of cuda:" + std::to_string(device_) + ")");
+    require(data != nullptr || empty, ErrorCode::kInvalidArgument, std::string("dist::nccl: ") + what + " of null data");
+    require_usable(what);
+  }
+
   template <class C>
   void sum(C* data, std::int64_t n, const Context& ctx, ncclDataType_t type) {
     require(n >= 0, ErrorCode::kInvalidArgument,
             "dist::nccl: allreduce_sum of " + std::to_string(n) + " values (expected n >= 0)");
-    require(sums_in(ctx), ErrorCode::kInvalidArgument,
-            "dist::nccl: allreduce_sum of data in " + ctx.describe() + " on " + describe() +
-                " (expected memory of cuda:" + std::to_string(device_) + ")");
-    require(data != nullptr || n == 0, ErrorCode::kInvalidArgument, "dist::nccl: allreduce_sum of null data");
-    require_usable("allreduce_sum");
+    require_stream_data(data, n == 0, ctx, "allreduce_sum");
     if (n == 0) return;
     cuda::DeviceGuard guard(device_);
     check_nccl(ncclAllReduce(data, data, 2 * static_cast<std::size_t>(n), type, ncclSum, comm(),
