@@ -380,17 +380,49 @@ DistinctTimes distinct_times(std::span<const double> times, std::int64_t samples
 
 namespace {
 
-// Sorts into place the elements of v[lo, hi) at the positions pos[a, b) (increasing, within
-// [lo, hi)) as a full sort would: each selection (nth_element) splits the range around the middle
-// position, so the cost is about log2(b − a) passes over the data instead of a sort's log2(N).
-void select_positions(std::vector<double>& v, std::size_t lo, std::size_t hi, const std::vector<std::size_t>& pos,
-                      std::size_t a, std::size_t b) {
-  if (a >= b) return;
-  const std::size_t mid = a + (b - a) / 2, p = pos[mid];
-  std::nth_element(v.begin() + static_cast<std::ptrdiff_t>(lo), v.begin() + static_cast<std::ptrdiff_t>(p),
-                   v.begin() + static_cast<std::ptrdiff_t>(hi));
-  select_positions(v, lo, p, pos, a, mid);
-  select_positions(v, p + 1, hi, pos, mid + 1, b);
+// The order statistics of `field` at the positions pos (increasing, < N), exactly as a sort would
+// give them, in three passes over the data instead of a sort's log2(N): the values counted into
+// kSelectBins bins of equal width over [min, max] (the bin index is monotone in the value, so
+// bins hold consecutive ranks), then only the bins holding a wanted rank gathered and each
+// selected within (nth_element).
+constexpr std::int64_t kSelectBins = 1 << 16;
+std::vector<double> order_statistics(std::span<const double> field, const std::vector<std::size_t>& pos) {
+  const auto [lo_it, hi_it] = std::minmax_element(field.begin(), field.end());
+  const double lo = *lo_it, hi = *hi_it;
+  std::vector<double> out(pos.size(), lo);
+  if (!(hi > lo)) return out;  // every value the same
+  const double scale = static_cast<double>(kSelectBins) / (hi - lo);
+  const auto bin = [&](double x) {
+    return std::min<std::int64_t>(kSelectBins - 1, static_cast<std::int64_t>((x - lo) * scale));
+  };
+  std::vector<std::int64_t> start(static_cast<std::size_t>(kSelectBins) + 1, 0);  // counts, then first ranks
+  for (const double x : field) ++start[static_cast<std::size_t>(bin(x)) + 1];
+  for (std::int64_t k = 0; k < kSelectBins; ++k) start[static_cast<std::size_t>(k) + 1] += start[static_cast<std::size_t>(k)];
+  // The bin of each wanted rank, and a slot per distinct such bin.
+  std::vector<std::int32_t> slot(static_cast<std::size_t>(kSelectBins), -1);
+  std::vector<std::int64_t> bins;
+  std::vector<std::int64_t> bin_of(pos.size());
+  for (std::size_t i = 0; i < pos.size(); ++i) {
+    const auto k = static_cast<std::int64_t>(
+        std::upper_bound(start.begin(), start.end(), static_cast<std::int64_t>(pos[i])) - start.begin() - 1);
+    bin_of[i] = k;
+    if (slot[static_cast<std::size_t>(k)] < 0) {
+      slot[static_cast<std::size_t>(k)] = static_cast<std::int32_t>(bins.size());
+      bins.push_back(k);
+    }
+  }
+  std::vector<std::vector<double>> held(bins.size());
+  for (std::size_t b = 0; b < bins.size(); ++b)
+    held[b].reserve(static_cast<std::size_t>(start[static_cast<std::size_t>(bins[b]) + 1] - start[static_cast<std::size_t>(bins[b])]));
+  for (const double x : field)
+    if (const std::int32_t s = slot[static_cast<std::size_t>(bin(x))]; s >= 0) held[static_cast<std::size_t>(s)].push_back(x);
+  for (std::size_t i = 0; i < pos.size(); ++i) {
+    auto& h = held[static_cast<std::size_t>(slot[static_cast<std::size_t>(bin_of[i])])];
+    const auto r = static_cast<std::ptrdiff_t>(static_cast<std::int64_t>(pos[i]) - start[static_cast<std::size_t>(bin_of[i])]);
+    std::nth_element(h.begin(), h.begin() + r, h.end());
+    out[i] = h[static_cast<std::size_t>(r)];
+  }
+  return out;
 }
 
 }  // namespace
@@ -399,14 +431,10 @@ std::vector<double> field_difference_sample(std::span<const double> field, int q
   require(quantiles >= 1, ErrorCode::kInvalidArgument,
           "time segmentation: " + std::to_string(quantiles) + " quantiles, expected >= 1");
   if (field.empty()) return {};
-  std::vector<double> values(field.begin(), field.end());
-  const std::size_t n = values.size(), q = std::min<std::size_t>(n, static_cast<std::size_t>(quantiles));
+  const std::size_t n = field.size(), q = std::min<std::size_t>(n, static_cast<std::size_t>(quantiles));
   std::vector<std::size_t> pos(q);
   for (std::size_t i = 0; i < q; ++i) pos[i] = q == 1 ? 0 : i * (n - 1) / (q - 1);
-  pos.erase(std::unique(pos.begin(), pos.end()), pos.end());
-  select_positions(values, 0, n, pos, 0, pos.size());  // the order statistics, as after a sort
-  std::vector<double> at(q);
-  for (std::size_t i = 0; i < q; ++i) at[i] = values[q == 1 ? 0 : i * (n - 1) / (q - 1)];
+  const std::vector<double> at = order_statistics(field, pos);  // the sorted field's values there
   std::vector<double> d;
   d.reserve(q * q);
   for (double a : at)
