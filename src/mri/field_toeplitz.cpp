@@ -145,12 +145,11 @@ void FieldToeplitzNormal<T>::build(std::span<const Complex> maps, const Complex*
   const Encoding<T>& e = *impl_->encoding;
   const std::int64_t n = e.num_voxels(), m = e.num_samples();
   const op::NormalShare& share = options.share;
-  require(share.size >= 1 && share.rank >= 0 && share.rank < share.size, ErrorCode::kInvalidArgument,
-          who + ": options.share is rank " + std::to_string(share.rank) + " of " + std::to_string(share.size) +
-              ", expected size >= 1 and rank in [0, size)");
+  const std::string share_text = "options.share is rank " + std::to_string(share.rank) + " of " + std::to_string(share.size);
+  require(share.size >= 1, ErrorCode::kInvalidArgument, who + ": " + share_text + ", expected size >= 1");
   const bool sharing = share.size > 1;
   require(!sharing || (share.broadcast && share.agree_max), ErrorCode::kInvalidArgument,
-          who + ": options.share has " + std::to_string(share.size) + " ranks but no broadcast or agree_max function");
+          who + ": " + share_text + " but has no broadcast or agree_max function");
 
   // Everything before the kernels. With a share, a failure here (bad input, a design that falls
   // short, no memory) is agreed over the ranks before it is thrown, so that no rank waits in a
@@ -159,6 +158,8 @@ void FieldToeplitzNormal<T>::build(std::span<const Complex> maps, const Complex*
   Fingerprint print;
   std::exception_ptr failed;
   try {
+    require(share.rank >= 0 && share.rank < share.size, ErrorCode::kInvalidArgument,
+            who + ": " + share_text + ", expected a rank in [0, size)");
     require(coils >= 1, ErrorCode::kInvalidArgument, who + ": coils is " + std::to_string(coils) + ", expected >= 1");
     core::check_chunk_bytes(options.chunk_bytes, who);
     require(maps.empty() || static_cast<std::int64_t>(maps.size()) == n * coils, ErrorCode::kShapeMismatch,
@@ -237,8 +238,7 @@ void FieldToeplitzNormal<T>::build(std::span<const Complex> maps, const Complex*
                             agree_same(static_cast<int>(bits >> 62));
     if (failed) std::rethrow_exception(failed);
     require(same_size && top_rank == share.size - 1 && bottom_rank == 0, ErrorCode::kShapeMismatch,
-            who + ": options.share says rank " + std::to_string(share.rank) + " of " + std::to_string(share.size) +
-                ", but the ranks taking part " + (same_size ? "" : "give different sizes, and ") + "run from " +
+            who + ": " + share_text + ", but the ranks taking part " + (same_size ? "" : "give different sizes, and ") + "run from " +
                 std::to_string(bottom_rank) + " to " + std::to_string(top_rank) +
                 ": expected every rank of the communicator, with its size (dist::rank_sum builds it so)");
     split = !any_failed && same_print;  // else every rank builds all kernels (parts of different problems)
