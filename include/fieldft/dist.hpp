@@ -67,6 +67,11 @@ class Communicator {
   // Host, blocking: `bytes` bytes at `data` on rank `root` copied to `data` on every rank
   // (e.g. a message, an NCCL unique id). root in [0, size()), else kInvalidArgument.
   virtual void broadcast_bytes(void* data, std::size_t bytes, int root) = 0;
+  // Collective: `bytes` bytes at `data` (in ctx's memory, as allreduce_sum's data) on rank `root`
+  // copied to `data` on every rank. NCCL: one ncclBroadcast enqueued on ctx.stream(), no host
+  // synchronisation; MPI: host memory, blocking, in pieces of at most INT_MAX bytes (device
+  // memory: kInvalidArgument); single: no-op. root in [0, size()), else kInvalidArgument.
+  virtual void broadcast(void* data, std::size_t bytes, int root, const Context& ctx) = 0;
   // Stops every rank of the group now with `message` on stderr (MPI_Abort; NCCL: ncclCommAbort
   // on the group, so peers blocked in a collective return with an error instead of hanging).
   // MPI and single do not return; nccl_over's then aborts its host communicator (MPI_Abort:
@@ -120,7 +125,15 @@ CommPtr nccl_over(const CommPtr& host, int device);
 //   weighted_normal(w): Σ_r A_rᴴ W_r A_r (part's weighted normal wrapped the same way; when the
 //                  part has none, nullptr, and the caller's fallback A then W then Aᴴ is exact
 //                  because apply_adjoint sums)
-//   prepare_normal: forwarded.
+//   prepare_normal: forwarded; when comm has more than one rank and every rank's part can share
+//                  (op::LinearOperator::can_share_normal, agreed with one agree_max), as
+//                  part->prepare_normal_shared with comm's rank, size, broadcast and agree_max:
+//                  the field-corrected Toeplitz kernels, the same on every rank of a coil split
+//                  of one problem, are each built on one rank (kernel l on rank l mod K) and
+//                  broadcast. rank_sum's parts are assumed to be such shares of ONE problem (the
+//                  same encoding: trajectory, times, field map, grid); the kernels' builder
+//                  checks this (a fingerprint of the encoding and the design, agreed over the
+//                  ranks) and builds all kernels on every rank when the parts differ.
 //   batched:       nullptr (op::batch applies it K times in turn).
 // So solve::cg on it, run on every rank with the same lambda and options, keeps identical image
 // vectors on every rank: one image-sized allreduce per iteration. Every rank must call

@@ -95,7 +95,9 @@ FieldHistogram field_histogram(std::span<const double> field, double span);
 // autocorrelation, symmetric about 0): all pairwise differences of `quantiles` quantiles of the
 // field (its minimum and maximum among them), so its extremes are ±(ω_max − ω_min). The design of
 // the field-corrected Toeplitz normal's difference interpolator (mri/field_toeplitz.hpp) and its
-// planning for a choice by cost (mri/field_model.hpp) take it. Empty for an empty field.
+// planning for a choice by cost (mri/field_model.hpp) take it. Empty for an empty field; the
+// values must be finite (Encoding checks them). The quantiles are exact order statistics, found by
+// a selection over counted bins (no sort of the N values).
 std::vector<double> field_difference_sample(std::span<const double> field, int quantiles);
 
 // The distinct readout times (sorted) and, per sample, the index of its time among them.

@@ -27,6 +27,9 @@ class SingleComm final : public Communicator {
     require(root == 0, ErrorCode::kInvalidArgument,
             "dist::single: broadcast root " + std::to_string(root) + " outside [0, 1)");
   }
+  void broadcast(void* /*data*/, std::size_t /*bytes*/, int root, const Context& /*ctx*/) override {
+    broadcast_bytes(nullptr, 0, root);
+  }
   [[noreturn]] void abort(const std::string& message) override {
     std::fprintf(stderr, "fieldft: abort: %s\n", message.c_str());
     std::fflush(stderr);

@@ -70,6 +70,13 @@ class MpiComm final : public Communicator {
     }
   }
 
+  void broadcast(void* data, std::size_t bytes, int root, const Context& ctx) override {
+    require(ctx.is_host(), ErrorCode::kInvalidArgument,
+            "dist::mpi: broadcast of data in " + ctx.describe() +
+                "; MPI broadcasts host memory (use an NCCL communicator, dist::nccl_over, for device memory)");
+    broadcast_bytes(data, bytes, root);
+  }
+
   [[noreturn]] void abort(const std::string& message) override {
     std::fprintf(stderr, "fieldft: rank %d of %d aborts: %s\n", rank_, size_, message.c_str());
     std::fflush(stderr);

@@ -1,6 +1,6 @@
 // NCCL communicators (include/fieldft/dist.hpp), CUDA builds with NCCL only. allreduce_sum is
 // one ncclAllReduce on the caller's stream (a complex sum is the sum of its real and imaginary
-// parts: 2n reals); the host-blocking collectives (agree_max, broadcast_bytes) go through a small
+// parts: 2n reals), broadcast one ncclBroadcast on it; the host-blocking collectives (agree_max, broadcast_bytes) go through a small
 // device buffer on the communicator's own stream and wait for it. NVLink multicast (NVLS) is
 // neither used nor configured here: NCCL's own choice and the environment decide.
 #include <nccl.h>
@@ -131,6 +131,16 @@ class NcclComm final : public Communicator {
     FIELDFT_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
 
+  void broadcast(void* data, std::size_t bytes, int root, const Context& ctx) override {
+    require(root >= 0 && root < size_, ErrorCode::kInvalidArgument,
+            "dist::nccl: broadcast root " + std::to_string(root) + " outside [0, " + std::to_string(size_) + ")");
+    require_stream_data(data, bytes == 0, ctx, "broadcast");
+    if (bytes == 0) return;
+    cuda::DeviceGuard guard(device_);
+    check_nccl(ncclBroadcast(data, data, bytes, ncclUint8, root, comm(), static_cast<cudaStream_t>(ctx.stream())),
+               "ncclBroadcast");
+  }
+
   void abort(const std::string& message) override {
     std::fprintf(stderr, "fieldft: %s aborts: %s\n", describe().c_str(), message.c_str());
     std::fflush(stderr);
@@ -146,15 +156,20 @@ class NcclComm final : public Communicator {
             std::string("dist::nccl: ") + what + " on " + describe() + " after abort");
   }
 
+  // The checks of a collective enqueued on ctx's stream over `data` (empty: no values).
+  void require_stream_data(const void* data, bool empty, const Context& ctx, const char* what) const {
+    require(sums_in(ctx), ErrorCode::kInvalidArgument,
+            std::string("dist::nccl: ") + what + " of data in " + ctx.describe() + " on " + describe() +
+                " (expected memory of cuda:" + std::to_string(device_) + ")");
+    require(data != nullptr || empty, ErrorCode::kInvalidArgument, std::string("dist::nccl: ") + what + " of null data");
+    require_usable(what);
+  }
+
   template <class C>
   void sum(C* data, std::int64_t n, const Context& ctx, ncclDataType_t type) {
     require(n >= 0, ErrorCode::kInvalidArgument,
             "dist::nccl: allreduce_sum of " + std::to_string(n) + " values (expected n >= 0)");
-    require(sums_in(ctx), ErrorCode::kInvalidArgument,
-            "dist::nccl: allreduce_sum of data in " + ctx.describe() + " on " + describe() +
-                " (expected memory of cuda:" + std::to_string(device_) + ")");
-    require(data != nullptr || n == 0, ErrorCode::kInvalidArgument, "dist::nccl: allreduce_sum of null data");
-    require_usable("allreduce_sum");
+    require_stream_data(data, n == 0, ctx, "allreduce_sum");
     if (n == 0) return;
     cuda::DeviceGuard guard(device_);
     check_nccl(ncclAllReduce(data, data, 2 * static_cast<std::size_t>(n), type, ncclSum, comm(),

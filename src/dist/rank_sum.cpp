@@ -54,8 +54,26 @@ class RankSum final : public op::LinearOperator<T> {
     part_->apply_normal(x, z);
     comm_->allreduce_sum(z, this->domain_size(), this->context());
   }
+  // Shared over the ranks when there are several and every rank's part can share (one agree_max,
+  // so that every rank then makes the same collectives); include/fieldft/dist.hpp says when
+  // sharing is right and how the builder checks it.
   void prepare_normal() override {
-    if (!square_) part_->prepare_normal();
+    if (square_) return;
+    const int k = comm_->size();
+    const bool share = k > 1 && comm_->agree_max(part_->can_share_normal() ? 0 : 1) == 0;
+    if (!share) {
+      part_->prepare_normal();
+      return;
+    }
+    op::NormalShare s;
+    s.rank = comm_->rank();
+    s.size = k;
+    const Context ctx = this->context();
+    s.broadcast = [comm = comm_, ctx](void* data, std::size_t bytes, int root) {
+      comm->broadcast(data, bytes, root, ctx);
+    };
+    s.agree_max = [comm = comm_](int value) { return comm->agree_max(value); };
+    part_->prepare_normal_shared(s);
   }
   Ptr batched(std::int64_t /*k*/) const override { return nullptr; }
   // Σ_r A_rᴴ W_r A_r from the part's weighted normal. Without one, nullptr: the solver's fallback

@@ -17,17 +17,20 @@ namespace fieldft::mri::detail {
 // memory, or null), or null where no L' up to max(128, 2·max_segments) (at most 1024) reaches
 // the accuracy for the field DIFFERENCE, which spans twice the field's range, or where its
 // kernels do not fit the device's memory (kOutOfMemory): the caller then keeps the forward and
-// adjoint passes, which need no kernels.
+// adjoint passes, which need no kernels. share: the ranks that split the kernels
+// (FieldToeplitzOptions::share; collective when its size > 1).
 template <class T>
 std::unique_ptr<FieldToeplitzNormal<T>> field_normal_or_null(std::shared_ptr<const Encoding<T>> encoding,
                                                              const Context& context,
                                                              const std::complex<T>* context_maps, std::int64_t coils,
-                                                             const TimeSegmentationOptions& t) {
+                                                             const TimeSegmentationOptions& t,
+                                                             const op::NormalShare& share = {}) {
   FieldToeplitzOptions o;
   o.accuracy = t.accuracy;
   o.max_segments = std::min(1024, std::max(128, 2 * t.max_segments));
   o.eps = t.eps;
   o.nufft = t.nufft;
+  o.share = share;
   try {
     if (context_maps)
       return FieldToeplitzNormal<T>::with_context_maps(std::move(encoding), context, context_maps, coils, {}, o);

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <exception>
 #include <limits>
 #include <string>
 #include <vector>
@@ -22,6 +23,7 @@
 #endif
 #include "fieldft/error.hpp"
 #include "mri/toeplitz_psf.hpp"
+#include "op/host_loops.hpp"
 #include "op/upload.hpp"
 
 namespace fieldft::mri {
@@ -52,6 +54,8 @@ struct FieldToeplitzNormal<T>::Impl {
   const Complex* map_data = nullptr;  // null: no coils
   std::int64_t coils = 1;
   int segments = 0;
+  std::int64_t cells = 0;  // of one kernel: 2^d·N
+  int kernels_built = 0;    // by this rank
   double worst_error = 0, setup_seconds = 0, kernel_bytes = 0;
   bool weighted = false;
 };
@@ -90,6 +94,48 @@ std::unique_ptr<FieldToeplitzNormal<T>> FieldToeplitzNormal<T>::with_context_map
   return f;
 }
 
+namespace {
+
+// b_l(v) = exp(−iω_v τ_l) for the L' segment times, image by image (l slowest), over the host's
+// threads. In float for T = float: |ω_v τ_l| stays within a few hundred radians (Hz-scale fields
+// over ms readouts), where float's argument rounding (~6e-8 relative) and sincosf's error give
+// ~1e-5 absolute at worst, and the images are stored in float anyway; the normal's accuracy
+// target is 1e-3 and its type 1 transforms' eps at least float's 1e-6. Double for T = double.
+template <class T>
+void phase_images(const Context& c, std::span<const T> field, std::span<const double> tau, std::int64_t n,
+                  std::complex<T>* b) {
+  const auto segs = static_cast<std::int64_t>(tau.size());
+  op::host::for_each_index(c, n * segs, n * segs, [&](std::int64_t i) {
+    const std::int64_t l = i / n, v = i - l * n;
+    const T phase = field.empty() ? T(0) : -field[static_cast<std::size_t>(v)] * static_cast<T>(tau[l]);
+    b[i] = std::complex<T>(std::cos(phase), std::sin(phase));
+  });
+}
+
+// FNV-1a over bytes: a fingerprint that ranks compare (not a security hash).
+struct Fingerprint {
+  std::uint64_t h = 1469598103934665603ull;
+  void add(const void* data, std::size_t bytes) {
+    const auto* p = static_cast<const unsigned char*>(data);
+    for (std::size_t i = 0; i < bytes; ++i) h = (h ^ p[i]) * 1099511628211ull;
+  }
+  template <class V>
+  void add_value(const V& v) {
+    add(&v, sizeof v);
+  }
+  // Up to kSampled evenly spaced entries of v and its length: a different trajectory, field map
+  // or weights changes them (ranks that hold shares of one problem have the same arrays).
+  template <class V>
+  void add_sampled(std::span<const V> v) {
+    constexpr std::size_t kSampled = 65536;
+    add_value(v.size());
+    const std::size_t step = std::max<std::size_t>(1, v.size() / kSampled);
+    for (std::size_t i = 0; i < v.size(); i += step) add_value(v[i]);
+  }
+};
+
+}  // namespace
+
 template <class T>
 void FieldToeplitzNormal<T>::build(std::span<const Complex> maps, const Complex* context_maps, std::int64_t coils,
                                    std::span<const T> weights, const FieldToeplitzOptions& options) {
@@ -98,56 +144,146 @@ void FieldToeplitzNormal<T>::build(std::span<const Complex> maps, const Complex*
   const auto start = std::chrono::steady_clock::now();
   const Encoding<T>& e = *impl_->encoding;
   const std::int64_t n = e.num_voxels(), m = e.num_samples();
-  require(coils >= 1, ErrorCode::kInvalidArgument, who + ": coils is " + std::to_string(coils) + ", expected >= 1");
-  core::check_chunk_bytes(options.chunk_bytes, who);
-  require(maps.empty() || static_cast<std::int64_t>(maps.size()) == n * coils, ErrorCode::kShapeMismatch,
-          who + ": the maps hold " + std::to_string(maps.size()) + " values, expected " + std::to_string(n * coils) +
-              " (the image's " + std::to_string(n) + " voxels times " + std::to_string(coils) + " coils) or none");
-  require(!maps.empty() || context_maps || coils == 1, ErrorCode::kInvalidArgument,
-          who + ": " + std::to_string(coils) + " coils but no maps");
-  require(weights.empty() || static_cast<std::int64_t>(weights.size()) == m, ErrorCode::kShapeMismatch,
-          who + ": weights has " + std::to_string(weights.size()) + " values, expected " + std::to_string(m) +
-              " (one per sample) or none");
-  for (std::size_t j = 0; j < weights.size(); ++j)
-    require(std::isfinite(weights[j]) && weights[j] >= 0, ErrorCode::kInvalidArgument,
-            who + ": weights[" + std::to_string(j) + "] is " + std::to_string(weights[j]) +
-                ", expected a finite value >= 0");
-  for (std::size_t i = 0; i < maps.size(); ++i)
-    require(std::isfinite(maps[i].real()) && std::isfinite(maps[i].imag()), ErrorCode::kNonFinite,
-            who + ": maps[" + std::to_string(i) + "] is not finite");
+  const op::NormalShare& share = options.share;
+  const std::string share_text = "options.share is rank " + std::to_string(share.rank) + " of " + std::to_string(share.size);
+  require(share.size >= 1, ErrorCode::kInvalidArgument, who + ": " + share_text + ", expected size >= 1");
+  const bool sharing = share.size > 1;
+  require(!sharing || (share.broadcast && share.agree_max), ErrorCode::kInvalidArgument,
+          who + ": " + share_text + " but has no broadcast or agree_max function");
 
-  // The difference interpolator.
-  // The differences ω_a − ω_b over kQuantiles quantiles of the field map, both signs: a sample of
-  // Δ's histogram (core::field_difference_sample, shared with mri::choose_field_model).
-  const auto diffs = core::field_difference_sample(std::vector<double>(e.field().begin(), e.field().end()), kQuantiles);
-  const std::vector<double> times(e.times().begin(), e.times().end());
-  core::TimeSegmentationRequest req;
-  req.field = diffs;
-  req.times = times;
-  req.samples = m;
-  req.accuracy = options.accuracy;
-  req.max_segments = options.max_segments;
-  const core::TimeSegmentationDesign d = core::design_time_segmentation(req);
-  const int segs = d.segments;
-  impl_->segments = segs;
-  impl_->worst_error = d.interpolation.worst_error;
-  impl_->coils = coils;
-  impl_->weighted = !weights.empty();
+  // Everything before the kernels. With a share, a failure here (bad input, a design that falls
+  // short, no memory) is agreed over the ranks before it is thrown, so that no rank waits in a
+  // broadcast that another never reaches.
+  core::TimeSegmentationDesign d;
+  Fingerprint print;
+  std::exception_ptr failed;
+  try {
+    require(share.rank >= 0 && share.rank < share.size, ErrorCode::kInvalidArgument,
+            who + ": " + share_text + ", expected a rank in [0, size)");
+    require(coils >= 1, ErrorCode::kInvalidArgument, who + ": coils is " + std::to_string(coils) + ", expected >= 1");
+    core::check_chunk_bytes(options.chunk_bytes, who);
+    require(maps.empty() || static_cast<std::int64_t>(maps.size()) == n * coils, ErrorCode::kShapeMismatch,
+            who + ": the maps hold " + std::to_string(maps.size()) + " values, expected " +
+                std::to_string(n * coils) + " (the image's " + std::to_string(n) + " voxels times " +
+                std::to_string(coils) + " coils) or none");
+    require(!maps.empty() || context_maps || coils == 1, ErrorCode::kInvalidArgument,
+            who + ": " + std::to_string(coils) + " coils but no maps");
+    require(weights.empty() || static_cast<std::int64_t>(weights.size()) == m, ErrorCode::kShapeMismatch,
+            who + ": weights has " + std::to_string(weights.size()) + " values, expected " + std::to_string(m) +
+                " (one per sample) or none");
+    for (std::size_t j = 0; j < weights.size(); ++j)
+      require(std::isfinite(weights[j]) && weights[j] >= 0, ErrorCode::kInvalidArgument,
+              who + ": weights[" + std::to_string(j) + "] is " + std::to_string(weights[j]) +
+                  ", expected a finite value >= 0");
+    for (std::size_t i = 0; i < maps.size(); ++i)
+      require(std::isfinite(maps[i].real()) && std::isfinite(maps[i].imag()), ErrorCode::kNonFinite,
+              who + ": maps[" + std::to_string(i) + "] is not finite");
 
-  // b_l(v) = exp(−iω_v τ_l), and the maps.
-  const auto field = e.field();
-  std::vector<Complex> b(static_cast<std::size_t>(n * segs));
-  for (int l = 0; l < segs; ++l)
-    for (std::int64_t v = 0; v < n; ++v) {
-      const double phase = field.empty() ? 0.0 : -static_cast<double>(field[v]) * d.segment_times[l];
-      b[static_cast<std::size_t>(l * n + v)] = Complex(static_cast<T>(std::cos(phase)), static_cast<T>(std::sin(phase)));
+    // The difference interpolator.
+    // The differences ω_a − ω_b over kQuantiles quantiles of the field map, both signs: a sample of
+    // Δ's histogram (core::field_difference_sample, shared with mri::choose_field_model).
+    const auto diffs =
+        core::field_difference_sample(std::vector<double>(e.field().begin(), e.field().end()), kQuantiles);
+    const std::vector<double> times(e.times().begin(), e.times().end());
+    core::TimeSegmentationRequest req;
+    req.field = diffs;
+    req.times = times;
+    req.samples = m;
+    req.accuracy = options.accuracy;
+    req.max_segments = options.max_segments;
+    req.nthreads = this->context().nthreads();
+    d = core::design_time_segmentation(req);
+    impl_->segments = d.segments;
+    impl_->worst_error = d.interpolation.worst_error;
+    impl_->coils = coils;
+    impl_->weighted = !weights.empty();
+
+    // b_l(v) = exp(−iω_v τ_l), and the maps.
+    std::vector<Complex> b(static_cast<std::size_t>(n * d.segments));
+    phase_images<T>(this->context(), e.field(), d.segment_times, n, b.data());
+    impl_->phase_data = op::upload(impl_->phases, b);
+    impl_->map_data = context_maps;
+    if (!maps.empty()) impl_->map_data = op::upload(impl_->maps, maps);
+    make_engine(options);
+
+    if (sharing) {  // what the kernels depend on: ranks with the same print have the same kernels
+      print.add_value(e.dim());
+      print.add(e.grid().data(), sizeof(std::int64_t) * 3);
+      print.add_value(sizeof(T));
+      print.add_value(options.eps);
+      print.add_value(static_cast<int>(options.nufft.method));
+      print.add_value(d.segments);
+      print.add(d.segment_times.data(), d.segment_times.size() * sizeof(double));
+      print.add(d.interpolation.coefficients.data(), d.interpolation.coefficients.size() * sizeof(std::complex<double>));
+      print.add_sampled<std::int32_t>(d.times.index);
+      for (int k = 0; k < e.dim(); ++k) print.add_sampled<T>(e.k(k));
+      print.add_sampled<T>(weights);
     }
-  impl_->phase_data = op::upload(impl_->phases, b);
-  impl_->map_data = context_maps;
-  if (!maps.empty()) impl_->map_data = op::upload(impl_->maps, maps);
+  } catch (...) {
+    if (!sharing) throw;
+    failed = std::current_exception();
+  }
 
-  // The engine over the C·L' images, and the L' kernels.
-  core::ToeplitzGeometry g = geometry(e, coils * segs);
+  // The ranks agree (a fixed sequence of agree_max calls, made by every rank): whether any
+  // failed, whether their shares are consistent, and whether their kernels are the same.
+  bool split = false;
+  if (sharing) {
+    const auto agree_same = [&](int v) { return share.agree_max(v) == -share.agree_max(-v); };
+    const bool any_failed = share.agree_max(failed ? 1 : 0) != 0;
+    const bool same_size = agree_same(share.size);
+    const int top_rank = share.agree_max(share.rank), bottom_rank = -share.agree_max(-share.rank);
+    const auto bits = print.h;
+    const bool same_print = agree_same(static_cast<int>(bits & 0x7fffffff)) &&
+                            agree_same(static_cast<int>((bits >> 31) & 0x7fffffff)) &&
+                            agree_same(static_cast<int>(bits >> 62));
+    if (failed) std::rethrow_exception(failed);
+    require(same_size && top_rank == share.size - 1 && bottom_rank == 0, ErrorCode::kShapeMismatch,
+            who + ": " + share_text + ", but the ranks taking part " + (same_size ? "" : "give different sizes, and ") + "run from " +
+                std::to_string(bottom_rank) + " to " + std::to_string(top_rank) +
+                ": expected every rank of the communicator, with its size (dist::rank_sum builds it so)");
+    split = !any_failed && same_print;  // else every rank builds all kernels (parts of different problems)
+  }
+
+  // The L' kernels: with a split, kernel l on rank l mod K, then broadcast from there.
+  const int segs = d.segments;
+  const Context& c = this->context();
+  const std::int64_t cells = impl_->cells;
+  Complex* kernels = impl_->kernels.template get_as<Complex>(cells * segs);
+  const auto mine = [&](int l) { return !split || l % share.size == share.rank; };
+  bool any_mine = false;
+  for (int l = 0; l < segs; ++l) any_mine = any_mine || mine(l);
+  if (any_mine) {  // a rank with no kernel of its own (L' < K) makes no type 1 plan
+    detail::PsfTransform<T> psf(e, c, options.eps, options.nufft);
+    std::vector<Complex> strengths(static_cast<std::size_t>(m));
+    for (int l = 0; l < segs; ++l) {
+      if (!mine(l)) continue;
+      const auto& h = d.interpolation.coefficients;
+      const auto& index = d.times.index;
+      op::host::for_each_index(c, m, m, [&](std::int64_t j) {
+        const std::complex<double> hj = h[static_cast<std::size_t>(index[static_cast<std::size_t>(j)]) * segs + l];
+        const double w = weights.empty() ? 1.0 : static_cast<double>(weights[j]);
+        strengths[static_cast<std::size_t>(j)] = Complex(static_cast<T>(w * hj.real()), static_cast<T>(w * hj.imag()));
+      });
+      psf.execute(strengths.data(), impl_->engine->psf_buffer());
+      impl_->engine->make_complex_kernel(kernels + l * cells);
+      ++impl_->kernels_built;
+    }
+  }
+  if (split)
+    for (int l = 0; l < segs; ++l)
+      share.broadcast(kernels + l * cells, static_cast<std::size_t>(cells) * sizeof(Complex), l % share.size);
+  impl_->kernel_data = kernels;
+  c.synchronize();
+  impl_->setup_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// The engine over the C·L' images, and the check that the L' kernels fit.
+template <class T>
+void FieldToeplitzNormal<T>::make_engine(const FieldToeplitzOptions& options) {
+  const std::string who = "FieldToeplitzNormal";
+  const Encoding<T>& e = *impl_->encoding;
+  const int segs = impl_->segments;
+  core::ToeplitzGeometry g = geometry(e, impl_->coils * segs);
   g.chunk_bytes = options.chunk_bytes;
   const Context& c = this->context();
   if (c.is_host()) {
@@ -160,6 +296,7 @@ void FieldToeplitzNormal<T>::build(std::span<const Complex> maps, const Complex*
 #endif
   }
   const std::int64_t cells = g.padded_cells();
+  impl_->cells = cells;
   impl_->kernel_bytes = static_cast<double>(cells) * segs * sizeof(Complex);
 #if FIELDFT_HAVE_CUDA
   if (c.is_cuda()) {
@@ -178,23 +315,9 @@ void FieldToeplitzNormal<T>::build(std::span<const Complex> maps, const Complex*
       throw Error(ErrorCode::kOutOfMemory, buf);
     }
   }
+#else
+  (void)who;
 #endif
-  Complex* kernels = impl_->kernels.template get_as<Complex>(cells * segs);
-  detail::PsfTransform<T> psf(e, c, options.eps, options.nufft);
-  std::vector<Complex> strengths(static_cast<std::size_t>(m));
-  for (int l = 0; l < segs; ++l) {
-    for (std::int64_t j = 0; j < m; ++j) {
-      const std::complex<double> h =
-          d.interpolation.coefficients[static_cast<std::size_t>(d.times.index[static_cast<std::size_t>(j)]) * segs + l];
-      const double w = weights.empty() ? 1.0 : static_cast<double>(weights[j]);
-      strengths[static_cast<std::size_t>(j)] = Complex(static_cast<T>(w * h.real()), static_cast<T>(w * h.imag()));
-    }
-    psf.execute(strengths.data(), impl_->engine->psf_buffer());
-    impl_->engine->make_complex_kernel(kernels + l * cells);
-  }
-  impl_->kernel_data = kernels;
-  c.synchronize();
-  impl_->setup_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 template <class T>
@@ -236,6 +359,10 @@ double FieldToeplitzNormal<T>::setup_seconds() const noexcept {
 template <class T>
 double FieldToeplitzNormal<T>::kernel_bytes() const noexcept {
   return impl_->kernel_bytes;
+}
+template <class T>
+int FieldToeplitzNormal<T>::kernels_built() const noexcept {
+  return impl_->kernels_built;
 }
 
 template class FieldToeplitzNormal<float>;

@@ -204,10 +204,13 @@ class SenseOperator final : public op::LinearOperator<T> {
   }
   // The field-corrected Toeplitz normal in its SENSE form for a TimeSegmentedEncoding that uses
   // it (built once; where it cannot be, the encoding's own normal), else the encoding's.
-  void prepare_normal() override {
-    if (tseg_ && tseg_->uses_toeplitz() && !field_normal_ && !field_normal_failed_) {
+  void prepare_normal() override { prepare_normal_shared({}); }
+  // Its kernels are what ranks holding coil shares of one problem can split (op::NormalShare).
+  bool can_share_normal() const override { return builds_field_normal(); }
+  void prepare_normal_shared(const op::NormalShare& share) override {
+    if (builds_field_normal()) {
       field_normal_ = detail::field_normal_or_null<T>(tseg_->encoding_ptr(), this->context(), maps_->data,
-                                                      maps_->coils, tseg_->options());
+                                                      maps_->coils, tseg_->options(), share);
       field_normal_failed_ = !field_normal_;
     }
     if (!field_normal_) e_->prepare_normal();
@@ -236,6 +239,10 @@ class SenseOperator final : public op::LinearOperator<T> {
 
   op::OperatorPtr<T> e_;
   NufftEncoding<T>* nufft_;  // e_ when it is a NufftEncoding of one image's coils, else null
+  bool builds_field_normal() const {
+    return tseg_ && tseg_->uses_toeplitz() && !field_normal_ && !field_normal_failed_;
+  }
+
   TimeSegmentedEncoding<T>* tseg_;  // e_ when it is a TimeSegmentedEncoding of one image's coils
   std::unique_ptr<FieldToeplitzNormal<T>> field_normal_;  // tseg_'s Toeplitz normal, built when first used
   bool field_normal_failed_ = false;  // it could not be built (accuracy, memory): the passes instead

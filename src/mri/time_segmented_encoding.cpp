@@ -176,8 +176,18 @@ const TimeSegmentationReport& TimeSegmentedEncoding<T>::report() const noexcept 
 
 template <class T>
 void TimeSegmentedEncoding<T>::prepare_normal() {
+  prepare_normal_shared({});
+}
+
+template <class T>
+bool TimeSegmentedEncoding<T>::can_share_normal() const {
+  return uses_toeplitz_ && !field_normal_;
+}
+
+template <class T>
+void TimeSegmentedEncoding<T>::prepare_normal_shared(const op::NormalShare& share) {
   if (!uses_toeplitz_ || field_normal_) return;
-  field_normal_ = detail::field_normal_or_null<T>(encoding_, this->context(), nullptr, 1, options_);
+  field_normal_ = detail::field_normal_or_null<T>(encoding_, this->context(), nullptr, 1, options_, share);
   uses_toeplitz_ = field_normal_ != nullptr;  // else no interpolator reaches the accuracy, or no memory: the passes
 }
 

@@ -14,6 +14,7 @@
 #include "fieldft/context.hpp"
 #include "fieldft/mri/encoding.hpp"
 #include "fieldft/nufft.hpp"
+#include "op/host_loops.hpp"
 
 namespace fieldft::mri::detail {
 
@@ -28,7 +29,8 @@ class PsfTransform {
       const auto k = e.k(d);
       const double scale = 2 * std::numbers::pi / static_cast<double>(e.grid()[d]);
       x_[d].resize(static_cast<std::size_t>(m));
-      for (std::int64_t j = 0; j < m; ++j) x_[d][static_cast<std::size_t>(j)] = static_cast<T>(scale * static_cast<double>(k[j]));
+      T* x = x_[d].data();
+      op::host::for_each_index(context, m, m, [&](std::int64_t j) { x[j] = static_cast<T>(scale * static_cast<double>(k[j])); });
       p[d] = x_[d].data();
     }
     plan_.set_points(m, p[0], p[1], p[2]);

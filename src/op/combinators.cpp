@@ -90,6 +90,8 @@ class LoopedBatch final : public LinearOperator<T> {
     for (std::int64_t j = 0; j < count_; ++j) a_->apply_normal(x + j * nd, z + j * nd);
   }
   void prepare_normal() override { a_->prepare_normal(); }
+  bool can_share_normal() const override { return a_->can_share_normal(); }
+  void prepare_normal_shared(const NormalShare& share) override { a_->prepare_normal_shared(share); }
   OperatorPtr<T> batched(std::int64_t k) const override {
     return std::make_shared<LoopedBatch>(a_, appended(stack_, k));
   }
@@ -140,6 +142,8 @@ class Compose final : public LinearOperator<T> {
     b_->apply_adjoint(t2, z);
   }
   void prepare_normal() override { a_->prepare_normal(); }
+  bool can_share_normal() const override { return a_->can_share_normal(); }
+  void prepare_normal_shared(const NormalShare& share) override { a_->prepare_normal_shared(share); }
   OperatorPtr<T> batched(std::int64_t k) const override {
     auto ab = a_->batched(k);
     auto bb = b_->batched(k);
@@ -429,6 +433,8 @@ class Scale final : public LinearOperator<T> {
     vec_.scale(this->domain_size(), Complex(std::norm(alpha_)), z);
   }
   void prepare_normal() override { a_->prepare_normal(); }
+  bool can_share_normal() const override { return a_->can_share_normal(); }
+  void prepare_normal_shared(const NormalShare& share) override { a_->prepare_normal_shared(share); }
   OperatorPtr<T> batched(std::int64_t k) const override {
     auto ab = a_->batched(k);
     return ab ? std::make_shared<Scale>(alpha_, std::move(ab)) : nullptr;

@@ -107,6 +107,40 @@ TEST(TimeSegmentation, DistinctTimesIndexEverySample) {
   EXPECT_EQ(zero.index, std::vector<std::int32_t>(5, 0));
 }
 
+// The sorted distinct values a sort of all samples gives, in both of distinct_times' regimes: few
+// values in any order (the table grown by insertion) and more than it keeps (the sort of all).
+TEST(TimeSegmentation, DistinctTimesMatchASortInEveryOrder) {
+  for (const std::size_t distinct : {std::size_t{5}, std::size_t{20000}}) {
+    std::vector<double> t;
+    for (std::size_t j = 0; j < 3 * distinct; ++j) t.push_back(1e-6 * static_cast<double>((j * 7919) % distinct));
+    std::vector<double> want(t);
+    std::sort(want.begin(), want.end());
+    want.erase(std::unique(want.begin(), want.end()), want.end());
+    const DistinctTimes d = distinct_times(t, static_cast<std::int64_t>(t.size()));
+    EXPECT_EQ(d.values, want) << distinct << " distinct";
+    ASSERT_EQ(d.index.size(), t.size());
+    for (std::size_t j = 0; j < t.size(); ++j) ASSERT_EQ(d.values[d.index[j]], t[j]) << j;
+  }
+}
+
+// The quantiles of field_difference_sample (a selection, not a sort) are those of a sorted copy.
+TEST(TimeSegmentation, DifferenceSampleUsesTheSortedQuantiles) {
+  std::vector<double> f;
+  for (int v = 0; v < 10007; ++v) f.push_back(std::sin(0.37 * v) * 100 + (v % 13));
+  std::vector<double> sorted(f);
+  std::sort(sorted.begin(), sorted.end());
+  for (const int q : {1, 2, 7, 256}) {
+    const auto d = field_difference_sample(f, q);
+    const std::size_t n = sorted.size(), qq = static_cast<std::size_t>(q);
+    ASSERT_EQ(d.size(), qq * qq);
+    for (std::size_t a = 0; a < qq; ++a)
+      for (std::size_t b = 0; b < qq; ++b) {
+        const double va = sorted[qq == 1 ? 0 : a * (n - 1) / (qq - 1)], vb = sorted[qq == 1 ? 0 : b * (n - 1) / (qq - 1)];
+        ASSERT_EQ(d[a * qq + b], va - vb) << q << " " << a << " " << b;
+      }
+  }
+}
+
 // Hanning weights: two neighbours, summing to 1, exact at the segment times.
 TEST(TimeSegmentation, HanningWeightsPartitionUnity) {
   const auto f = ramp_field(100);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "fieldft/dist.hpp"
+#include "fieldft/mri/field_toeplitz.hpp"
 #include "fieldft/solve/cg.hpp"
 #include "support/gtest_helpers.hpp"
 #include "support/measures.hpp"
@@ -216,6 +217,127 @@ TEST(MpiErrors, BadInputOnOneRankStopsEveryRank) {
               std::string::npos)
         << e.what();
   }
+  FIELDFT_EXPECT_ALL_RANKS_OK();
+}
+
+// The field-corrected Toeplitz kernels split over the ranks (op::NormalShare; kernel l on rank
+// l mod K, broadcast from there) against the same operator built alone on each rank. The kernels
+// a rank receives were computed in another process, whose FFTW_MEASURE plans may differ from
+// this one's (plans chosen by timing): the same values up to a few units of T's rounding in the
+// kernels, hence in the normal; bounds 1e-5 (float) and 1e-12 (double) relative.
+template <class T>
+double shared_normal_tolerance() {
+  return sizeof(T) == 4 ? 1e-5 : 1e-12;
+}
+
+template <class T>
+op::NormalShare world_share(const Context& ctx) {
+  auto w = world();
+  op::NormalShare s;
+  s.rank = w->rank();
+  s.size = w->size();
+  s.broadcast = [w, ctx](void* data, std::size_t bytes, int root) { w->broadcast(data, bytes, root, ctx); };
+  s.agree_max = [w](int v) { return w->agree_max(v); };
+  return s;
+}
+
+// The kernels this rank builds with a share of K ranks: those l < L' with l mod K = rank.
+int own_kernels(int segments, int rank, int size) {
+  int k = 0;
+  for (int l = 0; l < segments; ++l) k += l % size == rank;
+  return k;
+}
+
+template <class T>
+void check_shared_field_normal() {
+  using C = std::complex<T>;
+  auto w = world();
+  const FieldSplitSense<T> p;
+  const dist::Share share = dist::split(FieldSplitSense<T>::kCoils, w->size(), w->rank());
+  const auto maps = p.maps(share);
+  mri::FieldToeplitzOptions o;
+  o.eps = FieldSplitSense<T>::options(1).eps;
+  mri::FieldToeplitzNormal<T> alone(p.encoding(), kHost, maps, share.size(), {}, o);
+  o.share = world_share<T>(kHost);
+  mri::FieldToeplitzNormal<T> shared(p.encoding(), kHost, maps, share.size(), {}, o);
+  ASSERT_EQ(shared.segments(), alone.segments());
+  EXPECT_GE(alone.segments(), 2);  // several kernels to split
+  EXPECT_EQ(alone.kernels_built(), alone.segments());
+  EXPECT_EQ(shared.kernels_built(), own_kernels(shared.segments(), w->rank(), w->size()));
+  const auto x = random_complex<T>(alone.domain_size(), 11);
+  std::vector<C> za(x.size()), zs(x.size());
+  alone.apply(x.data(), za.data());
+  shared.apply(x.data(), zs.data());
+  EXPECT_LE(rel_error(zs, widen(za)), shared_normal_tolerance<T>());
+  FIELDFT_EXPECT_ALL_RANKS_OK();
+}
+TEST(MpiSharedNormal, KernelsSplitOverRanksGiveTheUnsharedNormalFloat) { check_shared_field_normal<float>(); }
+TEST(MpiSharedNormal, KernelsSplitOverRanksGiveTheUnsharedNormalDouble) { check_shared_field_normal<double>(); }
+
+// rank_sum's prepare_normal shares by itself: the coil-split field-corrected SENSE normal, against
+// the same parts prepared alone before rank_sum wraps them (nothing left to share then).
+template <class T>
+void check_rank_sum_shares() {
+  using C = std::complex<T>;
+  auto w = world();
+  const FieldSplitSense<T> p;
+  const dist::Share share = dist::split(FieldSplitSense<T>::kCoils, w->size(), w->rank());
+  auto part = p.part(kHost, share);
+  EXPECT_TRUE(part->can_share_normal());
+  auto shared = dist::rank_sum<T>(part, w);
+  shared->prepare_normal();
+  EXPECT_FALSE(part->can_share_normal());  // built
+  auto alone_part = p.part(kHost, share);
+  alone_part->prepare_normal();
+  auto alone = dist::rank_sum<T>(alone_part, w);
+  const auto x = random_complex<T>(shared->domain_size(), 12);
+  std::vector<C> zs(x.size()), za(x.size());
+  shared->apply_normal(x.data(), zs.data());
+  alone->apply_normal(x.data(), za.data());
+  EXPECT_LE(rel_error(zs, widen(za)), shared_normal_tolerance<T>());
+  EXPECT_TRUE(same_on_every_rank(zs));  // one allreduce: every rank ends with the same image
+  FIELDFT_EXPECT_ALL_RANKS_OK();
+}
+TEST(MpiSharedNormal, RankSumSharesTheCoilSplitKernelsFloat) { check_rank_sum_shares<float>(); }
+TEST(MpiSharedNormal, RankSumSharesTheCoilSplitKernelsDouble) { check_rank_sum_shares<double>(); }
+
+// Parts of different problems (another trajectory per rank): the fingerprints differ, so every
+// rank builds all its kernels and nothing wrong is shared.
+TEST(MpiSharedNormal, DifferentProblemsBuildTheirOwnKernels) {
+  auto w = world();
+  const FieldSplitSense<double> p(1.0 - 0.05 * w->rank());
+  const dist::Share share = dist::split(FieldSplitSense<double>::kCoils, w->size(), w->rank());
+  mri::FieldToeplitzOptions o;
+  o.eps = 1e-9;
+  o.share = world_share<double>(kHost);
+  const auto maps = p.maps(share);
+  mri::FieldToeplitzNormal<double> n(p.encoding(), kHost, maps, share.size(), {}, o);
+  EXPECT_EQ(n.kernels_built(), n.segments());
+  FIELDFT_EXPECT_ALL_RANKS_OK();
+}
+
+// A share that disagrees with the ranks taking part (its size one more than the communicator's):
+// kShapeMismatch on every rank, naming the sizes, and no rank left waiting.
+TEST(MpiSharedNormal, ShareOfTheWrongSizeFailsOnEveryRank) {
+  auto w = world();
+  const FieldSplitSense<float> p;
+  const dist::Share share = dist::split(FieldSplitSense<float>::kCoils, w->size(), w->rank());
+  mri::FieldToeplitzOptions o;
+  o.share = world_share<float>(kHost);
+  o.share.size = w->size() + 1;
+  const auto maps = p.maps(share);
+  try {
+    mri::FieldToeplitzNormal<float> n(p.encoding(), kHost, maps, share.size(), {}, o);
+    ADD_FAILURE() << "no error on rank " << w->rank();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kShapeMismatch) << e.what();
+    EXPECT_NE(std::string(e.what()).find("of " + std::to_string(w->size() + 1)), std::string::npos) << e.what();
+  }
+  // A share that is wrong in itself (size 0) is kInvalidArgument before any collective, here the
+  // same on every rank.
+  o.share.size = 0;
+  EXPECT_TRUE(throws_error([&] { mri::FieldToeplitzNormal<float>(p.encoding(), kHost, maps, share.size(), {}, o); },
+                           ErrorCode::kInvalidArgument));
   FIELDFT_EXPECT_ALL_RANKS_OK();
 }
 

@@ -179,5 +179,63 @@ TEST(NcclDevices, CoilSplitCgOnEveryDeviceEqualsOneGpuDouble) {
   check_cg<double>(visible_devices(SplitSense<double>::kCoils));
 }
 
+TEST(NcclDevices, BroadcastOfDeviceMemoryOnTwoDevices) {
+  FIELDFT_SKIP_UNLESS_NCCL(2);
+  auto comms = make_comms(2);
+  const auto v = random_complex<float>(3001, 9);
+  std::vector<std::vector<std::complex<float>>> got(2);
+  on_every_rank(comms, [&](int r) {
+    const Context ctx = Context::cuda(r);
+    ContextVector<float> d(ctx, 3001);
+    d.upload(r == 1 ? v : std::vector<std::complex<float>>(3001));
+    comms[static_cast<std::size_t>(r)]->broadcast(d.get(), 3001 * sizeof(std::complex<float>), 1, ctx);
+    got[static_cast<std::size_t>(r)] = d.download();
+    EXPECT_TRUE(throws_error([&] { comms[static_cast<std::size_t>(r)]->broadcast(d.get(), 8, 2, ctx); },
+                             ErrorCode::kInvalidArgument));  // root outside [0, 2): checked before NCCL
+  });
+  EXPECT_EQ(got[0], v);
+  EXPECT_EQ(got[1], v);
+}
+
+// rank_sum's prepare_normal on k devices: the field-corrected coil-split SENSE normal whose L'
+// kernels are split over the devices (kernel l built on device l mod k, ncclBroadcast from
+// there), against the same parts prepared alone on each device. Bound: the GPU type 1
+// transform's atomic additions make kernels computed on another device (or in another run)
+// differ in the last bits: 1e-4 (float), 1e-10 (double), as check_cg's.
+template <class T>
+void check_shared_normal(int k) {
+  auto comms = make_comms(k);
+  const FieldSplitSense<T> p;
+  on_every_rank(comms, [&](int r) {
+    const Context ctx = Context::cuda(r);
+    const dist::Share share = dist::split(FieldSplitSense<T>::kCoils, k, r);
+    auto part = p.part(ctx, share);
+    EXPECT_TRUE(part->can_share_normal());
+    auto shared = dist::rank_sum<T>(part, comms[static_cast<std::size_t>(r)]);
+    shared->prepare_normal();
+    auto alone_part = p.part(ctx, share);
+    alone_part->prepare_normal();
+    auto alone = dist::rank_sum<T>(alone_part, comms[static_cast<std::size_t>(r)]);
+    const auto x = random_complex<T>(shared->domain_size(), 13);
+    ContextVector<T> xv(ctx, shared->domain_size()), zs(ctx, shared->domain_size()), za(ctx, shared->domain_size());
+    xv.upload(x);
+    shared->apply_normal(xv.get(), zs.get());
+    alone->apply_normal(xv.get(), za.get());
+    EXPECT_LE(rel_error(zs.download(), widen(za.download())), sizeof(T) == 4 ? 1e-4 : 1e-10) << "rank " << r;
+  });
+}
+TEST(NcclDevices, SharedFieldNormalOnOneDeviceEqualsUnsharedFloat) {
+  FIELDFT_SKIP_UNLESS_NCCL(1);
+  check_shared_normal<float>(1);
+}
+TEST(NcclDevices, SharedFieldNormalOnTwoDevicesEqualsUnsharedFloat) {
+  FIELDFT_SKIP_UNLESS_NCCL(2);
+  check_shared_normal<float>(2);
+}
+TEST(NcclDevices, SharedFieldNormalOnTwoDevicesEqualsUnsharedDouble) {
+  FIELDFT_SKIP_UNLESS_NCCL(2);
+  check_shared_normal<double>(2);
+}
+
 }  // namespace
 }  // namespace fieldft::test

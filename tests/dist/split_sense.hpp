@@ -16,6 +16,7 @@
 #include "fieldft/mri/encoding.hpp"
 #include "fieldft/mri/sense.hpp"
 #include "fieldft/mri/simulate.hpp"
+#include "fieldft/mri/time_segmentation.hpp"
 #include "fieldft/op/combinators.hpp"
 #include "fieldft/solve/cg.hpp"
 #include "fieldft/solve/max_eigenvalue.hpp"
@@ -85,6 +86,65 @@ class SplitSense {
   std::vector<T> kx_, ky_;
   std::int64_t samples_ = 0;
   std::vector<Complex> maps_, truth_;
+};
+
+// The field-corrected coil split (as bench/scale/coil_split_bench.cpp at a small size): a 2D
+// spiral with readout times over 8 ms and a ±60 Hz field map, C = 4 coils,
+// mri::sense of kind kTimeSegmented (a TimeSegmentedEncoding of batch C_r) per coil share (its normal the
+// field-corrected Toeplitz one, FieldToeplitzNormal with L' of about 5 kernels). `scale` scales k
+// (a different trajectory per rank: parts of DIFFERENT problems). Deterministic on every rank.
+template <class T>
+class FieldSplitSense {
+ public:
+  using Complex = std::complex<T>;
+  static constexpr std::int64_t kCoils = 4;
+
+  explicit FieldSplitSense(double scale = 1) {
+    const auto t = mri::spiral_trajectory(grid_, {.interleaves = 4, .samples = 80});
+    const auto times = mri::readout_times(t, 8e-3 / 80);
+    mri::FieldMapOptions fo;
+    fo.max_hz = 60;
+    const auto field = mri::field_map(grid_, fo);
+    for (std::size_t j = 0; j < t.kx.size(); ++j) {
+      kx_.push_back(static_cast<T>(scale * t.kx[j]));
+      ky_.push_back(static_cast<T>(scale * t.ky[j]));
+    }
+    times_.assign(times.begin(), times.end());
+    field_.assign(field.begin(), field.end());
+    const auto maps = mri::coil_maps(grid_, kCoils);
+    maps_.assign(maps.begin(), maps.end());
+    encoding_ = std::make_shared<const mri::Encoding<T>>(std::span<const std::int64_t>(grid_), kx_, ky_,
+                                                         std::span<const T>(), times_, field_);
+  }
+
+  std::int64_t voxels() const { return grid_[0] * grid_[1]; }
+  const std::shared_ptr<const mri::Encoding<T>>& encoding() const { return encoding_; }
+  // This share's maps (image + {C_r}).
+  std::vector<Complex> maps(dist::Share share) const {
+    return std::vector<Complex>(maps_.begin() + share.begin * voxels(), maps_.begin() + share.end * voxels());
+  }
+  static mri::TimeSegmentationOptions options(std::int64_t batch) {
+    mri::TimeSegmentationOptions o;
+    o.accuracy = 1e-3;
+    o.eps = std::is_same_v<T, float> ? 1e-4 : 1e-9;
+    o.batch = batch;
+    return o;
+  }
+  // SENSE over coils [share.begin, share.end) at c, on the time-segmented encoding.
+  op::OperatorPtr<T> part(const Context& c, dist::Share share) const {
+    const auto m = maps(share);
+    mri::SenseOptions o;
+    o.encoding = mri::EncodingKind::kTimeSegmented;
+    o.time_segmentation = options(share.size());
+    o.eps = o.time_segmentation.eps;
+    return mri::sense<T>(encoding_, m, {grid_[0], grid_[1], share.size()}, c, o);
+  }
+
+ private:
+  std::vector<std::int64_t> grid_{24, 20};
+  std::vector<T> kx_, ky_, times_, field_;
+  std::vector<Complex> maps_;
+  std::shared_ptr<const mri::Encoding<T>> encoding_;
 };
 
 // The dist tests' CG: `iterations` steps with Tikhonov weight λ, no tolerance and no callback

@@ -55,6 +55,15 @@ struct FieldToeplitzOptions {
   double eps = 1e-5;       // the type 1 transforms' tolerance
   nufft::Options nufft;    // their method and tuning (backend, device, stream: the context's)
   double chunk_bytes = 0;  // as ToeplitzOptions::chunk_bytes (CUDA's cuFFT path; 0: 512 MiB)
+  // Ranks that split the L' kernels (op::NormalShare; size 1, the default: none): kernel l is built
+  // on rank l mod K and broadcast from it. Collective when size > 1: every rank of the group
+  // constructs its operator with its share, for the same encoding (coil shares of one problem;
+  // their maps may differ). The ranks first agree (share.agree_max) on failures and on a
+  // fingerprint of what the kernels depend on (grid, points, times, weights, the interpolator):
+  // when a rank failed it throws its error and the others build all kernels themselves; when the
+  // fingerprints differ every rank builds all; a share inconsistent with the ranks taking part
+  // (sizes that differ, ranks not 0 … size−1) is kShapeMismatch on every rank.
+  op::NormalShare share;
 };
 
 template <class T>
@@ -82,6 +91,7 @@ class FieldToeplitzNormal final : public op::LinearOperator<T> {
   double worst_error() const noexcept;     // of the difference interpolator at L'
   double setup_seconds() const noexcept;   // wall time of the construction
   double kernel_bytes() const noexcept;    // memory of the L' kernels: L'·2^d·N complex values
+  int kernels_built() const noexcept;      // of the L' kernels, those this rank computed (L' unless shared)
   // Whether `context` can run one for `encoding` (the CPU and CUDA, every 2D and 3D grid; the
   // memory is checked at construction).
   static bool supported(const Encoding<T>& encoding, const Context& context);
@@ -91,6 +101,7 @@ class FieldToeplitzNormal final : public op::LinearOperator<T> {
   FieldToeplitzNormal(std::shared_ptr<const Encoding<T>> encoding, Context context, Empty);
   void build(std::span<const Complex> maps, const Complex* context_maps, std::int64_t coils, std::span<const T> weights,
              const FieldToeplitzOptions& options);
+  void make_engine(const FieldToeplitzOptions& options);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

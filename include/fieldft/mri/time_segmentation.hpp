@@ -124,6 +124,9 @@ class TimeSegmentedEncoding final : public op::LinearOperator<T> {
   // Builds that Toeplitz normal now when uses_toeplitz() and it is not built yet (else nothing;
   // uses_toeplitz() turns false where it cannot be built: the passes instead).
   void prepare_normal() override;
+  // Its field-corrected Toeplitz kernels split over ranks (op::NormalShare, FieldToeplitzOptions::share).
+  bool can_share_normal() const override;
+  void prepare_normal_shared(const op::NormalShare& share) override;
   bool uses_toeplitz() const noexcept { return uses_toeplitz_; }
   // The Toeplitz normal's set-up time in seconds (FieldToeplitzNormal::setup_seconds); NaN until
   // it is built.

@@ -17,6 +17,15 @@
 //                         can be timed apart. Idempotent; nothing by default. The solvers call
 //                         it before their loop; combinators forward it to what they apply the
 //                         normal of.
+//   prepare_normal_shared(share), can_share_normal():
+//                         the same set-up split over the ranks of a group whose members each
+//                         hold an operator with the SAME normal structure (the coil shares of one
+//                         field-corrected SENSE problem: the same encoding, hence the same
+//                         Toeplitz kernels; dist::rank_sum passes its communicator's share). A
+//                         part builds its share of the kernels and receives the others through
+//                         share.broadcast. Collective when share.size > 1: every rank calls it
+//                         once, and only when every rank's can_share_normal() said true (else
+//                         prepare_normal() on every rank). Defaults: prepare_normal(), false.
 //   weighted_normal(w):   an operator N with N.apply = AᴴWA, W = diag(w), where A has a form
 //                         cheaper than A, ·w, Aᴴ (a Toeplitz normal with W in its kernel);
 //                         nullptr otherwise (the default). w: codomain_size() values in context
@@ -34,6 +43,7 @@
 #include <complex>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -76,6 +86,19 @@ class Workspace {
   std::size_t bytes_ = 0;
 };
 
+// The ranks that split prepare_normal's set-up (prepare_normal_shared above). The op layer knows
+// nothing of communicators: the two collectives come as functions (dist::rank_sum binds them to
+// its dist::Communicator). size 1: nothing is shared, and the functions are not called.
+struct NormalShare {
+  int rank = 0;  // 0 .. size-1
+  int size = 1;  // >= 1
+  // Collective: `bytes` bytes at `data` (the operator's context memory) on rank `root` copied to
+  // `data` on every rank; on a device ordered on the operator's stream.
+  std::function<void(void* data, std::size_t bytes, int root)> broadcast;
+  // Collective, host, blocking: the maximum of `value` over the ranks.
+  std::function<int(int value)> agree_max;
+};
+
 template <class T>
 class LinearOperator {
  public:
@@ -101,6 +124,8 @@ class LinearOperator {
   virtual void apply_adjoint(const Complex* y, Complex* x) = 0;
   virtual void apply_normal(const Complex* x, Complex* z);
   virtual void prepare_normal() {}
+  virtual bool can_share_normal() const { return false; }
+  virtual void prepare_normal_shared(const NormalShare& /*share*/) { prepare_normal(); }
 
   // K stacked copies of this operator as ONE operator (domain shape + {K}, codomain shape +
   // {K}) that processes all K through one batched transform; nullptr when this operator has no

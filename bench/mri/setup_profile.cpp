@@ -1,0 +1,87 @@
+// The set-up of a 3D field-corrected SENSE operator as bench/scale/coil_split_bench.cpp builds it
+// (issue 28): geometry, mri::Encoding, mri::TimeSegmentedEncoding of batch C inside mri::sense,
+// and prepare_normal (the field-corrected Toeplitz kernels), each timed, on the host (or on
+// cuda:0 with --cuda). For `perf record -g` at sizes that run in seconds on a CPU. Not a test.
+//   fieldft_bench_setup [n] [coils] [threads] [--cuda]
+#include <chrono>
+#include <complex>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "fieldft/context.hpp"
+#include "fieldft/mri/encoding.hpp"
+#include "fieldft/mri/sense.hpp"
+#include "fieldft/mri/simulate.hpp"
+#include "fieldft/mri/time_segmentation.hpp"
+
+using namespace fieldft;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> pos;
+  bool use_cuda = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--cuda") == 0) use_cuda = true;
+    else pos.emplace_back(argv[i]);
+  }
+  const std::int64_t n = pos.size() > 0 ? std::atoll(pos[0].c_str()) : 96;
+  const std::int64_t coils = pos.size() > 1 ? std::atoll(pos[1].c_str()) : 8;
+  const int threads = pos.size() > 2 ? std::atoi(pos[2].c_str()) : 0;
+  const Context ctx = use_cuda ? Context::cuda(0) : Context::host(threads);
+
+  // The geometry of coil_split_bench's make_geometry: n planes × n/8 arms × 8n samples, 4 ms.
+  auto t0 = Clock::now();
+  const std::vector<std::int64_t> grid{n, n, n};
+  const auto t = mri::spiral_trajectory(grid, {.interleaves = std::max<std::int64_t>(1, n / 8), .samples = 8 * n});
+  const double dwell = 4e-3 / static_cast<double>(8 * n);
+  const auto times = mri::readout_times(t, dwell);
+  mri::FieldMapOptions fo;
+  fo.max_hz = 100;
+  fo.susceptibility_hz = 100;
+  const auto field = mri::field_map(grid, fo);
+  const auto f = [](const std::vector<double>& v) { return std::vector<float>(v.begin(), v.end()); };
+  const auto kx = f(t.kx), ky = f(t.ky), kz = f(t.kz), tt = f(times), ff = f(field);
+  const auto maps_d = mri::coil_maps(grid, coils, {.normalize = true});
+  const std::vector<std::complex<float>> maps(maps_d.begin(), maps_d.end());
+  const double geometry_s = since(t0);
+
+  t0 = Clock::now();
+  auto enc = std::make_shared<const mri::Encoding<float>>(std::span<const std::int64_t>(grid), kx, ky, kz, tt, ff);
+  const double encoding_s = since(t0);
+
+  mri::TimeSegmentationOptions o;
+  o.accuracy = 1e-3;
+  o.eps = 1e-3;
+  o.batch = coils;
+  t0 = Clock::now();
+  auto e = std::make_shared<mri::TimeSegmentedEncoding<float>>(enc, ctx, o);
+  ctx.synchronize();
+  const double tseg_s = since(t0);
+
+  t0 = Clock::now();
+  auto a = mri::sense<float>(e, maps, {n, n, n, coils});
+  ctx.synchronize();
+  const double sense_s = since(t0);
+
+  t0 = Clock::now();
+  a->prepare_normal();
+  ctx.synchronize();
+  const double normal_s = since(t0);
+
+  std::printf("n %lld^3, %lld coils, M %lld, L %d, %s\n", static_cast<long long>(n), static_cast<long long>(coils),
+              static_cast<long long>(enc->num_samples()), e->segments(), ctx.describe().c_str());
+  std::printf("geometry (not in the bench's set-up) %.3f s\nEncoding %.3f s\nTimeSegmentedEncoding %.3f s "
+              "(design %.3f s)\nsense %.3f s\nprepare_normal %.3f s\nset-up total %.3f s\n",
+              geometry_s, encoding_s, tseg_s, e->report().design_seconds, sense_s, normal_s,
+              encoding_s + tseg_s + sense_s + normal_s);
+  return 0;
+}
