@@ -179,22 +179,22 @@ TEST(NcclDevices, CoilSplitCgOnEveryDeviceEqualsOneGpuDouble) {
   check_cg<double>(visible_devices(SplitSense<double>::kCoils));
 }
 
-TEST(NcclDevices, BroadcastOfDeviceMemoryOnTwoDevices) {
+TEST(NcclDevices, BroadcastOfDeviceMemoryOnEveryDevice) {
   FIELDFT_SKIP_UNLESS_NCCL(2);
-  auto comms = make_comms(2);
+  const int k = visible_devices(8);
+  auto comms = make_comms(k);
   const auto v = random_complex<float>(3001, 9);
-  std::vector<std::vector<std::complex<float>>> got(2);
+  std::vector<std::vector<std::complex<float>>> got(static_cast<std::size_t>(k));
   on_every_rank(comms, [&](int r) {
     const Context ctx = Context::cuda(r);
     ContextVector<float> d(ctx, 3001);
     d.upload(r == 1 ? v : std::vector<std::complex<float>>(3001));
     comms[static_cast<std::size_t>(r)]->broadcast(d.get(), 3001 * sizeof(std::complex<float>), 1, ctx);
     got[static_cast<std::size_t>(r)] = d.download();
-    EXPECT_TRUE(throws_error([&] { comms[static_cast<std::size_t>(r)]->broadcast(d.get(), 8, 2, ctx); },
-                             ErrorCode::kInvalidArgument));  // root outside [0, 2): checked before NCCL
+    EXPECT_TRUE(throws_error([&] { comms[static_cast<std::size_t>(r)]->broadcast(d.get(), 8, k, ctx); },
+                             ErrorCode::kInvalidArgument));  // root outside [0, k): checked before NCCL
   });
-  EXPECT_EQ(got[0], v);
-  EXPECT_EQ(got[1], v);
+  for (int r = 0; r < k; ++r) EXPECT_EQ(got[static_cast<std::size_t>(r)], v) << "rank " << r;
 }
 
 // rank_sum's prepare_normal on k devices: the field-corrected coil-split SENSE normal whose L'
@@ -228,13 +228,13 @@ TEST(NcclDevices, SharedFieldNormalOnOneDeviceEqualsUnsharedFloat) {
   FIELDFT_SKIP_UNLESS_NCCL(1);
   check_shared_normal<float>(1);
 }
-TEST(NcclDevices, SharedFieldNormalOnTwoDevicesEqualsUnsharedFloat) {
+TEST(NcclDevices, SharedFieldNormalOnEveryDeviceEqualsUnsharedFloat) {
   FIELDFT_SKIP_UNLESS_NCCL(2);
-  check_shared_normal<float>(2);
+  check_shared_normal<float>(visible_devices(FieldSplitSense<float>::kCoils));
 }
-TEST(NcclDevices, SharedFieldNormalOnTwoDevicesEqualsUnsharedDouble) {
+TEST(NcclDevices, SharedFieldNormalOnEveryDeviceEqualsUnsharedDouble) {
   FIELDFT_SKIP_UNLESS_NCCL(2);
-  check_shared_normal<double>(2);
+  check_shared_normal<double>(visible_devices(FieldSplitSense<double>::kCoils));
 }
 
 }  // namespace
