@@ -11,6 +11,7 @@ stderr) and an optional per-iteration callback.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import sys
@@ -85,7 +86,8 @@ def recon(kspace, coords, shape, maps=None, *, devices=None, split: str = "auto"
     problems = isinstance(kspace, np.ndarray) and kspace.ndim == 3
     world = _mpi_world() if problems else None  # one problem under mpirun: this rank's own
     if devices is None and world is None:
-        return _recon_one(kspace, coords, shape, maps, **options)
+        with _current_device(options.get("device"), kspace):
+            return _recon_one(kspace, coords, shape, maps, **options)
     if split not in ("auto", "problems"):
         raise _core.NotImplementedFeatureError(
             f"split={split!r}: fieldft.recon spreads independent problems only; sharing one problem's coils "
@@ -111,7 +113,8 @@ def recon(kspace, coords, shape, maps=None, *, devices=None, split: str = "auto"
     def one(i, device):
         args = {n: (v if v is None or isinstance(v, str) else v[i]) for n, v in per.items()}
         m = args.pop("maps")
-        return _recon_one(k[i], coords, shape, m, device=device, progress=False, **args, **options)
+        with _current_device(device, None):
+            return _recon_one(k[i], coords, shape, m, device=device, progress=False, **args, **options)
 
     results = [None] * count
     if world is not None:
@@ -377,6 +380,24 @@ def _recon_one(kspace, coords, shape, maps=None, *, method: str = "cg", weights=
     if to_host:
         x = x.get()
     return (x, result) if info else x
+
+
+def _current_device(device, kspace):
+    """The CUDA device the solve runs on as cupy's current device (cupy allocates the results of
+    array arithmetic there, e.g. the scaling of the data and image): `device` ("cuda:N") or, without
+    one, the device of a cupy kspace; nothing to do otherwise."""
+    ordinal = None
+    if isinstance(device, str) and device.startswith("cuda"):
+        ordinal = int(device.split(":")[1]) if ":" in device else 0
+    elif device is None and type(kspace).__module__.startswith("cupy"):
+        ordinal = kspace.device.id
+    if ordinal is None:
+        return contextlib.nullcontext()
+    try:
+        import cupy
+    except ImportError:
+        return contextlib.nullcontext()
+    return cupy.cuda.Device(ordinal)
 
 
 def _to_device(array, device: str, name: str):
