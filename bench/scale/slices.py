@@ -42,10 +42,13 @@ def simulate(tool, out, matrix, device):
         return
     traj = "stack-of-spirals" if matrix.count("x") == 2 else "spiral"
     print("simulating %s (%s) ..." % (out, matrix), flush=True)
-    run([tool, "simulate", "-o", out, "--matrix", matrix, "--traj", traj, "--coils", "32", "--interleaves", "64",
-         "--samples", "1024", "--field-hz", "0", "--susceptibility-hz", "0", "--json",
-         # on the GPU: the 3D stack's time-segmented model in double takes minutes on the CPU
-         "--backend", "cuda", "--device", str(device)])
+    j = json.loads(run([tool, "simulate", "-o", out, "--matrix", matrix, "--traj", traj, "--coils", "32",
+                        "--interleaves", "64", "--samples", "1024", "--field-hz", "0", "--susceptibility-hz", "0",
+                        "--json",
+                        # on the GPU: the 3D stack's time-segmented model in double takes minutes on the CPU
+                        "--backend", "cuda", "--device", str(device)]).strip().splitlines()[-1])
+    print("  simulated in %.1f s (model %.1f s on %s, writing %.1f s)" % (
+        j["total_seconds"], j["model_seconds"], j.get("backend", "?"), j["write_seconds"]), flush=True)
 
 
 def recon(tool, src, extra, iters, repeat, workdir):
