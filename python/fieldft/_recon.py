@@ -559,8 +559,10 @@ class _CoilSplit:
                     wr = None if wr is None else _to_device(wr, device, "weights")
                 part = model(None if maps is None else np.ascontiguousarray(maps[b:e]), e - b, {**place, "device": device})
                 ops.append(dist.rank_sum(part, comm))
-                ys.append(yr)
-                ws.append(wr)
+                # A share of one coil is a model of shape (M,), not (1, M): its rows in its shape,
+                # here, where a mismatch is agreed on (cg_ranks' own checks come after).
+                ys.append(yr.reshape(part.oshape))
+                ws.append(None if wr is None else wr.reshape(part.oshape))
         except Exception as e:  # agreed below, so that no rank waits in the solve's collectives
             failure = e
         self.agree(failure)
