@@ -105,6 +105,15 @@ int launcher_local_rank() noexcept;
 // (MPI_THREAD_FUNNELED) if nobody did, and then finalises it at exit; an MPI the caller
 // initialised is left to the caller. Throws kBackendUnavailable without MPI.
 CommPtr mpi_world();
+// An MPI communicator that the caller owns (e.g. mpi4py's), given as its handle value: MPI_Comm
+// is a pointer in Open MPI and an int in MPICH, and `handle` holds either (mpi4py:
+// MPI._handleof(comm)). MPI must be initialised (by the caller), the handle must come from the
+// MPI library fieldft was built with (mpi_library_version() tells which), and the communicator
+// must outlive the result; MPI_COMM_WORLD's handle gives mpi_world(). Throws kBackendUnavailable
+// without MPI, kInvalidState when MPI is not initialised, kInvalidArgument for MPI_COMM_NULL.
+CommPtr mpi_comm(std::intptr_t handle);
+// MPI_Get_library_version of the MPI fieldft was built with; empty without MPI.
+std::string mpi_library_version();
 // One process, several GPUs: one communicator per device, rank i on devices[i]
 // (ncclCommInitAll). Devices distinct and visible, else kInvalidArgument / kBackendUnavailable.
 // Each rank is then driven by its own host thread (NCCL collectives of one group block until

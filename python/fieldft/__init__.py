@@ -7,7 +7,8 @@
 
 numpy arrays run on the host; cupy arrays and torch CUDA tensors stay on their GPU (no copies).
 Linear operators and their algebra: fieldft.op; MRI encoding operators: fieldft.mri; solvers:
-fieldft.solve; a one-call reconstruction: fieldft.recon.
+fieldft.solve; a one-call reconstruction: fieldft.recon; one problem's coils over several GPUs or
+MPI ranks: fieldft.dist.
 Drop-in replacements for the finufft and cufinufft packages: fieldft.compat.finufft and
 fieldft.compat.cufinufft. docs/python.md is the guide.
 """
@@ -21,6 +22,7 @@ from ._mri import Dft, DftR2
 from ._plan import (Plan, nufft1d1, nufft1d2, nufft1d3, nufft2d1, nufft2d2, nufft2d3, nufft3d1, nufft3d2,
                     nufft3d3)
 from . import io, mri, op, solve  # noqa: E402  (fieldft.io, fieldft.op, fieldft.mri, fieldft.solve)
+from . import dist  # noqa: E402  (fieldft.dist: coils split over ranks)
 from ._recon import recon  # noqa: E402
 
 __version__ = _core.build_info()["version"]
@@ -42,4 +44,4 @@ __all__ = ["Plan", "nufft1d1", "nufft1d2", "nufft1d3", "nufft2d1", "nufft2d2", "
            "nufft3d3", "Dft", "DftR2", "build_info", "cuda_devices", "min_eps", "Error", "InvalidArgumentError",
            "NonFiniteError", "ShapeMismatchError", "EpsTooSmallError", "TooLargeError", "OutOfMemoryError",
            "BackendUnavailableError", "NotImplementedFeatureError", "CudaError", "InvalidStateError",
-           "InternalError", "ContextMismatchError", "io", "op", "mri", "solve", "recon"]
+           "InternalError", "ContextMismatchError", "io", "op", "mri", "solve", "dist", "recon"]

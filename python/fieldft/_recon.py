@@ -26,6 +26,7 @@ __all__ = ["recon"]
 
 _METHODS = ("cg", "pwls", "l1-wavelet", "tv")
 _ENCODINGS = ("nufft", "dft", "tseg", "auto")
+_SPLITS = ("auto", "problems", "coils", "none")
 
 
 class _Progress:
@@ -68,30 +69,67 @@ def _device_of(info) -> str:
 
 def recon(kspace, coords, shape, maps=None, *, devices=None, split: str = "auto", **options):
     """Reconstructs an image from multi-coil non-Cartesian k-space (see _recon_one for the
-    options), or P independent problems on several devices or MPI ranks.
+    options), one problem with its coils shared by several devices or MPI ranks, or P independent
+    problems dealt to devices or MPI ranks.
 
-    devices: CUDA device ordinals (e.g. [0, 1]) to spread P independent problems over: kspace
-      (P, C, M) numpy, one problem per leading entry (slices after an inverse FFT along k_z,
-      frames of one trajectory), sharing coords, times and shots; maps, field_map and phase_maps
-      then carry the leading P axis too (or are None / a string). Problems are dealt dynamically
-      to one host thread per device (each a whole problem on its device: the image is the one a
-      single device gives). Returns (P, *shape) numpy (with info=True, a list of results).
-      Under mpirun with mpi4py importable and MPI_COMM_WORLD's size K > 1, problem i runs on rank
-      i mod K (on devices[local rank mod len(devices)], else the default device) and one
-      Allreduce of MPI_COMM_WORLD (only COMM_WORLD) gives every rank the whole (P, *shape) result,
-      exactly (the other ranks add zeros).
-    split: "auto" or "problems" (the only split of this version in Python; sharing one problem's
-      coils over devices is `fieldft recon --split coils` on the command line).
+    devices: CUDA device ordinals (e.g. [0, 1]).
+    split: how the work is spread over the places (the devices, or the ranks under mpirun with
+      mpi4py importable and MPI_COMM_WORLD's size K > 1):
+      "problems"  P independent problems: kspace (P, C, M) numpy, one problem per leading entry
+                  (slices after an inverse FFT along k_z, frames of one trajectory), sharing
+                  coords, times and shots; maps, field_map and phase_maps then carry the leading
+                  P axis too (or are None / a string). Problems are dealt dynamically to one host
+                  thread per device (each a whole problem on its device: the image is the one a
+                  single device gives). Returns (P, *shape) numpy (with info=True, a list of
+                  results). Under mpirun, problem i runs on rank i mod K (on devices[local rank
+                  mod len(devices)], else `device`) and one Allreduce of MPI_COMM_WORLD gives
+                  every rank the whole (P, *shape) result, exactly (the other ranks add zeros).
+      "coils"     ONE problem, kspace (C, M) numpy (and numpy maps, weights): place r of K holds
+                  the coils fieldft.dist.split(C, K, r), their maps and k-space rows, builds
+                  their SENSE (or pcSENSE) model and wraps it in fieldft.dist.rank_sum; the same
+                  CG runs on every place, with one image-sized sum per iteration (NCCL between the
+                  devices of this process, one host thread each; under mpirun MPI between CPU
+                  ranks, or NCCL over MPI between GPU ranks, rank r on devices[local rank mod
+                  len(devices)]). Every place keeps the same image; returns it as numpy (on every
+                  rank under mpirun). It differs from one place's image only by the order of the
+                  coil sums (float rounding). method="cg" only (PWLS's line search and the
+                  objectives of FISTA and ADMM would differ per share). Maps estimated from the
+                  data ("rss", "espirit"), the scaling and encoding="auto"'s choice are computed
+                  once (on rank 0 under mpirun) for all shares. Needs C >= K; several devices of
+                  one process need a build with NCCL, mpirun one with MPI and mpi4py on the same
+                  MPI. Under mpirun every rank passes the same arguments.
+      "none"      no spreading: this process alone solves the problem (under mpirun too; devices
+                  with one entry: on that device).
+      "auto"      (default) "problems" for a stack (P, C, M); for one problem "coils" when
+                  devices has more than one entry or under mpirun, else "none".
     """
+    if split not in _SPLITS:
+        raise _core.InvalidArgumentError(f"split={split!r} is not one of {', '.join(map(repr, _SPLITS))}")
     problems = isinstance(kspace, np.ndarray) and kspace.ndim == 3
-    world = _mpi_world() if problems else None  # one problem under mpirun: this rank's own
+    if devices is not None:
+        if isinstance(devices, (str, int)) or not len(devices):
+            raise _core.InvalidArgumentError(f"devices={devices!r}: expected a non-empty list of CUDA device ordinals")
+        devices = [int(d) for d in devices]
+    if split == "coils" and problems:
+        raise _core.ShapeMismatchError(f"split='coils' shares the coils of ONE problem, kspace (C, M); got a stack "
+                                       f"{tuple(kspace.shape)} of independent problems: use split='problems' "
+                                       "(or 'auto')")
+    if split == "none" or (not problems and split != "problems"):
+        world = _mpi_world() if split != "none" else None
+        if split == "coils" or world is not None or (devices is not None and len(devices) > 1):
+            return _recon_coils(kspace, coords, shape, maps, devices, world, options)
+        if devices is not None:
+            if len(devices) > 1:
+                raise _core.InvalidArgumentError(f"split='none' runs on one place; got devices={devices}")
+            if options.get("device") is not None:
+                raise _core.InvalidArgumentError("give devices= or device=, not both")
+            options["device"] = f"cuda:{devices[0]}"
+        with _current_device(options.get("device"), kspace):
+            return _recon_one(kspace, coords, shape, maps, **options)
+    world = _mpi_world() if problems else None
     if devices is None and world is None:
         with _current_device(options.get("device"), kspace):
             return _recon_one(kspace, coords, shape, maps, **options)
-    if split not in ("auto", "problems"):
-        raise _core.NotImplementedFeatureError(
-            f"split={split!r}: fieldft.recon spreads independent problems only; sharing one problem's coils "
-            "over devices is `fieldft recon --split coils` (command line)")
     k = np.asarray(kspace) if isinstance(kspace, np.ndarray) else None
     if k is None or k.ndim != 3:
         raise _core.ShapeMismatchError("recon with devices= or under mpirun takes P independent problems: kspace as a "
@@ -189,6 +227,40 @@ def recon(kspace, coords, shape, maps=None, *, devices=None, split: str = "auto"
     return (image, [r[1] for r in results]) if info else image
 
 
+def _recon_coils(kspace, coords, shape, maps, devices, world, options):
+    """One problem with its coils shared (split="coils"): by the ranks of `world` (mpi4py, under
+    mpirun), else by `devices` (one host thread each), else by one place (options' device)."""
+    from . import dist
+    device = options.pop("device", None)
+    if devices is not None and device is not None:
+        raise _core.InvalidArgumentError("give devices= or device=, not both")
+    parts = world.Get_size() if world is not None else len(devices) if devices is not None else 1
+    coils = 1 if np.ndim(kspace) == 1 else int(np.shape(kspace)[0])
+    if coils < parts:
+        raise _core.InvalidArgumentError(f"split='coils': {coils} coil{'s' if coils != 1 else ''} cannot be shared "
+                                         f"by {parts} places (each needs at least one); use fewer")
+    if world is not None:
+        place = f"cuda:{devices[_local_rank() % len(devices)]}" if devices else str(device or "cpu")
+        host = dist.mpi(world)
+        comms = [dist.nccl_over(host, _ordinal(place)) if place.startswith("cuda") else host]
+        places = [place]
+    elif devices is not None and len(devices) > 1:
+        if not dist.have_nccl():
+            raise _core.BackendUnavailableError(
+                f"split='coils' over devices {devices} sums the image between them with NCCL, and this fieldft "
+                "was built without it (a CUDA build with FIELDFT_NCCL: nccl.h and libnccl, e.g. pip install "
+                "nvidia-nccl-cu13); use one device, or split='problems' for a stack")
+        comms, places = dist.nccl_devices(devices), [f"cuda:{d}" for d in devices]
+    else:
+        comms = [dist.single()]
+        places = [f"cuda:{devices[0]}" if devices else str(device or "cpu")]
+    return _recon_one(kspace, coords, shape, maps, **options, _coils=_CoilSplit(places, comms, world))
+
+
+def _ordinal(device: str) -> int:
+    return int(device.split(":")[1]) if ":" in device else 0
+
+
 def _mpi_world():
     """MPI_COMM_WORLD when mpi4py is importable and this process runs under mpirun with K > 1."""
     import os
@@ -214,8 +286,10 @@ def _recon_one(kspace, coords, shape, maps=None, *, method: str = "cg", weights=
                accuracy: float = 1e-3, field_map=None, times=None, shots=None, phase_maps=None, field=None,
                device=None, nthreads: int = 0, progress: bool = True, delta: float = 0.01,
                levels: int = 4, rho: float = 1.0, cg_iterations: int = 5,
-               callback: Optional[Callable[[solve.Report], Optional[bool]]] = None, info: bool = False):
-    """Reconstructs an image from multi-coil non-Cartesian k-space.
+               callback: Optional[Callable[[solve.Report], Optional[bool]]] = None, info: bool = False,
+               _coils: Optional["_CoilSplit"] = None):
+    """Reconstructs an image from multi-coil non-Cartesian k-space (with `_coils`, recon's
+    split="coils": the data prepared here once, then solved by the coil shares of _coils' places).
 
     kspace: (C, M) complex samples of C coils (or (M,) for one coil), numpy, cupy or torch; the
       image comes back in the same framework and on the same device, with kspace's dtype
@@ -263,7 +337,15 @@ def _recon_one(kspace, coords, shape, maps=None, *, method: str = "cg", weights=
         raise _core.InvalidArgumentError(f"iterations must be an integer >= 1, got {iterations!r}")
     if not (isinstance(lam, (int, float)) and math.isfinite(lam) and lam >= 0):
         raise _core.InvalidArgumentError(f"lam must be a finite number >= 0, got {lam!r}")
+    if _coils is not None and method != "cg":
+        raise _core.NotImplementedFeatureError(
+            f"method={method!r} with split='coils': only 'cg' runs on coils shared by several places (pwls' line "
+            "search takes k-space dots that differ per share; fista and admm would report only one share's "
+            "objective); use method='cg', or split='none'")
     k = _arrays.inspect(kspace, "kspace")
+    if _coils is not None and k.on_device:
+        raise _core.ContextMismatchError("split='coils' takes host (numpy) k-space: each place's share of the coils "
+                                         "is moved to its device (pass the arrays as numpy)")
     if k.dtype not in (np.complex64, np.complex128):
         raise op.DtypeError(f"`kspace` has dtype {k.dtype}; expected complex64 or complex128")
     shape = tuple(int(n) for n in shape)
@@ -308,44 +390,51 @@ def _recon_one(kspace, coords, shape, maps=None, *, method: str = "cg", weights=
     dtype = k.dtype
     choice = None
     if auto and field_map is not None:
-        choice = mri.choose_field_model(enc, coils, per_shot=phase_maps is not None, accuracy=accuracy, eps=eps,
-                                        iterations=iterations, device="cuda" if str(device).startswith("cuda") else "cpu",
-                                        nthreads=nthreads, dtype=dtype)
+        solver_place = device if _coils is None else _coils.places[0]
+        choice = _decide(_coils, lambda: mri.choose_field_model(
+            enc, coils if _coils is None else _coils.largest_share(coils), per_shot=phase_maps is not None,
+            accuracy=accuracy, eps=eps, iterations=iterations,
+            device="cuda" if str(solver_place).startswith("cuda") else "cpu", nthreads=nthreads, dtype=dtype))
         encoding = choice["encoding"]
-        if progress:
+        if progress and (_coils is None or _coils.root):
             print(f"fieldft recon: {choice['reason']}", file=sys.stderr)
     place = dict(dtype=dtype, device=device, nthreads=nthreads)
     kind = dict(kind=encoding, eps=eps, accuracy=accuracy)
     y = kspace if not single else kspace.reshape((1, -1))
     if estimate is not None:
-        maps = mri.estimate_coil_maps(enc, y, method=estimate, nthreads=nthreads)
+        maps = _decide(_coils, lambda: mri.estimate_coil_maps(enc, y, method=estimate, nthreads=nthreads))
     # The solvers' scalars (ρ = ‖r‖², pᴴAᴴAp, …) are of the problem's precision and grow like
     # |S|⁶·|y|²: unnormalised maps (|S| ~ 1e5) overflow float32 (pᴴAᴴAp > 3.4e38, NaN images).
     # So the problem is solved in units where max_v Σ_c |S_c(v)|² = 1 and ‖y‖_rms = 1, and the
     # image, the weights λ (and δ, ρ) and the reported objective are mapped back (_Scaling).
-    scaling = _Scaling(maps, y)
+    scaling = _decide(_coils, lambda: _Scaling(maps, y))  # the same λ' on every share
     if scaling.active:
         maps = maps / scaling.maps if maps is not None else None
         y = y / scaling.data
-    if phase_maps is not None:
-        if maps is None:
-            maps = np.ones((1,) + shape, dtype=dtype)
-        a = mri.pcsense(enc, maps, phase_maps, **kind, **place)
-    elif maps is not None:
-        a = mri.sense(enc, maps, **kind, **place)
-    elif encoding == "nufft":
-        a = mri.NufftEncoding(enc, eps, batch=coils, **place)
-    elif encoding == "dft":
-        a = mri.DftEncoding(enc, batch=coils, **place)
-    else:
-        a = mri.TimeSegmentedEncoding(enc, accuracy=accuracy, eps=eps, batch=coils, **place)
+    if phase_maps is not None and maps is None:
+        maps = np.ones((1,) + shape, dtype=dtype)
+
+    def model(maps, coils, place):
+        """The encoding operator of `coils` coils with sensitivities `maps` (or None) at `place`."""
+        if phase_maps is not None:
+            return mri.pcsense(enc, maps, phase_maps, **kind, **place)
+        if maps is not None:
+            return mri.sense(enc, maps, **kind, **place)
+        if encoding == "nufft":
+            return mri.NufftEncoding(enc, eps, batch=coils, **place)
+        if encoding == "dft":
+            return mri.DftEncoding(enc, batch=coils, **place)
+        return mri.TimeSegmentedEncoding(enc, accuracy=accuracy, eps=eps, batch=coils, **place)
+
+    a = model(maps, coils, place) if _coils is None else None
     w = None
     if weights is not None:
         wi = _arrays.inspect(weights, "weights")
-        if tuple(wi.shape) == (enc.num_samples,) and coils > 1:
+        if tuple(wi.shape) == (enc.num_samples,) and (coils > 1 or _coils is not None):
             weights = _broadcast_coils(wi, coils)
         w = weights
-    bar = _Progress(iterations, f"fieldft {method}") if progress else None
+    show = progress and (_coils is None or _coils.root)
+    bar = _Progress(iterations, f"fieldft {method}" + ("" if _coils is None else " (coils split)")) if show else None
     cb = None
     if bar is not None or callback is not None:
         def cb(report):
@@ -353,10 +442,14 @@ def _recon_one(kspace, coords, shape, maps=None, *, method: str = "cg", weights=
             if bar is not None:
                 bar.update(report)
             return None if callback is None else callback(report)
+        if _coils is not None and callback is not None:
+            cb = _coils.agreed_callback(cb)
     common = dict(weights=w, max_iter=iterations, tol=tol, callback=cb, info=True)
     sm, sd = scaling.maps, scaling.data
     try:
-        if method == "cg":
+        if _coils is not None:
+            x, result = _coils.solve(model, place, y, maps, lam=lam / sm ** 2, **common)
+        elif method == "cg":
             x, result = solve.cg(a, y, lam=lam / sm ** 2, **common)
         elif method == "pwls":
             d = op.finite_difference(shape, **place)
@@ -388,7 +481,7 @@ def _current_device(device, kspace):
     one, the device of a cupy kspace; nothing to do otherwise."""
     ordinal = None
     if isinstance(device, str) and device.startswith("cuda"):
-        ordinal = int(device.split(":")[1]) if ":" in device else 0
+        ordinal = _ordinal(device)
     elif device is None and type(kspace).__module__.startswith("cupy"):
         ordinal = kspace.device.id
     if ordinal is None:
@@ -400,6 +493,109 @@ def _current_device(device, kspace):
     return cupy.cuda.Device(ordinal)
 
 
+def _decide(split, fn):
+    """fn() computed once for a coil split (on MPI rank 0, then broadcast), so that every share
+    solves with the same maps, scaling and model; plainly fn() otherwise."""
+    return fn() if split is None else split.decide(fn)
+
+
+class _CoilSplit:
+    """Where the coil shares of one problem are solved: this process's places (device strings) and
+    their communicators (fieldft.dist: single, NCCL over this process's devices, MPI or NCCL over
+    MPI ranks); world: the mpi4py communicator under mpirun (None in one process)."""
+
+    def __init__(self, places, comms, world=None):
+        self.places, self.comms, self.world = list(places), list(comms), world
+        self.parts = self.comms[0].size
+        self.root = world is None or world.Get_rank() == 0
+
+    def largest_share(self, coils):
+        return -(-coils // self.parts)
+
+    def decide(self, fn):
+        if self.world is None:
+            return fn()
+        value, failure = None, None
+        if self.world.Get_rank() == 0:
+            try:
+                value = fn()
+            except Exception as e:  # broadcast, so that no rank waits
+                failure = (type(e).__name__, str(e))
+                self.world.bcast((None, failure), root=0)
+                raise
+        value, failure = self.world.bcast((value, None), root=0)
+        if failure is not None:
+            raise getattr(_core, failure[0], _core.InternalError)(f"rank 0: {failure[1]}")
+        return value
+
+    def agree(self, failure):
+        """Every rank: raises when any rank's set-up failed (its own error on the failing rank)."""
+        if self.world is None:
+            if failure is not None:
+                raise failure
+            return
+        from mpi4py import MPI
+        rank, size = self.world.Get_rank(), self.world.Get_size()
+        failed = self.world.allreduce(0 if failure is None else rank + 1, op=MPI.MAX)
+        if failed:
+            message = self.world.bcast(None if failure is None else f"{type(failure).__name__}: {failure}",
+                                       root=failed - 1)
+            if failure is not None:
+                raise failure
+            raise _core.InternalError(f"fieldft.recon: rank {failed - 1} of {size} failed: {message}")
+
+    def agreed_callback(self, cb):
+        """A callback whose decision every MPI rank takes together (any rank's False, or its
+        exception, stops all: a rank that stopped alone would leave the others in a collective)."""
+        if self.world is None:
+            return cb
+        from mpi4py import MPI
+        state = {"error": None}
+
+        def agreed(report):
+            stop = 0
+            try:
+                stop = int(cb(report) is False)
+            except Exception as e:
+                state["error"], stop = e, 1
+            if self.world.allreduce(stop, op=MPI.MAX):
+                if state["error"] is not None:
+                    raise state["error"]
+                return False
+            return None
+
+        return agreed
+
+    def solve(self, model, place, y, maps, *, lam, weights, max_iter, tol, callback, info):
+        """CG on this process's shares: place i builds model(its maps, its coil count, place) on
+        coils dist.split(C, K, rank) and wraps it in dist.rank_sum; x from place 0, as numpy."""
+        from . import dist
+        coils, w = y.shape[0], weights
+        ops, ys, ws, failure = [], [], [], None
+        try:
+            for device, comm in zip(self.places, self.comms):
+                b, e = dist.split(coils, comm.size, comm.rank)
+                yr, wr = np.ascontiguousarray(y[b:e]), None if w is None else np.ascontiguousarray(w[b:e])
+                if device.startswith("cuda"):
+                    yr = _to_device(yr, device, "kspace")
+                    wr = None if wr is None else _to_device(wr, device, "weights")
+                part = model(None if maps is None else np.ascontiguousarray(maps[b:e]), e - b, {**place, "device": device})
+                ops.append(dist.rank_sum(part, comm))
+                # A share of one coil is a model of shape (M,), not (1, M): its rows in its shape,
+                # here, where a mismatch is agreed on (cg_ranks' own checks come after).
+                ys.append(yr.reshape(part.oshape))
+                ws.append(None if wr is None else wr.reshape(part.oshape))
+        except Exception as e:  # agreed below, so that no rank waits in the solve's collectives
+            failure = e
+        self.agree(failure)
+        images, result = dist.cg_ranks(ops, self.comms, ys, weights=None if w is None else ws, lam=lam,
+                                       max_iter=max_iter, tol=tol, callback=callback, info=True)
+        x = images[0]
+        if not isinstance(x, np.ndarray):
+            x = x.get()
+        return x, result
+
+
 def _to_device(array, device: str, name: str):
     """A host array on CUDA device `device` ("cuda" or "cuda:N") as a cupy array."""
     try:
@@ -408,8 +604,7 @@ def _to_device(array, device: str, name: str):
         raise _core.ContextMismatchError(
             f"`{name}` is a host array and device={device!r}: moving it to the GPU needs cupy (pip install "
             "cupy-cuda12x), or pass a cupy array or a torch CUDA tensor") from None
-    ordinal = int(device.split(":")[1]) if ":" in device else 0
-    with cupy.cuda.Device(ordinal):
+    with cupy.cuda.Device(_ordinal(device)):
         return cupy.asarray(np.asarray(array))
 
 

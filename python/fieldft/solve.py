@@ -136,6 +136,20 @@ def _operator(a, name):
         raise TypeError(f"`{name}` must be a fieldft.op.Operator, got {type(a).__name__}")
 
 
+def _core_callback(callback):
+    """The compiled solvers' callback (iteration, residual, seconds, objective) calling
+    callback(Report), or None."""
+    if callback is None:
+        return None
+    if not callable(callback):
+        raise TypeError("callback must be callable (it receives a fieldft.solve.Report)")
+
+    def cb(iteration, residual, seconds, objective):
+        return callback(Report(iteration, residual, seconds, objective))
+
+    return cb
+
+
 def _run(name, a: Operator, y, x0, weights, callback, info, call):
     """The common part of every solve: checks and prepares y, x (x0 copied in, or 0) and the
     weights at A's place, wraps the callback, runs call(fn, y_ptr, x_ptr, w_ptr, cb) on the
@@ -148,14 +162,7 @@ def _run(name, a: Operator, y, x0, weights, callback, info, call):
         _copy_into(x, x0d.obj)
     w = _weights(a, weights) if weights is not None else None
     _check_no_overlap(yd, x)
-    cb = None
-    if callback is not None:
-        if not callable(callback):
-            raise TypeError("callback must be callable (it receives a fieldft.solve.Report)")
-
-        def cb(iteration, residual, seconds, objective):
-            return callback(Report(iteration, residual, seconds, objective))
-
+    cb = _core_callback(callback)
     fn = getattr(_core, name + ("_f" if a.dtype == np.complex64 else "_d"))
     wp = w.ptr if w is not None else 0
     with _terms():

@@ -482,6 +482,7 @@ void bind_operators(nb::module_& m);  // python/src/op_bindings.cpp
 void bind_solvers(nb::module_& m);    // python/src/solve_bindings.cpp
 void bind_simulate(nb::module_& m);   // python/src/simulate_bindings.cpp
 void bind_io(nb::module_& m);         // python/src/io_bindings.cpp
+void bind_dist(nb::module_& m);       // python/src/dist_bindings.cpp
 }  // namespace fieldft::python
 
 NB_MODULE(_core, m) {
@@ -498,6 +499,7 @@ NB_MODULE(_core, m) {
   bind_solvers(m);
   bind_simulate(m);
   bind_io(m);
+  bind_dist(m);
   m.def("build_info", &build_info_dict);
   m.def("cuda_devices", &cuda_devices_list);
   m.def("min_eps_float", [] { return fieldft::nufft::min_eps<float>(); });

@@ -9,15 +9,24 @@
 // from the solve call.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
+#include <atomic>
+#include <barrier>
 #include <complex>
 #include <cstdint>
+#include <exception>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
 
 #include "fieldft/solve/admm.hpp"
 #include "fieldft/solve/cg.hpp"
 #include "fieldft/solve/fista.hpp"
 #include "fieldft/solve/max_eigenvalue.hpp"
 #include "fieldft/solve/pwls_pcg.hpp"
+#include "py_comm.hpp"
 #include "py_operator.hpp"
 
 namespace nb = nanobind;
@@ -162,6 +171,72 @@ nb::dict admm(PyOperator<T>& a, std::uintptr_t y, std::uintptr_t x, std::uintptr
   });
 }
 
+// The same CG on K ranks of this process at once, one host thread each (rank r: ops[r], a
+// dist::rank_sum over comms[r]; y, x, weights at its place). Every rank's collectives must run
+// concurrently (an NCCL group of one process waits for all its ranks), which one Python thread per
+// rank cannot do under the process-wide operator lock; so the threads run here, under that lock,
+// on behalf of the caller; rank 0 runs on the calling thread. The callback is rank 0's; with K > 1
+// the ranks meet after each iteration to take its decision together (so that all stop at once).
+// A rank that throws aborts its communicator (an NCCL group of this process: its peers'
+// collectives then fail instead of waiting; MPI: the whole job stops) and the first error is
+// raised. Returns rank 0's result.
+template <class T>
+nb::dict cg_ranks(const std::vector<PyOperator<T>*>& ops, const std::vector<const PyComm*>& comms,
+                  const std::vector<std::uintptr_t>& ys, const std::vector<std::uintptr_t>& xs,
+                  const std::vector<std::uintptr_t>& ws, int max_iterations, double tolerance, double lambda,
+                  nb::object callback) {
+  const std::size_t k = ops.size();
+  require(k >= 1 && comms.size() == k && ys.size() == k && xs.size() == k && ws.size() == k,
+          ErrorCode::kInvalidArgument, "cg_ranks: one operator, communicator, y, x and weights per rank");
+  for (std::size_t r = 0; r < k; ++r)
+    require(ops[r] != nullptr && comms[r] != nullptr, ErrorCode::kInvalidArgument, "cg_ranks: None given");
+  PyCallback cb(std::move(callback));
+  solve::Result result;
+  std::exception_ptr failed;
+  std::mutex failed_mutex;
+  std::atomic<bool> go_on{true};
+  std::barrier<> meet(static_cast<std::ptrdiff_t>(k));
+  const auto run = [&](std::size_t r) {
+    solve::CgOptions o;
+    o.max_iterations = max_iterations;
+    o.tolerance = tolerance;
+    o.lambda = lambda;
+    if (cb.active())
+      o.callback = [&, r](const solve::Report& rep) {
+        if (r == 0) go_on = cb(rep);  // takes the GIL
+        if (k == 1) return go_on.load();
+        meet.arrive_and_wait();  // rank 0's decision is in
+        const bool g = go_on.load();
+        meet.arrive_and_wait();  // every rank has read it before rank 0 writes the next
+        return g;
+      };
+    try {
+      const solve::Result res = solve::cg<T>(*ops[r]->ptr(), cptr<T>(ys[r]), reinterpret_cast<std::complex<T>*>(xs[r]),
+                                             cptr<T>(ws[r]), o);
+      if (r == 0) result = res;
+    } catch (const std::exception& e) {
+      {
+        const std::lock_guard<std::mutex> lock(failed_mutex);
+        if (!failed) failed = std::current_exception();
+      }
+      if (k > 1) meet.arrive_and_drop();  // the others no longer wait for this rank's decisions
+      const dist::CommPtr& c = comms[r]->comm;
+      if (c->size() > 1) c->abort("rank " + std::to_string(c->rank()) + " of " + std::to_string(c->size()) + ": " + e.what());
+    }
+  };
+  without_gil([&] {
+    std::lock_guard lock(call_mutex());
+    // Rank 0 on this thread: its callback's Python error stays in this thread's state.
+    std::vector<std::thread> threads;
+    for (std::size_t r = 1; r < k; ++r) threads.emplace_back(run, r);
+    run(0);
+    for (auto& t : threads) t.join();
+  });
+  if (failed) std::rethrow_exception(failed);
+  cb.raise_pending();
+  return result_dict(result);
+}
+
 template <class T>
 double max_eigenvalue(PyOperator<T>& n, int iterations) {
   double v = 0;
@@ -183,6 +258,8 @@ void bind_precision(nb::module_& m, const char* suffix) {
   m.def(("admm" + s).c_str(), &admm<T>, "a"_a, "y"_a, "x"_a, "weights"_a, "r"_a, "max_iterations"_a, "tolerance"_a,
         "lam"_a, "rho"_a, "cg_iterations"_a, "isotropic"_a, "callback"_a.none());
   m.def(("max_eigenvalue" + s).c_str(), &max_eigenvalue<T>, "n"_a, "iterations"_a);
+  m.def(("cg_ranks" + s).c_str(), &cg_ranks<T>, "ops"_a, "comms"_a, "ys"_a, "xs"_a, "weights"_a, "max_iterations"_a,
+        "tolerance"_a, "lam"_a, "callback"_a.none());
 }
 
 }  // namespace

@@ -297,6 +297,16 @@ def case_sense_dft_field(dtype, device):
     return a, lambda x: model_forward(shape, k, maps * x, field, times), None
 
 
+def case_rank_sum_single_sense(dtype, device):
+    # fieldft.dist.rank_sum over one rank: the part itself (the sums over ranks are no-ops).
+    shape, coils = (10, 12), 3
+    k = trajectory(30, shape, 200)
+    maps = _d(31, (coils,) + shape)
+    part = fieldft.mri.sense(fieldft.mri.Encoding(shape, k), maps, eps=NUFFT_EPS[dtype], dtype=dtype, device=device)
+    return fieldft.dist.rank_sum(part, fieldft.dist.single()), lambda x: model_forward(shape, k, maps * x), \
+        _nufft_tol(dtype)
+
+
 CASES = {name[5:]: f for name, f in dict(globals()).items() if name.startswith("case_")}
 CASE_PARAMS = list(CASES)
 

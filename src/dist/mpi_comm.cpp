@@ -1,5 +1,5 @@
-// dist::mpi_world: MPI_COMM_WORLD as a Communicator (include/fieldft/dist.hpp). Host memory only;
-// every call blocks. Counts above INT_MAX (MPI's int counts) go in several calls.
+// dist::mpi_world / mpi_comm: an MPI communicator as a Communicator (include/fieldft/dist.hpp).
+// Host memory only; every call blocks. Counts above INT_MAX (MPI's int counts) go in several calls.
 // Only the C API: Open MPI's deprecated C++ bindings would come with mpi.h otherwise.
 #define OMPI_SKIP_MPICXX 1
 #define MPICH_SKIP_MPICXX 1
@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <mutex>
 #include <string>
+#include <type_traits>
 
 #include "fieldft/dist.hpp"
 
@@ -33,9 +34,9 @@ constexpr std::int64_t kMaxCount = INT_MAX;
 
 class MpiComm final : public Communicator {
  public:
-  MpiComm() {
-    check_mpi(MPI_Comm_rank(MPI_COMM_WORLD, &rank_), "MPI_Comm_rank");
-    check_mpi(MPI_Comm_size(MPI_COMM_WORLD, &size_), "MPI_Comm_size");
+  explicit MpiComm(MPI_Comm comm) : comm_(comm) {
+    check_mpi(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
+    check_mpi(MPI_Comm_size(comm_, &size_), "MPI_Comm_size");
   }
   int rank() const override { return rank_; }
   int size() const override { return size_; }
@@ -54,7 +55,7 @@ class MpiComm final : public Communicator {
 
   int agree_max(int value) override {
     int out = value;
-    check_mpi(MPI_Allreduce(&value, &out, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD), "MPI_Allreduce (agree_max)");
+    check_mpi(MPI_Allreduce(&value, &out, 1, MPI_INT, MPI_MAX, comm_), "MPI_Allreduce (agree_max)");
     return out;
   }
 
@@ -65,7 +66,7 @@ class MpiComm final : public Communicator {
     auto* p = static_cast<char*>(data);
     for (std::size_t done = 0; done < bytes;) {
       const std::size_t piece = std::min<std::size_t>(bytes - done, kMaxCount);
-      check_mpi(MPI_Bcast(p + done, static_cast<int>(piece), MPI_BYTE, root, MPI_COMM_WORLD), "MPI_Bcast");
+      check_mpi(MPI_Bcast(p + done, static_cast<int>(piece), MPI_BYTE, root, comm_), "MPI_Bcast");
       done += piece;
     }
   }
@@ -80,7 +81,7 @@ class MpiComm final : public Communicator {
   [[noreturn]] void abort(const std::string& message) override {
     std::fprintf(stderr, "fieldft: rank %d of %d aborts: %s\n", rank_, size_, message.c_str());
     std::fflush(stderr);
-    MPI_Abort(MPI_COMM_WORLD, 1);
+    MPI_Abort(comm_, 1);
     std::_Exit(1);  // MPI_Abort does not return; in case it does
   }
 
@@ -95,12 +96,13 @@ class MpiComm final : public Communicator {
     require(data != nullptr || n == 0, ErrorCode::kInvalidArgument, "dist::mpi: allreduce_sum of null data");
     for (std::int64_t done = 0; done < n;) {
       const std::int64_t piece = std::min(n - done, kMaxCount);
-      check_mpi(MPI_Allreduce(MPI_IN_PLACE, data + done, static_cast<int>(piece), type, MPI_SUM, MPI_COMM_WORLD),
+      check_mpi(MPI_Allreduce(MPI_IN_PLACE, data + done, static_cast<int>(piece), type, MPI_SUM, comm_),
                 "MPI_Allreduce");
       done += piece;
     }
   }
 
+  MPI_Comm comm_;
   int rank_ = 0, size_ = 1;
 };
 
@@ -129,8 +131,44 @@ CommPtr mpi_world() {
     check_mpi(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
     std::atexit(finalize_at_exit);
   }
-  world = std::make_shared<MpiComm>();
+  world = std::make_shared<MpiComm>(MPI_COMM_WORLD);
   return world;
+}
+
+}  // namespace fieldft::dist
+
+namespace fieldft::dist {
+
+namespace {
+
+// MPI_Comm is a pointer in Open MPI and an int in MPICH; the handle carries either.
+template <class Comm>
+Comm comm_of(std::intptr_t handle) {
+  if constexpr (std::is_pointer_v<Comm>)
+    return reinterpret_cast<Comm>(handle);
+  else
+    return static_cast<Comm>(handle);
+}
+
+}  // namespace
+
+CommPtr mpi_comm(std::intptr_t handle) {
+  int initialized = 0, finalized = 0;
+  check_mpi(MPI_Initialized(&initialized), "MPI_Initialized");
+  check_mpi(MPI_Finalized(&finalized), "MPI_Finalized");
+  require(initialized && !finalized, ErrorCode::kInvalidState,
+          "dist::mpi_comm: MPI is not initialised (or already finalised); the communicator's owner initialises it");
+  const MPI_Comm comm = comm_of<MPI_Comm>(handle);
+  require(comm != MPI_COMM_NULL, ErrorCode::kInvalidArgument, "dist::mpi_comm: MPI_COMM_NULL is no communicator");
+  if (comm == MPI_COMM_WORLD) return mpi_world();
+  return std::make_shared<MpiComm>(comm);
+}
+
+std::string mpi_library_version() {
+  char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int len = 0;
+  check_mpi(MPI_Get_library_version(text, &len), "MPI_Get_library_version");
+  return std::string(text, static_cast<std::size_t>(len));
 }
 
 }  // namespace fieldft::dist

@@ -11,4 +11,12 @@ CommPtr mpi_world() {
               "an MPI installed, e.g. Debian's libopenmpi-dev)");
 }
 
+CommPtr mpi_comm(std::intptr_t /*handle*/) {
+  throw Error(ErrorCode::kBackendUnavailable,
+              "dist::mpi_comm: fieldft was built without MPI (configure with FIELDFT_MPI=ON and "
+              "an MPI installed, e.g. Debian's libopenmpi-dev)");
+}
+
+std::string mpi_library_version() { return {}; }
+
 }  // namespace fieldft::dist
