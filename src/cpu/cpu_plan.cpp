@@ -110,6 +110,7 @@ class CpuPlan final : public PlanImpl<T> {
       this->has_points_ = false;
       inner_.reset();
       fine_ = FftwBuffer<T>();
+      halo_ = std::vector<Complex>();
       ffts_.clear();
       pts_ = SortedPoints<T>();
       direct_source_ = std::move(t3.source);
@@ -180,7 +181,7 @@ class CpuPlan final : public PlanImpl<T> {
       if (type == 1) std::fill(out, out + n * ntransf, Complex(0));
       return;
     }
-    SpreadArgs<T> args{&grid_, &pts_, horner_x_.data(), horner_yz_.data(), 0, m, nthreads_};
+    SpreadArgs<T> args = spread_args(type == 1);
     const bool with_fft = !info.spread_interp_only;
     // Strengths travel in sorted order: the random accesses through the permutation happen in
     // one streaming gather/scatter loop instead of in the middle of the kernel work (measured
@@ -231,7 +232,7 @@ class CpuPlan final : public PlanImpl<T> {
       return;
     }
     if (info.type3_direct) return execute_direct(in, out, adjoint);
-    SpreadArgs<T> args{&grid_, &pts_, horner_x_.data(), horner_yz_.data(), 0, m, nthreads_};
+    SpreadArgs<T> args = spread_args(!adjoint);
     sorted_.resize(static_cast<std::size_t>(info.max_batch * m));
     const std::int64_t* perm = pts_.perm.data();
     const Complex* pre = prephase_.data();
@@ -317,6 +318,17 @@ class CpuPlan final : public PlanImpl<T> {
     }
   }
 
+  // Arguments of spread and interp for batches of up to max_batch transforms; with `spreading`,
+  // the spreader's workspace is allocated on first use (interpolating plans never need it).
+  SpreadArgs<T> spread_args(bool spreading) {
+    const std::int64_t cells = spreading ? spread_halo_cells(grid_, pts_, this->setup_.info.max_batch) : 0;
+    if (static_cast<std::int64_t>(halo_.size()) < cells) {
+      core::check_host_memory(static_cast<double>(cells) * sizeof(Complex), "the spreader's slab halos");
+      halo_.resize(static_cast<std::size_t>(cells));
+    }
+    return {&grid_, &pts_, horner_x_.data(), horner_yz_.data(), 0, pts_.m, nthreads_, halo_.data()};
+  }
+
   // Sorts points given with coordinates of type C (the inner plan of type 3 takes double).
   template <class C>
   void sort_points_from(std::int64_t m, const C* const* coords) {
@@ -393,6 +405,7 @@ class CpuPlan final : public PlanImpl<T> {
   std::array<std::vector<T>, 3> deconv_;
   std::vector<T> horner_x_, horner_yz_;
   std::vector<Complex> sorted_;  // strengths or results of one batch in sorted point order
+  std::vector<Complex> halo_;    // spread's workspace (SpreadArgs::halo)
   // Type 3: the inner type 2 plan on the grid, the factors of core/type3.hpp in T (prephase in
   // sorted point order), and the scaled targets of one batch (adjoint).
   std::unique_ptr<CpuPlan> inner_;

@@ -22,7 +22,16 @@ struct SpreadArgs {
   std::int64_t nbatch;     // transforms processed together
   std::int64_t c_stride;   // distance between transforms in the point arrays (M)
   int nthreads;
+  std::complex<T>* halo = nullptr;  // spreading in 2D and 3D: spread_halo_cells(...) values of workspace
 };
+
+// Workspace of spread for nbatch transforms: in 2D and 3D every slab's halo, the w + 2 planes of
+// the slowest dimension around it that its points reach (added into the grid after all slabs).
+template <class T>
+std::int64_t spread_halo_cells(const Grid& g, const SortedPoints<T>& p, std::int64_t nbatch) {
+  if (g.dim < 2) return 0;
+  return nbatch * p.num_slabs() * (g.width + 2) * (g.size() / g.nf[g.dim - 1]);
+}
 
 // Strengths c and results are in the plan's sorted point order (the caller gathers and scatters
 // with the permutation), so these loops stream through them.

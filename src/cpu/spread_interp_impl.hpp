@@ -289,64 +289,44 @@ inline void row_transfer(std::complex<T>* grow, std::int64_t nfx, std::int64_t x
   }
 }
 
-// Which sorted ranges of points reach slab s: (slab, first class, last class) triples: all of s,
-// the high edge of the slab below and the low edge of the one above (with one or two slabs these
-// coincide or vanish).
-struct SlabScan {
-  int q[3][3];
-  int n = 0;
-};
-template <class T>
-inline SlabScan slab_scan(const SortedPoints<T>& p, int s) {
-  using SP = SortedPoints<T>;
-  const int nslab = p.num_slabs();
-  SlabScan sc;
-  sc.q[sc.n][0] = s, sc.q[sc.n][1] = SP::kLowEdge, sc.q[sc.n++][2] = SP::kHighEdge;
-  const int below = (s + nslab - 1) % nslab, above = (s + 1) % nslab;
-  if (below != s) sc.q[sc.n][0] = below, sc.q[sc.n][1] = SP::kHighEdge, sc.q[sc.n++][2] = SP::kHighEdge;
-  if (above != s) {
-    if (above == below) sc.q[sc.n - 1][1] = SP::kLowEdge;  // two slabs: the other one's both edges
-    else sc.q[sc.n][0] = above, sc.q[sc.n][1] = SP::kLowEdge, sc.q[sc.n++][2] = SP::kLowEdge;
-  }
-  return sc;
-}
-
-// Spreads one point into the subgrids of the batch (subgrid t at sub + t * sh.size()), planes
-// clipped to the slab [lo, lo + sh.sz) by `ov`.
+// Spreads one point's whole footprint into the subgrids of the batch (subgrid t at
+// sub + t * sh.size()); (xoff, yoff, zoff): its first cell in the subgrid (yoff = 0 in 2D, where
+// the slowest dimension, y, plays z's part).
 template <class T, int W, int D>
-inline void spread_point_sub(const SpreadArgs<T>& a, const PointKernel<T, W, D>& pk, const SlabOverlap& ov,
-                             std::int64_t i0s, std::int64_t lo, std::int64_t ox, std::int64_t oy,
-                             const SubgridShape& sh, const std::complex<T>* c, std::int64_t src,
-                             std::complex<T>* sub) {
+inline void spread_point_sub(const SpreadArgs<T>& a, const PointKernel<T, W, D>& pk, std::int64_t xoff,
+                             std::int64_t yoff, std::int64_t zoff, const SubgridShape& sh, const std::complex<T>* c,
+                             std::int64_t src, std::complex<T>* sub) {
   constexpr int kX = x_lanes(W);
-  const std::int64_t xoff = pk.i0[0] - ox;
-  const std::int64_t yoff = D == 3 ? pk.i0[1] - oy : 0;
   for (std::int64_t t = 0; t < a.nbatch; ++t) {
     const std::complex<T> cv = c[t * a.c_stride + src];
     alignas(64) T cx[kX];
     const T ri[2] = {cv.real(), cv.imag()};
     FIELDFT_SIMD
     for (int i = 0; i < kX; ++i) cx[i] = pk.x[i] * ri[i & 1];
-    std::complex<T>* st = sub + t * sh.size();
-    for (int r = 0; r < ov.n; ++r) {
-      for (std::int64_t k = ov.ka[r]; k < ov.kb[r]; ++k) {
-        const std::int64_t plane = i0s + k - ov.shift[r] - lo;
-        const T ws = pk.yz[D - 2][k];
-        T* row = reinterpret_cast<T*>(st + (plane * sh.sy + yoff) * sh.sx + xoff);
-        if constexpr (D == 2) {
+    std::complex<T>* st = sub + t * sh.size() + (zoff * sh.sy + yoff) * sh.sx + xoff;
+    for (int kz = 0; kz < W; ++kz) {
+      const T wz = pk.yz[D - 2][kz];
+      T* row = reinterpret_cast<T*>(st + kz * sh.sy * sh.sx);
+      if constexpr (D == 2) {
+        FIELDFT_SIMD
+        for (int i = 0; i < kX; ++i) row[i] += wz * cx[i];
+      } else {
+        for (int ky = 0; ky < W; ++ky, row += 2 * sh.sx) {
+          const T wy = wz * pk.yz[0][ky];
           FIELDFT_SIMD
-          for (int i = 0; i < kX; ++i) row[i] += ws * cx[i];
-        } else {
-          for (int ky = 0; ky < W; ++ky, row += 2 * sh.sx) {
-            const T wy = ws * pk.yz[0][ky];
-            FIELDFT_SIMD
-            for (int i = 0; i < kX; ++i) row[i] += wy * cx[i];
-          }
+          for (int i = 0; i < kX; ++i) row[i] += wy * cx[i];
         }
       }
     }
   }
 }
+
+// Each slab's points are spread once, whole: the planes of a tile's subgrid inside the slab are
+// added into the grid, the ones past either face into the slab's halo buffer (halo_planes
+// planes: sub_margin below, the rest above), and once every slab is done the halos are added
+// into the grid in a second parallel pass over the cells of a plane.
+template <int W>
+constexpr std::int64_t halo_planes() { return W + 2; }
 
 template <class T, int W, int D>
 void spread_sub_w(const SpreadArgs<T>& a, const std::complex<T>* c, std::complex<T>* grid) {
@@ -356,12 +336,17 @@ void spread_sub_w(const SpreadArgs<T>& a, const std::complex<T>* c, std::complex
   const std::int64_t nfx = g.nf[0], nfy = g.nf[1], nft = g.size(), nfs = g.nf[D - 1], plane = nft / nfs;
   const std::int64_t bx = p.tile_size[0], by = p.tile_size[1], nbx = p.tile_count[0], nby = p.tile_count[1];
   const int nslab = p.num_slabs();
+  constexpr std::int64_t kMargin = sub_margin<W>(), kHalo = halo_planes<W>();
+  const std::int64_t halo_per_t = nslab * kHalo * plane;
   std::int64_t thick = 0;
   for (int s = 0; s < nslab; ++s) thick = std::max(thick, p.slab_lo[s + 1] - p.slab_lo[s]);
   SubgridShape full;
   full.sx = sub_row_cells<W>(bx);
   full.sy = D == 3 ? sub_rows<W>(by) : 1;
-  full.sz = thick;
+  full.sz = sub_rows<W>(thick);
+  // Chunks of a plane for the halo pass: whole cache lines, a few per thread.
+  const std::int64_t chunk = std::max<std::int64_t>(64, (plane / (8 * a.nthreads) + 63) / 64 * 64);
+  const std::int64_t nchunk = (plane + chunk - 1) / chunk;
 #pragma omp parallel num_threads(a.nthreads)
   {
     PointKernel<T, W, D> pk;
@@ -369,49 +354,67 @@ void spread_sub_w(const SpreadArgs<T>& a, const std::complex<T>* c, std::complex
     std::complex<T>* sub = subv.data();
 #pragma omp for schedule(dynamic, 1)
     for (int s = 0; s < nslab; ++s) {
-      const std::int64_t lo = p.slab_lo[s], hi = p.slab_lo[s + 1];
-      for (std::int64_t t = 0; t < a.nbatch; ++t)
+      const std::int64_t lo = p.slab_lo[s], hi = p.slab_lo[s + 1], oz = lo - kMargin;
+      for (std::int64_t t = 0; t < a.nbatch; ++t) {
         std::memset(static_cast<void*>(grid + t * nft + lo * plane), 0, sizeof(std::complex<T>) * (hi - lo) * plane);
+        std::memset(static_cast<void*>(a.halo + t * halo_per_t + s * kHalo * plane), 0,
+                    sizeof(std::complex<T>) * kHalo * plane);
+      }
       SubgridShape sh = full;
-      sh.sz = hi - lo;
-      const SlabScan sc = slab_scan(p, s);
+      sh.sz = sub_rows<W>(hi - lo);
       for (std::int64_t ty = 0; ty < nby; ++ty) {
         for (std::int64_t tx = 0; tx < nbx; ++tx) {
+          std::int64_t kb[3];
           bool any = false;
-          for (int q = 0; q < sc.n; ++q)
-            for (int cl = sc.q[q][1]; cl <= sc.q[q][2]; ++cl) {
-              const std::int64_t k = p.bin_key(3 * sc.q[q][0] + cl, ty, tx);
-              any = any || p.bin_begin[k + 1] > p.bin_begin[k];
-            }
+          for (int cl = 0; cl < 3; ++cl) {
+            kb[cl] = p.bin_key(3 * s + cl, ty, tx);
+            any = any || p.bin_begin[kb[cl] + 1] > p.bin_begin[kb[cl]];
+          }
           if (!any) continue;
-          const std::int64_t ox = tx * bx - sub_margin<W>(), oy = D == 3 ? ty * by - sub_margin<W>() : 0;
+          const std::int64_t ox = tx * bx - kMargin, oy = D == 3 ? ty * by - kMargin : 0;
           std::memset(static_cast<void*>(sub), 0, sizeof(std::complex<T>) * sh.size() * a.nbatch);
-          for (int q = 0; q < sc.n; ++q)
-            for (int cl = sc.q[q][1]; cl <= sc.q[q][2]; ++cl) {
-              const std::int64_t k = p.bin_key(3 * sc.q[q][0] + cl, ty, tx);
-              for (std::int64_t j = p.bin_begin[k]; j < p.bin_begin[k + 1]; ++j) {
-                const std::int64_t i0s = p.i0[D - 1][j];
-                const SlabOverlap ov = slab_overlap<W>(i0s, lo, hi, nfs);
-                if (ov.n == 0) continue;
-                load_point(a, j, pk);
-                spread_point_sub(a, pk, ov, i0s, lo, ox, oy, sh, c, j, sub);
-              }
+          for (int cl = 0; cl < 3; ++cl)
+            for (std::int64_t j = p.bin_begin[kb[cl]]; j < p.bin_begin[kb[cl] + 1]; ++j) {
+              load_point(a, j, pk);
+              const std::int64_t yoff = D == 3 ? pk.i0[1] - oy : 0;
+              spread_point_sub(a, pk, pk.i0[0] - ox, yoff, pk.i0[D - 1] - oz, sh, c, j, sub);
             }
-          // Add the subgrid into the slab: the tile's cells, the margin before them and the
-          // footprints' reach past them, wrapped.
+          // The tile's cells, the margin before them and the footprints' reach past them, wrapped
+          // in x and y; planes outside the slab go to its halo.
           const std::int64_t lenx = std::min(bx, nfx - tx * bx) + W + 2;
           const std::int64_t leny = D == 3 ? sub_rows<W>(std::min(by, nfy - ty * by)) : 1;
           for (std::int64_t t = 0; t < a.nbatch; ++t) {
-            std::complex<T>* gt = grid + t * nft;
+            std::complex<T>* halo = a.halo + t * halo_per_t + s * kHalo * plane;
             std::complex<T>* st = sub + t * sh.size();
-            for (std::int64_t rz = 0; rz < sh.sz; ++rz)
+            for (std::int64_t rz = 0; rz < sh.sz; ++rz) {
+              const std::int64_t gz = oz + rz;
+              std::complex<T>* dst = gz < lo   ? halo + rz * plane
+                                     : gz < hi ? grid + t * nft + gz * plane
+                                               : halo + (rz - (hi - lo)) * plane;
               for (std::int64_t ry = 0; ry < leny; ++ry) {
-                std::complex<T>* grow = gt + (lo + rz) * plane + (D == 3 ? mod_index(oy + ry, nfy) * nfx : 0);
+                std::complex<T>* grow = dst + (D == 3 ? mod_index(oy + ry, nfy) * nfx : 0);
                 row_transfer<T, false>(grow, nfx, ox, lenx, st + (rz * sh.sy + ry) * sh.sx);
               }
+            }
           }
         }
       }
+    }
+    // (implicit barrier) Halo planes into the grid: each thread owns a range of cells of every plane.
+#pragma omp for schedule(static)
+    for (std::int64_t ch = 0; ch < nchunk; ++ch) {
+      const std::int64_t c0 = ch * chunk, len = std::min(chunk, plane - c0);
+      for (std::int64_t t = 0; t < a.nbatch; ++t)
+        for (int s = 0; s < nslab; ++s) {
+          const std::int64_t lo = p.slab_lo[s], thick_s = p.slab_lo[s + 1] - lo;
+          for (std::int64_t h = 0; h < kHalo; ++h) {
+            const std::int64_t gz = mod_index(lo - kMargin + (h < kMargin ? h : h + thick_s), nfs);
+            T* gdst = reinterpret_cast<T*>(grid + t * nft + gz * plane + c0);
+            const T* hsrc = reinterpret_cast<const T*>(a.halo + t * halo_per_t + (s * kHalo + h) * plane + c0);
+            FIELDFT_SIMD
+            for (std::int64_t i = 0; i < 2 * len; ++i) gdst[i] += hsrc[i];
+          }
+        }
     }
   }
 }
