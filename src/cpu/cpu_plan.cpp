@@ -89,8 +89,8 @@ class CpuPlan final : public PlanImpl<T> {
     fine_ = FftwBuffer<T>(static_cast<std::size_t>(this->setup_.fine_grid_size() * info.max_batch));
     for (int d = 0; d < 3; ++d) deconv_[d].assign(this->setup_.deconv[d].begin(), this->setup_.deconv[d].end());
     const auto& kd = this->setup_.kernel;
-    horner_x_ = padded_table<T>(kd.horner, kd.width, kd.degree, x_lanes(kd.width), /*doubled=*/true);
-    horner_yz_ = padded_table<T>(kd.horner, kd.width, kd.degree, yz_lanes(kd.width), /*doubled=*/false);
+    horner_x_ = padded_table<T>(kd.horner, kd.width, kd.degree, x_lanes<T>(kd.width), /*doubled=*/true);
+    horner_yz_ = padded_table<T>(kd.horner, kd.width, kd.degree, yz_lanes<T>(kd.width), /*doubled=*/false);
   }
 
   void set_points(std::int64_t m, const T* x, const T* y, const T* z) override {

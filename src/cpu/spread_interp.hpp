@@ -8,10 +8,16 @@
 
 namespace fieldft::cpu {
 
-// SIMD-friendly lane counts for kernel width w: the y/z kernels use yz_lanes(w) values, the x
-// kernel is stored interleaved (each weight twice, for re and im) in x_lanes(w) values.
-constexpr int yz_lanes(int w) { return (w + 7) / 8 * 8; }
-constexpr int x_lanes(int w) { return (2 * w + 7) / 8 * 8; }
+// SIMD-friendly lane counts for kernel width w: the y/z kernels use yz_lanes<T>(w) values, the x
+// kernel is stored interleaved (each weight twice, for re and im) in x_lanes<T>(w) values; both
+// whole 32-byte vectors of T (AVX2: 8 floats or 4 doubles), so that no vector of a row is padding
+// alone (w = 10 in double: 20 values in 5 vectors, not 24 in 6).
+template <class T>
+constexpr int simd_lanes() { return static_cast<int>(32 / sizeof(T)); }
+template <class T>
+constexpr int yz_lanes(int w) { return (w + simd_lanes<T>() - 1) / simd_lanes<T>() * simd_lanes<T>(); }
+template <class T>
+constexpr int x_lanes(int w) { return (2 * w + simd_lanes<T>() - 1) / simd_lanes<T>() * simd_lanes<T>(); }
 
 template <class T>
 struct SpreadArgs {

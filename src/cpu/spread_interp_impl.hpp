@@ -24,7 +24,7 @@ namespace impl {
 
 template <class T, int W, int D>
 struct PointKernel {
-  static constexpr int kX = x_lanes(W), kYZ = yz_lanes(W);
+  static constexpr int kX = x_lanes<T>(W), kYZ = yz_lanes<T>(W);
   alignas(64) T x[kX];         // x weights, each twice: x[2i] = x[2i+1] = ψ(cell i)
   alignas(64) T yz[2][kYZ];    // y and z weights
   std::int64_t i0[D];
@@ -42,15 +42,15 @@ inline void load_point(const SpreadArgs<T>& a, std::int64_t p, PointKernel<T, W,
 }
 
 // Whether a point's x footprint, padded to whole vectors, lies inside the row (no wrapping).
-template <int W>
+template <class T, int W>
 inline bool x_inside(std::int64_t i0, std::int64_t nfx) {
-  return i0 >= 0 && i0 + x_lanes(W) / 2 <= nfx;
+  return i0 >= 0 && i0 + x_lanes<T>(W) / 2 <= nfx;
 }
 
 // row[i0 + i] += wy · (cx[2i], cx[2i+1]) for i < W, cells wrapped periodically unless `inside`.
 template <class T, int W>
 inline void add_row(std::complex<T>* row, std::int64_t nfx, std::int64_t i0, bool inside, const T* cx, T wy) {
-  constexpr int kX = x_lanes(W);
+  constexpr int kX = x_lanes<T>(W);
   if (inside) {
     T* g = reinterpret_cast<T*>(row + i0);
     FIELDFT_SIMD
@@ -67,7 +67,7 @@ inline void add_row(std::complex<T>* row, std::int64_t nfx, std::int64_t i0, boo
 // acc[2i], acc[2i+1] += wy · row[i0 + i] for i < W; the x kernel is applied once per point later.
 template <class T, int W>
 inline void accumulate_row(const std::complex<T>* row, std::int64_t nfx, std::int64_t i0, bool inside, T wy, T* acc) {
-  constexpr int kX = x_lanes(W);
+  constexpr int kX = x_lanes<T>(W);
   if (inside) {
     const T* g = reinterpret_cast<const T*>(row + i0);
     FIELDFT_SIMD
@@ -108,8 +108,8 @@ void spread_point(const SpreadArgs<T>& a, const PointKernel<T, W, D>& pk, const 
                   const std::complex<T>* c, std::int64_t src, std::complex<T>* grid) {
   const Grid& g = *a.grid;
   const std::int64_t nfx = g.nf[0], nfy = g.nf[1], nft = g.size();
-  constexpr int kX = x_lanes(W);
-  const bool xin = x_inside<W>(pk.i0[0], nfx);
+  constexpr int kX = x_lanes<T>(W);
+  const bool xin = x_inside<T, W>(pk.i0[0], nfx);
   for (std::int64_t t = 0; t < a.nbatch; ++t) {
     const std::complex<T> cv = c[t * a.c_stride + src];
     std::complex<T>* gt = grid + t * nft;
@@ -191,7 +191,7 @@ void interp_w(const SpreadArgs<T>& a, const std::complex<T>* grid, std::complex<
   const Grid& g = *a.grid;
   const SortedPoints<T>& p = *a.pts;
   const std::int64_t nfx = g.nf[0], nfy = g.nf[1], nft = g.size();
-  constexpr int kX = x_lanes(W);
+  constexpr int kX = x_lanes<T>(W);
 #pragma omp parallel num_threads(a.nthreads)
   {
     PointKernel<T, W, D> pk;
@@ -199,7 +199,7 @@ void interp_w(const SpreadArgs<T>& a, const std::complex<T>* grid, std::complex<
     for (std::int64_t j = 0; j < p.m; ++j) {
       load_point(a, j, pk);
       const std::int64_t dst = j;
-      const bool xin = x_inside<W>(pk.i0[0], nfx);
+      const bool xin = x_inside<T, W>(pk.i0[0], nfx);
       // Wrapped row and plane offsets once per point, not once per row of the footprint.
       std::int64_t row_off[W], plane_off[W];
       if constexpr (D >= 2)
@@ -249,15 +249,15 @@ void interp_w(const SpreadArgs<T>& a, const std::complex<T>* grid, std::complex<
 // A tile's subgrid: cell (rx, ry, rz) is fine-grid cell (ox + rx, oy + ry, oz + rz), unwrapped.
 // Cells of a tile's points start at i0 ∈ [x0 − ⌊W/2⌋, x0 + bx − ⌊W/2⌋] (i0 = ⌈u − W/2⌉ for u in
 // the tile's cells [x0, x0 + bx)); one more cell each side absorbs a rounding difference between
-// the bin and the first cell. Rows hold the padded x vector (x_lanes(W)/2 cells) from any start.
+// the bin and the first cell. Rows hold the padded x vector (x_lanes<T>(W)/2 cells) from any start.
 struct SubgridShape {
   std::int64_t sx = 1, sy = 1, sz = 1;  // cells per row, rows per plane, planes
   std::int64_t size() const { return sx * sy * sz; }
 };
 template <int W>
 constexpr std::int64_t sub_margin() { return W / 2 + 1; }
-template <int W>
-inline std::int64_t sub_row_cells(std::int64_t bx) { return bx + x_lanes(W) / 2 + 2; }
+template <class T, int W>
+inline std::int64_t sub_row_cells(std::int64_t bx) { return bx + x_lanes<T>(W) / 2 + 2; }
 template <int W>
 inline std::int64_t sub_rows(std::int64_t by) { return by + W + 2; }  // footprints of by cells' points
 
@@ -296,7 +296,7 @@ template <class T, int W, int D>
 inline void spread_point_sub(const SpreadArgs<T>& a, const PointKernel<T, W, D>& pk, std::int64_t xoff,
                              std::int64_t yoff, std::int64_t zoff, const SubgridShape& sh, const std::complex<T>* c,
                              std::int64_t src, std::complex<T>* sub) {
-  constexpr int kX = x_lanes(W);
+  constexpr int kX = x_lanes<T>(W);
   for (std::int64_t t = 0; t < a.nbatch; ++t) {
     const std::complex<T> cv = c[t * a.c_stride + src];
     alignas(64) T cx[kX];
@@ -341,7 +341,7 @@ void spread_sub_w(const SpreadArgs<T>& a, const std::complex<T>* c, std::complex
   std::int64_t thick = 0;
   for (int s = 0; s < nslab; ++s) thick = std::max(thick, p.slab_lo[s + 1] - p.slab_lo[s]);
   SubgridShape full;
-  full.sx = sub_row_cells<W>(bx);
+  full.sx = sub_row_cells<T, W>(bx);
   full.sy = D == 3 ? sub_rows<W>(by) : 1;
   full.sz = sub_rows<W>(thick);
   // Chunks of a plane for the halo pass: whole cache lines, a few per thread.
@@ -430,10 +430,10 @@ void interp_sub_w(const SpreadArgs<T>& a, const std::complex<T>* grid, std::comp
   const int nslab = p.num_slabs();
   std::int64_t thick = 0;
   for (int s = 0; s < nslab; ++s) thick = std::max(thick, p.slab_lo[s + 1] - p.slab_lo[s]);
-  constexpr int kX = x_lanes(W);
+  constexpr int kX = x_lanes<T>(W);
   // The subgrid spans the tile and its footprints' halo in every dimension, the slowest included.
   SubgridShape full;
-  full.sx = sub_row_cells<W>(bx);
+  full.sx = sub_row_cells<T, W>(bx);
   full.sy = D == 3 ? sub_rows<W>(by) : sub_rows<W>(thick);
   full.sz = D == 3 ? sub_rows<W>(thick) : 1;
   const std::int64_t ntile = static_cast<std::int64_t>(nslab) * nby * nbx;
