@@ -42,7 +42,8 @@ std::int64_t spread_halo_cells(const Grid& g, const SortedPoints<T>& p, std::int
 // Strengths c and results are in the plan's sorted point order (the caller gathers and scatters
 // with the permutation), so these loops stream through them.
 // grid[t] (nbatch fine grids, each grid->size() values) = Σ_j c[t][j] ψ(l − u_j). Overwrites grid.
-// Race-free: each thread owns whole slabs of the slowest dimension and writes only there.
+// Race-free without atomics: each thread owns whole slabs of the slowest dimension and writes
+// only there (1D) or there and in the slab's own halo buffer, which a second pass adds in (2D, 3D).
 template <class T, int D>
 void spread(const SpreadArgs<T>& a, const std::complex<T>* c, std::complex<T>* grid);
 
