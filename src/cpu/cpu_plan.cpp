@@ -198,20 +198,12 @@ class CpuPlan final : public PlanImpl<T> {
     const double density = static_cast<double>(m) / static_cast<double>(grid_.size());
     const double sigma = core::auto_upsampfac(info.eps, density, kWideDensity[info.dim - 1]);
     if (sigma == info.upsampfac) return;
-    nufft::Options opt = this->setup_.options;
-    opt.upsampfac = sigma;
-    core::PlanSetup chosen;
-    try {
-      chosen = core::make_plan_setup(
-          info.type, std::span<const std::int64_t>(info.modes.data(), static_cast<std::size_t>(info.dim)),
-          info.isign, info.ntransf, info.eps, opt, nufft::min_eps<T>(), std::numeric_limits<T>::epsilon() / 2);
-    } catch (const Error&) {
-      return;
-    }
-    chosen.options.upsampfac = 0.0;  // as asked: automatic
-    fine_ = FftwBuffer<T>();         // the σ = 2 grid goes before the other is allocated
+    std::optional<core::PlanSetup> chosen =
+        core::setup_at_upsampfac(this->setup_, sigma, nufft::min_eps<T>(), std::numeric_limits<T>::epsilon() / 2);
+    if (!chosen) return;
+    fine_ = FftwBuffer<T>();  // the σ = 2 grid goes before the other is allocated
     ffts_.clear();
-    this->setup_ = std::move(chosen);
+    this->setup_ = std::move(*chosen);
     configure();
   }
 

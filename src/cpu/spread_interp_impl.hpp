@@ -81,6 +81,19 @@ inline void accumulate_row(const std::complex<T>* row, std::int64_t nfx, std::in
   }
 }
 
+// Σ_i x-weight(i) · (acc[2i], acc[2i+1]): interpolation's last step, the x kernel applied once
+// to the rows accumulated with the y and z weights.
+template <class T, int W, int D>
+inline std::complex<T> apply_x_kernel(const PointKernel<T, W, D>& pk, const T* acc) {
+  T re = 0, im = 0;
+#pragma omp simd reduction(+ : re, im)
+  for (int i = 0; i < x_lanes<T>(W) / 2; ++i) {
+    re += acc[2 * i] * pk.x[2 * i];
+    im += acc[2 * i + 1] * pk.x[2 * i + 1];
+  }
+  return {re, im};
+}
+
 // The ranges of the slowest dimension's cells [i0s + ka, i0s + kb) that fall in the planes
 // [lo, hi), trying the footprint unwrapped and shifted by one period either way; cell i0s + k of
 // range r is plane i0s + k - shift[r], already inside [lo, hi).
@@ -222,13 +235,7 @@ void interp_w(const SpreadArgs<T>& a, const std::complex<T>* grid, std::complex<
               accumulate_row<T, W>(pl + row_off[ky], nfx, pk.i0[0], xin, wz * pk.yz[0][ky], acc);
           }
         }
-        T re = 0, im = 0;
-#pragma omp simd reduction(+ : re, im)
-        for (int i = 0; i < kX / 2; ++i) {
-          re += acc[2 * i] * pk.x[2 * i];
-          im += acc[2 * i + 1] * pk.x[2 * i + 1];
-        }
-        c[t * a.c_stride + dst] = {re, im};
+        c[t * a.c_stride + dst] = apply_x_kernel(pk, acc);
       }
     }
   }
@@ -287,6 +294,21 @@ inline void row_transfer(std::complex<T>* grow, std::int64_t nfx, std::int64_t x
       else gc += sub[i];
     }
   }
+}
+
+// The bin keys of tile (ty, tx) of slab s, one per class, and whether all three bins are empty.
+struct TileBins {
+  std::int64_t k[3];
+  bool empty = true;
+};
+template <class T>
+inline TileBins tile_bins(const SortedPoints<T>& p, int s, std::int64_t ty, std::int64_t tx) {
+  TileBins b;
+  for (int cl = 0; cl < 3; ++cl) {
+    b.k[cl] = p.bin_key(3 * s + cl, ty, tx);
+    b.empty = b.empty && p.bin_begin[b.k[cl] + 1] == p.bin_begin[b.k[cl]];
+  }
+  return b;
 }
 
 // Spreads one point's whole footprint into the subgrids of the batch (subgrid t at
@@ -364,17 +386,12 @@ void spread_sub_w(const SpreadArgs<T>& a, const std::complex<T>* c, std::complex
       sh.sz = sub_rows<W>(hi - lo);
       for (std::int64_t ty = 0; ty < nby; ++ty) {
         for (std::int64_t tx = 0; tx < nbx; ++tx) {
-          std::int64_t kb[3];
-          bool any = false;
-          for (int cl = 0; cl < 3; ++cl) {
-            kb[cl] = p.bin_key(3 * s + cl, ty, tx);
-            any = any || p.bin_begin[kb[cl] + 1] > p.bin_begin[kb[cl]];
-          }
-          if (!any) continue;
+          const TileBins kb = tile_bins(p, s, ty, tx);
+          if (kb.empty) continue;
           const std::int64_t ox = tx * bx - kMargin, oy = D == 3 ? ty * by - kMargin : 0;
           std::memset(static_cast<void*>(sub), 0, sizeof(std::complex<T>) * sh.size() * a.nbatch);
           for (int cl = 0; cl < 3; ++cl)
-            for (std::int64_t j = p.bin_begin[kb[cl]]; j < p.bin_begin[kb[cl] + 1]; ++j) {
+            for (std::int64_t j = p.bin_begin[kb.k[cl]]; j < p.bin_begin[kb.k[cl] + 1]; ++j) {
               load_point(a, j, pk);
               const std::int64_t yoff = D == 3 ? pk.i0[1] - oy : 0;
               spread_point_sub(a, pk, pk.i0[0] - ox, yoff, pk.i0[D - 1] - oz, sh, c, j, sub);
@@ -446,13 +463,8 @@ void interp_sub_w(const SpreadArgs<T>& a, const std::complex<T>* grid, std::comp
     for (std::int64_t tile = 0; tile < ntile; ++tile) {
       const int s = static_cast<int>(tile / (nby * nbx));
       const std::int64_t ty = (tile / nbx) % nby, tx = tile % nbx;
-      std::int64_t kb[3];
-      bool any = false;
-      for (int cl = 0; cl < 3; ++cl) {
-        kb[cl] = p.bin_key(3 * s + cl, ty, tx);
-        any = any || p.bin_begin[kb[cl] + 1] > p.bin_begin[kb[cl]];
-      }
-      if (!any) continue;
+      const TileBins kb = tile_bins(p, s, ty, tx);
+      if (kb.empty) continue;
       const std::int64_t lo = p.slab_lo[s], hi = p.slab_lo[s + 1];
       const std::int64_t ox = tx * bx - sub_margin<W>();
       const std::int64_t oy = D == 3 ? ty * by - sub_margin<W>() : lo - sub_margin<W>();
@@ -471,7 +483,7 @@ void interp_sub_w(const SpreadArgs<T>& a, const std::complex<T>* grid, std::comp
           }
       }
       for (int cl = 0; cl < 3; ++cl) {
-        for (std::int64_t j = p.bin_begin[kb[cl]]; j < p.bin_begin[kb[cl] + 1]; ++j) {
+        for (std::int64_t j = p.bin_begin[kb.k[cl]]; j < p.bin_begin[kb.k[cl] + 1]; ++j) {
           load_point(a, j, pk);
           const std::int64_t xoff = pk.i0[0] - ox, yoff = pk.i0[1] - oy;
           const std::int64_t zoff = D == 3 ? pk.i0[2] - oz : 0;
@@ -496,13 +508,7 @@ void interp_sub_w(const SpreadArgs<T>& a, const std::complex<T>* grid, std::comp
                 }
               }
             }
-            T re = 0, im = 0;
-#pragma omp simd reduction(+ : re, im)
-            for (int i = 0; i < kX / 2; ++i) {
-              re += acc[2 * i] * pk.x[2 * i];
-              im += acc[2 * i + 1] * pk.x[2 * i + 1];
-            }
-            c[t * a.c_stride + j] = {re, im};
+            c[t * a.c_stride + j] = apply_x_kernel(pk, acc);
           }
         }
       }
