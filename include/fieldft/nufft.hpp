@@ -96,8 +96,8 @@ int cpu_threads_for(int requested);  // the rule above; throws kInvalidArgument 
 namespace nufft {
 
 // How the non-uniform points meet the fine grid. The CPU backend has one race-free strategy
-// (slab-owned spreading, see src/cpu/spread.cpp) and accepts kAuto or kNuptsDriven; the CUDA
-// backend implements all of them.
+// (slab-owned spreading through per-tile subgrids, see src/cpu/spread_interp_impl.hpp) and
+// accepts kAuto or kNuptsDriven; the CUDA backend implements all of them.
 enum class Method : int {
   kAuto = 0,
   kNuptsDriven = 1,   // one thread per (sorted) point
@@ -114,12 +114,13 @@ struct Options {
   Backend backend = Backend::kAuto;  // kAuto: CUDA when compiled in and a device is present
   Method method = Method::kAuto;
   int modeord = 0;                   // 0 increasing (CMCL) order, 1 FFT order
-  // sigma, fine grid / modes, in [1.25, 2.25]; 0 = automatic: 2, except on CUDA (types 1 and 2)
-  // where the first set_points with points takes 2.25 when the points are dense (>= 0.3 per cell
-  // of the sigma = 2 grid; >= 0.1 for 3D type 2) and that narrows the kernel (eps 1e-5: w 7 -> 6),
-  // and for 3D type 1, where the kernel keeps its sigma = 2 width at 1.6 with room to spare (eps
-  // 1e-1 ... 1e-5), 1.6 below 0.22 points per cell (216^3 cells instead of 256^3 for 128^3
-  // modes) and 2.25 from there. The fine grid is allocated once the factor is chosen.
+  // sigma, fine grid / modes, in [1.25, 2.25]; 0 = automatic: 2, except for types 1 and 2, where
+  // the first set_points with points takes 2.25 when the points are dense and that narrows the
+  // kernel (eps 1e-5: w 7 -> 6). Dense: on CUDA >= 0.3 points per cell of the sigma = 2 grid
+  // (>= 0.1 for 3D type 2), on the CPU >= 0.3 in 3D and >= 1 in 1D and 2D. On CUDA, 3D type 1,
+  // where the kernel keeps its sigma = 2 width at 1.6 with room to spare (eps 1e-1 ... 1e-5),
+  // takes 1.6 below 0.22 points per cell (216^3 cells instead of 256^3 for 128^3 modes) and 2.25
+  // from there. The fine grid is allocated once the factor is chosen (CUDA) or again (CPU).
   double upsampfac = 0.0;
   int max_batch = 0;                 // transforms processed together; 0 = automatic
   std::array<int, 3> bin_size{0, 0, 0};  // bin sizes in fine-grid cells (x, y, z); 0 = automatic
@@ -165,8 +166,8 @@ class PlanImpl;  // backend implementation (src/core/plan_impl.hpp)
 
 // Read-only facts about a plan, fixed at construction (points excepted). Type 3: `modes` is
 // {1, 1, 1} (unused); fine_grid and the kernel fields describe the spreading stage, and
-// fine_grid is set by set_points (it depends on the points). Automatic upsampfac on CUDA:
-// upsampfac, fine_grid and the kernel fields are final after the first set_points with points.
+// fine_grid is set by set_points (it depends on the points). Automatic upsampfac (types 1 and 2):
+// upsampfac, fine_grid, bin_size and the kernel fields are final after the first set_points with points.
 struct PlanInfo {
   int type = 0;
   int dim = 0;

@@ -103,6 +103,21 @@ PlanSetup spread_interp_setup(PlanSetup s, std::span<const std::int64_t> modes) 
 
 }  // namespace
 
+std::optional<PlanSetup> setup_at_upsampfac(const PlanSetup& s, double sigma, double min_eps, double unit_roundoff) {
+  const nufft::PlanInfo& info = s.info;
+  nufft::Options opt = s.options;
+  opt.upsampfac = sigma;
+  std::optional<PlanSetup> out;
+  try {
+    out = make_plan_setup(info.type, std::span<const std::int64_t>(info.modes.data(), static_cast<std::size_t>(info.dim)),
+                          info.isign, info.ntransf, info.eps, opt, min_eps, unit_roundoff);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  out->options.upsampfac = 0.0;
+  return out;
+}
+
 PlanSetup make_plan_setup(int type, std::span<const std::int64_t> modes, int isign,
                           std::int64_t ntransf, double eps, const nufft::Options& options,
                           double min_eps, double unit_roundoff) {

@@ -50,51 +50,23 @@ class CpuPlan final : public PlanImpl<T> {
   using Complex = std::complex<T>;
 
   explicit CpuPlan(core::PlanSetup setup) : PlanImpl<T>(std::move(setup)) {
-    auto& info = this->setup_.info;
+    const auto& info = this->setup_.info;
     const auto& opt = this->setup_.options;
     require(opt.method == nufft::Method::kAuto || opt.method == nufft::Method::kNuptsDriven,
             ErrorCode::kInvalidArgument,
             std::string("the CPU backend spreads with one method (nupts: slab-owned, bin-sorted); method '") +
                 nufft::method_name(opt.method) + "' is for the CUDA backend");
-    info.backend = Backend::kCpu;
-    info.method = nufft::Method::kNuptsDriven;
-    nthreads_ = info.nthreads;  // validated and capped by core (cpu_threads_for)
-    info.max_batch = static_cast<int>(
-        opt.max_batch > 0 ? std::min<std::int64_t>(opt.max_batch, info.ntransf)
-                          : std::min<std::int64_t>(info.ntransf, nthreads_));
-
-    grid_.dim = info.dim;
-    grid_.nf = info.fine_grid;
-    grid_.width = info.kernel_width;
-    grid_.degree = info.horner_degree;
-    for (int d = 0; d < info.dim; ++d)
-      require(info.fine_grid[d] < (std::int64_t(1) << 31) - 64, ErrorCode::kTooLarge,
-              "fine grid of " + std::to_string(info.fine_grid[d]) + " cells in dimension " + std::to_string(d + 1) +
-                  " exceeds the CPU backend's per-dimension limit of 2^31 cells");
-    // Bins: x rows of a few cache lines; y bins in 3D; the slab thickness of the slowest
-    // dimension is at least 2w so that few points straddle two slabs.
-    const int w = info.kernel_width, slow = info.dim - 1;
-    std::array<int, 3> bins{info.dim == 3 ? 16 : 32, 4, 1};
-    // 3D: slabs one kernel width thick, so that two threads get enough slabs to balance
-    // (measured 393 -> 270 ms for 3D type 1 at w = 7 going from 16 to 7 planes).
-    const int slab_default = info.dim == 1 ? std::max(256, 2 * w) : (info.dim == 2 ? std::max(16, 2 * w) : w);
-    bins[slow] = slab_default;
-    for (int d = 0; d < info.dim; ++d)
-      if (opt.bin_size[d] > 0) bins[d] = opt.bin_size[d];
-    bins[slow] = std::max(bins[slow], w);  // the spreader relies on slabs at least w thick
-    info.bin_size = bins;
-
-    const double grid_bytes = static_cast<double>(this->setup_.fine_grid_size()) * info.max_batch * sizeof(Complex);
-    core::check_host_memory(grid_bytes, "the fine grid (" + std::to_string(info.max_batch) + " transform(s))");
-    fine_ = FftwBuffer<T>(static_cast<std::size_t>(this->setup_.fine_grid_size() * info.max_batch));
-    for (int d = 0; d < 3; ++d) deconv_[d].assign(this->setup_.deconv[d].begin(), this->setup_.deconv[d].end());
-    const auto& kd = this->setup_.kernel;
-    horner_x_ = padded_table<T>(kd.horner, kd.width, kd.degree, x_lanes(kd.width), /*doubled=*/true);
-    horner_yz_ = padded_table<T>(kd.horner, kd.width, kd.degree, yz_lanes(kd.width), /*doubled=*/false);
+    // Spread/interpolate-only plans keep the kernel of upsampfac 2 (nufft.hpp): no choice from the points.
+    choose_upsampfac_ = opt.upsampfac == 0.0 && info.type != 3 && !info.spread_interp_only;
+    configure();
   }
 
   void set_points(std::int64_t m, const T* x, const T* y, const T* z) override {
     core::check_points(this->setup_.info, m, x, y, z);
+    if (choose_upsampfac_ && m > 0) {
+      choose_upsampfac_ = false;
+      choose_upsampfac(m);
+    }
     const T* coords[3] = {x, y, z};
     sort_points<T>(grid_, this->setup_.info.bin_size, m, coords, sort_threads(m), pts_);
     this->setup_.info.num_points = m;
@@ -110,6 +82,7 @@ class CpuPlan final : public PlanImpl<T> {
       this->has_points_ = false;
       inner_.reset();
       fine_ = FftwBuffer<T>();
+      halo_ = std::vector<Complex>();
       ffts_.clear();
       pts_ = SortedPoints<T>();
       direct_source_ = std::move(t3.source);
@@ -172,6 +145,68 @@ class CpuPlan final : public PlanImpl<T> {
   }
 
  private:
+  // The backend's choices for the setup's kernel and grid (threads, batch, bins) and the buffers
+  // and tables they need; run again when choose_upsampfac changes the setup.
+  void configure() {
+    auto& info = this->setup_.info;
+    const auto& opt = this->setup_.options;
+    info.backend = Backend::kCpu;
+    info.method = nufft::Method::kNuptsDriven;
+    nthreads_ = info.nthreads;  // validated and capped by core (cpu_threads_for)
+    info.max_batch = static_cast<int>(
+        opt.max_batch > 0 ? std::min<std::int64_t>(opt.max_batch, info.ntransf)
+                          : std::min<std::int64_t>(info.ntransf, nthreads_));
+
+    grid_.dim = info.dim;
+    grid_.nf = info.fine_grid;
+    grid_.width = info.kernel_width;
+    grid_.degree = info.horner_degree;
+    for (int d = 0; d < info.dim; ++d)
+      require(info.fine_grid[d] < (std::int64_t(1) << 31) - 64, ErrorCode::kTooLarge,
+              "fine grid of " + std::to_string(info.fine_grid[d]) + " cells in dimension " + std::to_string(d + 1) +
+                  " exceeds the CPU backend's per-dimension limit of 2^31 cells");
+    // Bins: x rows of a few cache lines; y bins in 3D; the slab thickness of the slowest
+    // dimension is at least 2w so that few points straddle two slabs.
+    const int w = info.kernel_width, slow = info.dim - 1;
+    std::array<int, 3> bins{info.dim == 3 ? 16 : 32, 4, 1};
+    // 3D: slabs one kernel width thick, so that two threads get enough slabs to balance
+    // (measured 393 -> 270 ms for 3D type 1 at w = 7 going from 16 to 7 planes).
+    const int slab_default = info.dim == 1 ? std::max(256, 2 * w) : (info.dim == 2 ? std::max(16, 2 * w) : w);
+    bins[slow] = slab_default;
+    for (int d = 0; d < info.dim; ++d)
+      if (opt.bin_size[d] > 0) bins[d] = opt.bin_size[d];
+    bins[slow] = std::max(bins[slow], w);  // the spreader relies on slabs at least w thick
+    info.bin_size = bins;
+
+    const double grid_bytes = static_cast<double>(this->setup_.fine_grid_size()) * info.max_batch * sizeof(Complex);
+    core::check_host_memory(grid_bytes, "the fine grid (" + std::to_string(info.max_batch) + " transform(s))");
+    fine_ = FftwBuffer<T>(static_cast<std::size_t>(this->setup_.fine_grid_size() * info.max_batch));
+    for (int d = 0; d < 3; ++d) deconv_[d].assign(this->setup_.deconv[d].begin(), this->setup_.deconv[d].end());
+    const auto& kd = this->setup_.kernel;
+    horner_x_ = padded_table<T>(kd.horner, kd.width, kd.degree, x_lanes<T>(kd.width), /*doubled=*/true);
+    horner_yz_ = padded_table<T>(kd.horner, kd.width, kd.degree, yz_lanes<T>(kd.width), /*doubled=*/false);
+  }
+
+  // Upsampfac 0 (types 1 and 2): the factor is chosen once, at the first set_points with points,
+  // from their density (core::auto_upsampfac, as the CUDA backend does): the wide factor where
+  // its kernel is one cell narrower and there are at least kWideDensity points per cell of the
+  // σ = 2 grid, since spreading and interpolation cost ∝ w^dim per point while the FFT and the
+  // grid passes grow only by (2.25/2)^dim. The plan is set up again when the factor is not 2;
+  // where the other setup cannot be made, it stays at 2.
+  void choose_upsampfac(std::int64_t m) {
+    const auto& info = this->setup_.info;
+    const double density = static_cast<double>(m) / static_cast<double>(grid_.size());
+    const double sigma = core::auto_upsampfac(info.eps, density, kWideDensity[info.dim - 1]);
+    if (sigma == info.upsampfac) return;
+    std::optional<core::PlanSetup> chosen =
+        core::setup_at_upsampfac(this->setup_, sigma, nufft::min_eps<T>(), std::numeric_limits<T>::epsilon() / 2);
+    if (!chosen) return;
+    fine_ = FftwBuffer<T>();  // the σ = 2 grid goes before the other is allocated
+    ffts_.clear();
+    this->setup_ = std::move(*chosen);
+    configure();
+  }
+
   // Types 1 and 2 on ntransf transforms (type and sign as applied, not as planned).
   void run(int type, int sign, const Complex* in, Complex* out, std::int64_t ntransf) {
     const auto& info = this->setup_.info;
@@ -180,7 +215,7 @@ class CpuPlan final : public PlanImpl<T> {
       if (type == 1) std::fill(out, out + n * ntransf, Complex(0));
       return;
     }
-    SpreadArgs<T> args{&grid_, &pts_, horner_x_.data(), horner_yz_.data(), 0, m, nthreads_};
+    SpreadArgs<T> args = spread_args(type == 1);
     const bool with_fft = !info.spread_interp_only;
     // Strengths travel in sorted order: the random accesses through the permutation happen in
     // one streaming gather/scatter loop instead of in the middle of the kernel work (measured
@@ -231,7 +266,7 @@ class CpuPlan final : public PlanImpl<T> {
       return;
     }
     if (info.type3_direct) return execute_direct(in, out, adjoint);
-    SpreadArgs<T> args{&grid_, &pts_, horner_x_.data(), horner_yz_.data(), 0, m, nthreads_};
+    SpreadArgs<T> args = spread_args(!adjoint);
     sorted_.resize(static_cast<std::size_t>(info.max_batch * m));
     const std::int64_t* perm = pts_.perm.data();
     const Complex* pre = prephase_.data();
@@ -317,6 +352,17 @@ class CpuPlan final : public PlanImpl<T> {
     }
   }
 
+  // Arguments of spread and interp for batches of up to max_batch transforms; with `spreading`,
+  // the spreader's workspace is allocated on first use (interpolating plans never need it).
+  SpreadArgs<T> spread_args(bool spreading) {
+    const std::int64_t cells = spreading ? spread_halo_cells(grid_, pts_, this->setup_.info.max_batch) : 0;
+    if (static_cast<std::int64_t>(halo_.size()) < cells) {
+      core::check_host_memory(static_cast<double>(cells) * sizeof(Complex), "the spreader's slab halos");
+      halo_.resize(static_cast<std::size_t>(cells));
+    }
+    return {&grid_, &pts_, horner_x_.data(), horner_yz_.data(), 0, pts_.m, nthreads_, halo_.data()};
+  }
+
   // Sorts points given with coordinates of type C (the inner plan of type 3 takes double).
   template <class C>
   void sort_points_from(std::int64_t m, const C* const* coords) {
@@ -386,6 +432,13 @@ class CpuPlan final : public PlanImpl<T> {
         }
   }
 
+  // Points per cell of the σ = 2 grid from which the wide upsampling factor is taken (1D, 2D, 3D).
+  // Measured on the 2-core machine of docs/benchmarks.md (issue 29): at 0.95 (3D, 64³ modes, 2e6
+  // points) and 1.9 (2D, 512²) the wide factor was faster in every case; 1D is not measured
+  // and keeps the 2D value.
+  static constexpr double kWideDensity[3] = {1.0, 1.0, 0.3};
+
+  bool choose_upsampfac_ = false;  // upsampfac 0, not yet chosen (choose_upsampfac)
   int nthreads_ = 1;
   Grid grid_;
   SortedPoints<T> pts_;
@@ -393,6 +446,7 @@ class CpuPlan final : public PlanImpl<T> {
   std::array<std::vector<T>, 3> deconv_;
   std::vector<T> horner_x_, horner_yz_;
   std::vector<Complex> sorted_;  // strengths or results of one batch in sorted point order
+  std::vector<Complex> halo_;    // spread's workspace (SpreadArgs::halo)
   // Type 3: the inner type 2 plan on the grid, the factors of core/type3.hpp in T (prephase in
   // sorted point order), and the scaled targets of one batch (adjoint).
   std::unique_ptr<CpuPlan> inner_;

@@ -102,6 +102,11 @@ void sort_points(const Grid& g, std::array<int, 3> bins, std::int64_t m, const C
   const std::int64_t per_class = nkeys / (3 * nslab);
   out.class_begin.resize(3 * nslab + 1);
   for (std::int64_t c = 0; c <= 3 * nslab; ++c) out.class_begin[c] = key_begin[c * per_class];
+  for (int d = 0; d < 2; ++d) {
+    out.tile_size[d] = d < slow ? bins[d] : 1;
+    out.tile_count[d] = d < slow ? nbins[d] : 1;
+  }
+  out.bin_begin = std::move(key_begin);
 }
 
 template void sort_points<float, float>(const Grid&, std::array<int, 3>, std::int64_t, const float* const*, int,

@@ -31,6 +31,15 @@ struct SortedPoints {
   static constexpr int kLowEdge = 0, kInterior = 1, kHighEdge = 2;
   std::vector<std::int64_t> slab_lo, class_begin;
   int num_slabs() const { return static_cast<int>(slab_lo.size()) - 1; }
+  // Tiles: within a class the points are sorted by bin of the dimensions below the slowest, bins
+  // tile_size[0] cells in x and (3D) tile_size[1] in y, tile_count of them (1 where the dimension
+  // is the slowest or absent). The points of class c of slab s in tile (by, bx) are the sorted
+  // range [bin_begin[k], bin_begin[k + 1]), k = bin_key(3s + c, by, bx).
+  std::array<std::int64_t, 2> tile_size{1, 1}, tile_count{1, 1};
+  std::vector<std::int64_t> bin_begin;
+  std::int64_t bin_key(std::int64_t slab_class, std::int64_t by, std::int64_t bx) const {
+    return (slab_class * tile_count[1] + by) * tile_count[0] + bx;
+  }
 };
 
 // Folds, rescales and sorts. bins: bin sizes in cells for x, y (the dimensions below the slowest)

@@ -8,10 +8,16 @@
 
 namespace fieldft::cpu {
 
-// SIMD-friendly lane counts for kernel width w: the y/z kernels use yz_lanes(w) values, the x
-// kernel is stored interleaved (each weight twice, for re and im) in x_lanes(w) values.
-constexpr int yz_lanes(int w) { return (w + 7) / 8 * 8; }
-constexpr int x_lanes(int w) { return (2 * w + 7) / 8 * 8; }
+// SIMD-friendly lane counts for kernel width w: the y/z kernels use yz_lanes<T>(w) values, the x
+// kernel is stored interleaved (each weight twice, for re and im) in x_lanes<T>(w) values; both
+// whole 32-byte vectors of T (AVX2: 8 floats or 4 doubles), so that no vector of a row is padding
+// alone (w = 10 in double: 20 values in 5 vectors, not 24 in 6).
+template <class T>
+constexpr int simd_lanes() { return static_cast<int>(32 / sizeof(T)); }
+template <class T>
+constexpr int yz_lanes(int w) { return (w + simd_lanes<T>() - 1) / simd_lanes<T>() * simd_lanes<T>(); }
+template <class T>
+constexpr int x_lanes(int w) { return (2 * w + simd_lanes<T>() - 1) / simd_lanes<T>() * simd_lanes<T>(); }
 
 template <class T>
 struct SpreadArgs {
@@ -22,12 +28,22 @@ struct SpreadArgs {
   std::int64_t nbatch;     // transforms processed together
   std::int64_t c_stride;   // distance between transforms in the point arrays (M)
   int nthreads;
+  std::complex<T>* halo = nullptr;  // spreading in 2D and 3D: spread_halo_cells(...) values of workspace
 };
+
+// Workspace of spread for nbatch transforms: in 2D and 3D every slab's halo, the w + 2 planes of
+// the slowest dimension around it that its points reach (added into the grid after all slabs).
+template <class T>
+std::int64_t spread_halo_cells(const Grid& g, const SortedPoints<T>& p, std::int64_t nbatch) {
+  if (g.dim < 2) return 0;
+  return nbatch * p.num_slabs() * (g.width + 2) * (g.size() / g.nf[g.dim - 1]);
+}
 
 // Strengths c and results are in the plan's sorted point order (the caller gathers and scatters
 // with the permutation), so these loops stream through them.
 // grid[t] (nbatch fine grids, each grid->size() values) = Σ_j c[t][j] ψ(l − u_j). Overwrites grid.
-// Race-free: each thread owns whole slabs of the slowest dimension and writes only there.
+// Race-free without atomics: each thread owns whole slabs of the slowest dimension and writes
+// only there (1D) or there and in the slab's own halo buffer, which a second pass adds in (2D, 3D).
 template <class T, int D>
 void spread(const SpreadArgs<T>& a, const std::complex<T>* c, std::complex<T>* grid);
 

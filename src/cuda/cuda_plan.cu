@@ -543,23 +543,16 @@ class CudaPlan final : public PlanImpl<T> {
                                               info.type == 2 && info.dim == 3 ? kWideDensityInterp3d : kWideDensity,
                                               info.type == 1 && info.dim == 3 ? kNarrowDensity : 0.0);
     if (sigma == info.upsampfac) return;
-    nufft::Options opt = this->setup_.options;
-    opt.upsampfac = sigma;
-    core::PlanSetup chosen;
-    try {
-      chosen = core::make_plan_setup(
-          info.type, std::span<const std::int64_t>(info.modes.data(), static_cast<std::size_t>(info.dim)),
-          info.isign, info.ntransf, info.eps, opt, nufft::min_eps<T>(), std::numeric_limits<T>::epsilon() / 2);
-    } catch (const Error&) {
-      return;
-    }
+    std::optional<core::PlanSetup> setup =
+        core::setup_at_upsampfac(this->setup_, sigma, nufft::min_eps<T>(), std::numeric_limits<T>::epsilon() / 2);
+    if (!setup) return;
+    core::PlanSetup& chosen = *setup;
     std::size_t free_b = 0, total_b = 0;
     FIELDFT_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
     // The sigma = 2 grid is not allocated yet (allocate_fine_grid): free memory as it would be.
     const double current = static_cast<double>(dg_.size) * info.max_batch * sizeof(Complex);
     const double grown = static_cast<double>(chosen.fine_grid_size() - dg_.size) * info.max_batch * sizeof(Complex);
     if (grown > 0.5 * (static_cast<double>(free_b) - current)) return;
-    chosen.options.upsampfac = 0.0;  // as asked: automatic
     this->setup_ = std::move(chosen);
     ffts_.clear();
     configure();
