@@ -3,28 +3,34 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
 #include <type_traits>
 
 #include "fieldft/detail/fold.hpp"
+#include "fieldft/detail/hd.hpp"
 #include "fieldft/detail/kernel.hpp"
+#include "fieldft/error.hpp"
 
 namespace fieldft::cpu {
 
 namespace {
 
-// a / b for 0 <= a < 2^52 without an integer division (tens of cycles, not pipelined): the
-// quotient through a double reciprocal is off by at most one, which one step corrects.
+// ⌊a / b⌋ for integers 0 <= a < 2^52 held in doubles, without an integer division (tens of
+// cycles, not pipelined): the quotient through the reciprocal is off by at most one, which one
+// step corrects. All in double, so that the loops below vectorise.
 struct Divider {
-  std::int64_t b;
-  double inv;
-  explicit Divider(std::int64_t divisor) : b(divisor), inv(1.0 / static_cast<double>(divisor)) {}
-  std::int64_t operator()(std::int64_t a) const {
-    std::int64_t q = static_cast<std::int64_t>(static_cast<double>(a) * inv);
-    q -= q * b > a;
-    q += (q + 1) * b <= a;
+  double b, inv;
+  explicit Divider(std::int64_t divisor) : b(static_cast<double>(divisor)), inv(1.0 / b) {}
+  double operator()(double a) const {
+    double q = std::floor(a * inv);
+    q -= static_cast<double>(q * b > a);
+    q += static_cast<double>((q + 1.0) * b <= a);
     return q;
   }
 };
+
+// Points of one slab class handled at a time in pass 3's vectorised part.
+constexpr int kBlock = 256;
 
 // The sort in three passes, each of which writes to few places at once (a counting sort straight
 // by the full bin key scatters every point to one of ~10^4 bins in each of 2D + 1 arrays; those
@@ -50,7 +56,11 @@ void sort_points_d(const Grid& g, std::array<int, 3> bins, std::int64_t m, const
   for (std::int64_t s = 0; s <= nslab; ++s) out.slab_lo[s] = s * nfs / nslab;
   std::array<std::int64_t, 2> nbins{1, 1};
   for (int d = 0; d < slow; ++d) nbins[d] = (g.nf[d] + bins[d] - 1) / bins[d];
+  // Slab classes and tiles are held in 32-bit integers: nclass < 1.5·2^30 always (nfs < 2^31,
+  // slabs at least w >= 2 thick); ntiles is at most a plane of the fine grid.
   const std::int64_t nclass = 3 * nslab, ntiles = nbins[0] * nbins[1], nkeys = nclass * ntiles;
+  require(ntiles < (std::int64_t(1) << 31), ErrorCode::kTooLarge,
+          "set_points: " + std::to_string(ntiles) + " bins per plane of the fine grid exceed 2^31; use larger bin_size");
   for (int d = 0; d < 2; ++d) {
     out.tile_size[d] = d < slow ? bins[d] : 1;
     out.tile_count[d] = nbins[d];
@@ -74,26 +84,31 @@ void sort_points_d(const Grid& g, std::array<int, 3> bins, std::int64_t m, const
 
   const int nt = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(nthreads, m / 4096 + 1)));
   auto chunk = [&](int t) { return std::pair<std::int64_t, std::int64_t>{m * t / nt, m * (t + 1) / nt}; };
-  const std::int64_t* lo = out.slab_lo.data();
   const Divider slab_of(nfs);
   std::uint32_t* cls_of = out.ws_class.data();
   std::vector<std::int64_t> counts(static_cast<std::size_t>(nt) * nclass);
 
-  // Pass 1: slab class = 3·slab + (low edge, interior, high edge).
+  // Pass 1: slab class = 3·slab + (low edge, interior, high edge). Slab s is the planes
+  // [⌊s·nfs/nslab⌋, ⌊(s+1)·nfs/nslab⌋), so cell l is in slab ⌊((l+1)·nslab − 1)/nfs⌋.
+  const double nslab_d = static_cast<double>(nslab), nfs_d = static_cast<double>(nfs);
+  const Divider by_nslab(nslab);
 #pragma omp parallel for num_threads(nt) schedule(static, 1)
   for (int t = 0; t < nt; ++t) {
     auto [a, b] = chunk(t);
     std::int64_t* c = counts.data() + static_cast<std::size_t>(t) * nclass;
     std::fill(c, c + nclass, 0);
+    FIELDFT_SIMD
     for (std::int64_t j = a; j < b; ++j) {
       const double u = detail::fold_rescale(static_cast<double>(coords[slow][j]), nfs);
-      const std::int64_t s = slab_of((static_cast<std::int64_t>(u) + 1) * nslab - 1);
-      const std::int64_t i0 = detail::kernel_start(u, w).i0;
-      const int edge = i0 < lo[s] ? SP::kLowEdge : (i0 + w > lo[s + 1] ? SP::kHighEdge : SP::kInterior);
-      const std::uint32_t k = static_cast<std::uint32_t>(3 * s + edge);
-      cls_of[j] = k;
-      ++c[k];
+      const double s = slab_of((std::floor(u) + 1.0) * nslab_d - 1.0);
+      const double lo_s = by_nslab(s * nfs_d), hi_s = by_nslab((s + 1.0) * nfs_d);
+      const double i0 = std::ceil(u - 0.5 * w);  // detail::kernel_start
+      // kLowEdge (0) where the footprint starts below the slab, else kInterior (1) or kHighEdge (2)
+      static_assert(SP::kLowEdge == 0 && SP::kInterior == 1 && SP::kHighEdge == 2);
+      const double edge = (1.0 + static_cast<double>(i0 + w > hi_s)) * static_cast<double>(i0 >= lo_s);
+      cls_of[j] = static_cast<std::uint32_t>(static_cast<std::int32_t>(3.0 * s + edge));
     }
+    for (std::int64_t j = a; j < b; ++j) ++c[cls_of[j]];
   }
   out.class_begin.resize(nclass + 1);
   std::int64_t* class_begin = out.class_begin.data();
@@ -131,26 +146,29 @@ void sort_points_d(const Grid& g, std::array<int, 3> bins, std::int64_t m, const
   std::int32_t* i0_out[3] = {out.i0[0].data(), out.i0[1].data(), out.i0[2].data()};
   T* t_out[3] = {out.t[0].data(), out.t[1].data(), out.t[2].data()};
   const Divider bin_of[2] = {Divider(bins[0]), Divider(D == 3 ? bins[1] : 1)};
+  const double nbins_d[2] = {static_cast<double>(nbins[0]), static_cast<double>(nbins[1])};
   const std::int64_t nf[3] = {g.nf[0], g.nf[1], g.nf[2]};
 #pragma omp parallel num_threads(nt)
   {
     std::vector<std::int64_t> pos(static_cast<std::size_t>(ntiles));
     std::vector<std::uint32_t> tile;  // tile of each point of the class
+    alignas(64) std::int32_t bi0[D][kBlock];
+    alignas(64) T bt[D][kBlock];
 #pragma omp for schedule(dynamic, 1)
     for (std::int64_t k = 0; k < nclass; ++k) {
       const std::int64_t a = class_begin[k], b = class_begin[k + 1];
       std::fill(pos.begin(), pos.end(), 0);
       if constexpr (D > 1) {
         tile.resize(static_cast<std::size_t>(b - a));
+        std::uint32_t* tl = tile.data() - a;
+        FIELDFT_SIMD
         for (std::int64_t q = a; q < b; ++q) {
-          std::int64_t tk = 0;
-          for (int d = slow - 1; d >= 0; --d) {
-            const double u = detail::fold_rescale(static_cast<double>(xc[d][q]), nf[d]);
-            tk = tk * nbins[d] + bin_of[d](static_cast<std::int64_t>(u));
-          }
-          tile[q - a] = static_cast<std::uint32_t>(tk);
-          ++pos[tk];
+          double tk = 0;
+          for (int d = slow - 1; d >= 0; --d)
+            tk = tk * nbins_d[d] + bin_of[d](std::floor(detail::fold_rescale(static_cast<double>(xc[d][q]), nf[d])));
+          tl[q] = static_cast<std::uint32_t>(static_cast<std::int32_t>(tk));
         }
+        for (std::int64_t q = a; q < b; ++q) ++pos[tl[q]];
       } else {
         pos[0] = b - a;
       }
@@ -161,14 +179,26 @@ void sort_points_d(const Grid& g, std::array<int, 3> bins, std::int64_t m, const
         pos[i] = r;
         r += n;
       }
-      for (std::int64_t q = a; q < b; ++q) {
-        const std::int64_t p = D > 1 ? pos[tile[q - a]]++ : q;
-        perm[p] = idx[q];
+      for (std::int64_t q0 = a; q0 < b; q0 += kBlock) {
+        const int nq = static_cast<int>(std::min<std::int64_t>(kBlock, b - q0));
         for (int d = 0; d < D; ++d) {
-          const double u = detail::fold_rescale(static_cast<double>(xc[d][q]), nf[d]);
-          const detail::KernelStart ks = detail::kernel_start(u, w);
-          i0_out[d][p] = static_cast<std::int32_t>(ks.i0);
-          t_out[d][p] = static_cast<T>(detail::horner_arg(ks.offset, w));
+          const C* x = xc[d] + q0;
+          FIELDFT_SIMD
+          for (int q = 0; q < nq; ++q) {
+            // detail::kernel_start and horner_arg, in a form that vectorises
+            const double u = detail::fold_rescale(static_cast<double>(x[q]), nf[d]);
+            const double i0 = std::ceil(u - 0.5 * w);
+            bi0[d][q] = static_cast<std::int32_t>(i0);
+            bt[d][q] = static_cast<T>(detail::horner_arg(i0 - u, w));
+          }
+        }
+        for (int q = 0; q < nq; ++q) {
+          const std::int64_t p = D > 1 ? pos[tile[q0 - a + q]]++ : q0 + q;
+          perm[p] = idx[q0 + q];
+          for (int d = 0; d < D; ++d) {
+            i0_out[d][p] = bi0[d][q];
+            t_out[d][p] = bt[d][q];
+          }
         }
       }
     }
