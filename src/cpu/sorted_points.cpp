@@ -29,9 +29,6 @@ struct Divider {
   }
 };
 
-// Points of one slab class handled at a time in pass 3's vectorised part.
-constexpr int kBlock = 256;
-
 // The sort in three passes, each of which writes to few places at once (a counting sort straight
 // by the full bin key scatters every point to one of ~10^4 bins in each of 2D + 1 arrays; those
 // writes missed the caches nearly every time and took half of set_points):
@@ -151,16 +148,14 @@ void sort_points_d(const Grid& g, std::array<int, 3> bins, std::int64_t m, const
 #pragma omp parallel num_threads(nt)
   {
     std::vector<std::int64_t> pos(static_cast<std::size_t>(ntiles));
-    std::vector<std::uint32_t> tile;  // tile of each point of the class
-    alignas(64) std::int32_t bi0[D][kBlock];
-    alignas(64) T bt[D][kBlock];
+    std::vector<std::uint32_t> tile, local;  // per point of the class: its tile; by sorted position: its place in the class
 #pragma omp for schedule(dynamic, 1)
     for (std::int64_t k = 0; k < nclass; ++k) {
       const std::int64_t a = class_begin[k], b = class_begin[k + 1];
       std::fill(pos.begin(), pos.end(), 0);
       if constexpr (D > 1) {
         tile.resize(static_cast<std::size_t>(b - a));
-        std::uint32_t* tl = tile.data() - a;
+        std::uint32_t* tl = tile.data() - a;  // NOLINT: indexed by q in [a, b)
         FIELDFT_SIMD
         for (std::int64_t q = a; q < b; ++q) {
           double tk = 0;
@@ -179,26 +174,34 @@ void sort_points_d(const Grid& g, std::array<int, 3> bins, std::int64_t m, const
         pos[i] = r;
         r += n;
       }
-      for (std::int64_t q0 = a; q0 < b; q0 += kBlock) {
-        const int nq = static_cast<int>(std::min<std::int64_t>(kBlock, b - q0));
-        for (int d = 0; d < D; ++d) {
-          const C* x = xc[d] + q0;
-          FIELDFT_SIMD
-          for (int q = 0; q < nq; ++q) {
-            // detail::kernel_start and horner_arg, in a form that vectorises
-            const double u = detail::fold_rescale(static_cast<double>(x[q]), nf[d]);
-            const double i0 = std::ceil(u - 0.5 * w);
-            bi0[d][q] = static_cast<std::int32_t>(i0);
-            bt[d][q] = static_cast<T>(detail::horner_arg(i0 - u, w));
-          }
-        }
-        for (int q = 0; q < nq; ++q) {
-          const std::int64_t p = D > 1 ? pos[tile[q0 - a + q]]++ : q0 + q;
-          perm[p] = idx[q0 + q];
-          for (int d = 0; d < D; ++d) {
-            i0_out[d][p] = bi0[d][q];
-            t_out[d][p] = bt[d][q];
-          }
+      // The class's points in tile order: positions within the class (a small array in cache),
+      // then every output written in order, gathering from the class's range (in cache too).
+      // Scattering the outputs instead wrote 2D + 1 arrays at hundreds of places each, every
+      // write a cache miss.
+      std::uint32_t* lp = local.data();
+      if constexpr (D > 1) {
+        local.resize(static_cast<std::size_t>(b - a));
+        lp = local.data();
+        for (std::int64_t q = a; q < b; ++q) lp[pos[tile[q - a]]++ - a] = static_cast<std::uint32_t>(q - a);
+      }
+      const std::int64_t* ix = idx + a;
+      FIELDFT_SIMD
+      for (std::int64_t p = a; p < b; ++p) {
+        const std::int64_t q = D > 1 ? lp[p - a] : p - a;
+        perm[p] = ix[q];
+      }
+      for (int d = 0; d < D; ++d) {
+        const C* x = xc[d] + a;
+        std::int32_t* io = i0_out[d];
+        T* to = t_out[d];
+        FIELDFT_SIMD
+        for (std::int64_t p = a; p < b; ++p) {
+          const std::int64_t q = D > 1 ? lp[p - a] : p - a;
+          // detail::kernel_start and horner_arg, in a form that vectorises
+          const double u = detail::fold_rescale(static_cast<double>(x[q]), nf[d]);
+          const double i0 = std::ceil(u - 0.5 * w);
+          io[p] = static_cast<std::int32_t>(i0);
+          to[p] = static_cast<T>(detail::horner_arg(i0 - u, w));
         }
       }
     }
