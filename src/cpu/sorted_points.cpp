@@ -29,6 +29,16 @@ struct Divider {
   }
 };
 
+// A point's first cell and Horner variable in one dimension (detail::kernel_start and
+// horner_arg, written so that loops over points vectorise).
+template <class T, class C>
+inline void start_and_arg(C x, std::int64_t nf, int w, std::int32_t& i0_out, T& t_out) {
+  const double u = detail::fold_rescale(static_cast<double>(x), nf);
+  const double i0 = std::ceil(u - 0.5 * w);
+  i0_out = static_cast<std::int32_t>(i0);
+  t_out = static_cast<T>(detail::horner_arg(i0 - u, w));
+}
+
 // The sort in three passes, each of which writes to few places at once (a counting sort straight
 // by the full bin key scatters every point to one of ~10^4 bins in each of 2D + 1 arrays; those
 // writes missed the caches nearly every time and took half of set_points):
@@ -71,18 +81,25 @@ void sort_points_d(const Grid& g, std::array<int, 3> bins, std::int64_t m, const
     out.i0[d].resize(d < D ? m : 0);
     out.t[d].resize(d < D ? m : 0);
   }
-  out.ws_class.resize(m);
-  out.ws_index.resize(m);
-  auto& ws_coord = [&]() -> std::array<BigVector<C>, 3>& {
-    if constexpr (std::is_same_v<C, T>) return out.ws_coord;
-    else return out.ws_coord_double;
-  }();
-  for (int d = 0; d < 3; ++d) ws_coord[d].resize(d < D ? m : 0);
+  // Work arrays: the outputs' own storage where the types allow. The slab classes (pass 1, 2)
+  // live in i0[0], the indices in class order in perm and the coordinates in class order in t
+  // (pass 2, 3); pass 3 writes a class's outputs over the same range of these arrays, so it
+  // copies that range aside first. Only coordinates of another type than T (type 3 of a float
+  // plan) need an array of their own.
+  auto coord_storage = [&](int d) -> C* {
+    if constexpr (std::is_same_v<C, T>) {
+      return out.t[d].data();
+    } else {
+      out.ws_coord_double[d].resize(d < D ? m : 0);
+      return out.ws_coord_double[d].data();
+    }
+  };
+  C* xc[3] = {coord_storage(0), coord_storage(1), coord_storage(2)};
 
   const int nt = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(nthreads, m / 4096 + 1)));
   auto chunk = [&](int t) { return std::pair<std::int64_t, std::int64_t>{m * t / nt, m * (t + 1) / nt}; };
   const Divider slab_of(nfs);
-  std::uint32_t* cls_of = out.ws_class.data();
+  std::uint32_t* cls_of = reinterpret_cast<std::uint32_t*>(out.i0[0].data());  // int32: may alias
   std::vector<std::int64_t> counts(static_cast<std::size_t>(nt) * nclass);
 
   // Pass 1: slab class = 3·slab + (low edge, interior, high edge). Slab s is the planes
@@ -122,8 +139,7 @@ void sort_points_d(const Grid& g, std::array<int, 3> bins, std::int64_t m, const
   class_begin[nclass] = run;
 
   // Pass 2: indices and coordinates into slab-class order.
-  std::int64_t* idx = out.ws_index.data();
-  C* xc[3] = {ws_coord[0].data(), ws_coord[1].data(), ws_coord[2].data()};
+  std::int64_t* idx = out.perm.data();
 #pragma omp parallel for num_threads(nt) schedule(static, 1)
   for (int t = 0; t < nt; ++t) {
     auto [a, b] = chunk(t);
@@ -149,6 +165,8 @@ void sort_points_d(const Grid& g, std::array<int, 3> bins, std::int64_t m, const
   {
     std::vector<std::int64_t> pos(static_cast<std::size_t>(ntiles));
     std::vector<std::uint32_t> tile, local;  // per point of the class: its tile; by sorted position: its place in the class
+    std::vector<std::int64_t> index_copy;
+    std::vector<C> coord_copy;
 #pragma omp for schedule(dynamic, 1)
     for (std::int64_t k = 0; k < nclass; ++k) {
       const std::int64_t a = class_begin[k], b = class_begin[k + 1];
@@ -175,34 +193,28 @@ void sort_points_d(const Grid& g, std::array<int, 3> bins, std::int64_t m, const
         r += n;
       }
       // The class's points in tile order: positions within the class (a small array in cache),
-      // then every output written in order, gathering from the class's range (in cache too).
-      // Scattering the outputs instead wrote 2D + 1 arrays at hundreds of places each, every
-      // write a cache miss.
-      std::uint32_t* lp = local.data();
+      // then every output written in order, gathered from a copy of the class's range (also in
+      // cache; the outputs overwrite that range). Scattering the outputs instead wrote 2D + 1
+      // arrays at hundreds of places each, nearly every write a cache miss.
       if constexpr (D > 1) {
-        local.resize(static_cast<std::size_t>(b - a));
-        lp = local.data();
-        for (std::int64_t q = a; q < b; ++q) lp[pos[tile[q - a]]++ - a] = static_cast<std::uint32_t>(q - a);
-      }
-      const std::int64_t* ix = idx + a;
-      FIELDFT_SIMD
-      for (std::int64_t p = a; p < b; ++p) {
-        const std::int64_t q = D > 1 ? lp[p - a] : p - a;
-        perm[p] = ix[q];
-      }
-      for (int d = 0; d < D; ++d) {
-        const C* x = xc[d] + a;
-        std::int32_t* io = i0_out[d];
-        T* to = t_out[d];
+        const std::int64_t n = b - a;
+        local.resize(static_cast<std::size_t>(n));
+        std::uint32_t* lp = local.data();
+        for (std::int64_t q = 0; q < n; ++q) lp[pos[tile[q]]++ - a] = static_cast<std::uint32_t>(q);
+        index_copy.assign(idx + a, idx + b);
+        const std::int64_t* ix = index_copy.data();
         FIELDFT_SIMD
-        for (std::int64_t p = a; p < b; ++p) {
-          const std::int64_t q = D > 1 ? lp[p - a] : p - a;
-          // detail::kernel_start and horner_arg, in a form that vectorises
-          const double u = detail::fold_rescale(static_cast<double>(x[q]), nf[d]);
-          const double i0 = std::ceil(u - 0.5 * w);
-          io[p] = static_cast<std::int32_t>(i0);
-          to[p] = static_cast<T>(detail::horner_arg(i0 - u, w));
+        for (std::int64_t p = 0; p < n; ++p) perm[a + p] = ix[lp[p]];
+        for (int d = 0; d < D; ++d) {
+          coord_copy.assign(xc[d] + a, xc[d] + b);
+          const C* x = coord_copy.data();
+          std::int32_t* io = i0_out[d] + a;
+          T* to = t_out[d] + a;
+          FIELDFT_SIMD
+          for (std::int64_t p = 0; p < n; ++p) start_and_arg(x[lp[p]], nf[d], w, io[p], to[p]);
         }
+      } else {  // one tile: the class's range is in order already, and each output replaces its input
+        for (std::int64_t p = a; p < b; ++p) start_and_arg(xc[0][p], nf[0], w, i0_out[0][p], t_out[0][p]);
       }
     }
   }

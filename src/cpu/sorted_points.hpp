@@ -39,12 +39,9 @@ struct SortedPoints {
   // range [bin_begin[k], bin_begin[k + 1]), k = bin_key(3s + c, by, bx).
   std::array<std::int64_t, 2> tile_size{1, 1}, tile_count{1, 1};
   std::vector<std::int64_t> bin_begin;
-  // Workspace of sort_points, kept for the next set_points: each point's slab class (caller's
-  // order), and the caller's indices and coordinates grouped by slab class.
-  BigVector<std::uint32_t> ws_class;
-  BigVector<std::int64_t> ws_index;
-  std::array<BigVector<T>, 3> ws_coord;
-  std::array<BigVector<double>, 3> ws_coord_double;  // for coordinates given in double (type 3 of float)
+  // Workspace of sort_points for coordinates given in double to a float plan (type 3), kept for
+  // the next set_points; other coordinates are sorted in the storage of t.
+  std::array<BigVector<double>, 3> ws_coord_double;
   std::int64_t bin_key(std::int64_t slab_class, std::int64_t by, std::int64_t bx) const {
     return (slab_class * tile_count[1] + by) * tile_count[0] + bx;
   }
