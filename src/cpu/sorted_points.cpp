@@ -44,9 +44,10 @@ inline void start_and_arg(C x, std::int64_t nf, int w, std::int32_t& i0_out, T& 
 // writes missed the caches nearly every time and took half of set_points):
 //   1. each point's slab class (3 per slab) and per-thread histograms of it;
 //   2. the caller's index and coordinates copied into slab-class order (~10^2 destinations);
-//   3. per slab class, in parallel: a counting sort by tile within the class's own range (its
-//      ~10^2-10^3 destinations stay in cache), writing the first cell and Horner variable of
-//      every dimension and the permutation.
+//   3. per slab class, in parallel: a counting sort by tile within the class's own range, as a
+//      local permutation (its ~10^2-10^3 destinations stay in cache); then the permutation and
+//      the first cell and Horner variable of every dimension written in order, gathered from a
+//      copy of the class's range (in cache too).
 // Every pass is stable and the per-thread chunks of pass 1 and 2 are contiguous and in order, so
 // the result is the stable sort by (slab class, tile) whatever the thread count.
 template <int D, class T, class C>
