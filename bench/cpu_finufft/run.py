@@ -77,7 +77,7 @@ class Case:
 
 # Type 3: targets in [-n/2, n/2)^d with sources in [-π, π)^d. n chosen so that each case takes
 # 50-500 ms on the 2-core development machine at M = nk = 1e5.
-TYPE3_N = {2: 512, 3: 48}
+TYPE3_N = {2: 512, 3: 32}
 
 
 def all_cases() -> list[Case]:
