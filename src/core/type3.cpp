@@ -41,10 +41,11 @@ constexpr double kPointSetupCost = 50;
 constexpr double kModeTableCost = 60;
 
 // Single-thread times of make_type3_setup's per-point work for the thread rule of
-// core/threads.hpp: a source (its grid coordinates and a sincos), a target without its ψ̂ (a
-// sincos) and each node and dimension of a target's ψ̂ (one vectorised cosine and its sum).
-constexpr double kSourceSetupNs = 30;
-constexpr double kTargetSetupNs = 30;
+// core/threads.hpp, deliberately low as there: a source (its grid coordinates and phasor), a
+// target without its ψ̂ (the same) and each node and dimension of a target's ψ̂ (one vectorised
+// cosine and its sum). Measured about 15, 15 and 1.1 ns (2D, M = nk = 1e5, docs/benchmarks.md).
+constexpr double kSourceSetupNs = 10;
+constexpr double kTargetSetupNs = 10;
 constexpr double kTargetNodeNs = 1;
 
 // [min, max] of v[0..n), or [0, 0] for n = 0 (kRangeNs a value, single thread, for the thread rule).
