@@ -15,6 +15,7 @@
 #pragma once
 
 #include <bit>
+#include <cstddef>
 #include <cstdint>
 
 namespace fieldft::core {
@@ -35,34 +36,22 @@ inline double reduce(double x, std::uint64_t& sign) {
   return (x - n * kPi1) - n * kPi2;
 }
 
-// cos r for |r| <= π/2, given s = r².
-inline double cos_poly(double s) {
-  double c = 0x1.e542ba4020225p-62;  // 1/20!, then down to 1/0! with alternating signs
-  c = c * s - 0x1.6827863b97d97p-53;
-  c = c * s + 0x1.ae7f3e733b81fp-45;
-  c = c * s - 0x1.93974a8c07c9dp-37;
-  c = c * s + 0x1.1eed8eff8d898p-29;
-  c = c * s - 0x1.27e4fb7789f5cp-22;
-  c = c * s + 0x1.a01a01a01a01ap-16;
-  c = c * s - 0x1.6c16c16c16c17p-10;
-  c = c * s + 0x1.5555555555555p-5;
-  c = c * s - 0.5;
-  return c * s + 1.0;
-}
+// Taylor coefficients in r², highest first: cos r to r^20 (1/20!, −1/18!, …, 1), sin r / r to
+// r^20 (1/21!, −1/19!, …, 1).
+inline constexpr double kCosTaylor[] = {
+    0x1.e542ba4020225p-62,  -0x1.6827863b97d97p-53, 0x1.ae7f3e733b81fp-45, -0x1.93974a8c07c9dp-37,
+    0x1.1eed8eff8d898p-29,  -0x1.27e4fb7789f5cp-22, 0x1.a01a01a01a01ap-16, -0x1.6c16c16c16c17p-10,
+    0x1.5555555555555p-5,   -0.5,                   1.0};
+inline constexpr double kSinTaylor[] = {
+    0x1.71b8ef6dcf572p-66,  -0x1.2f49b46814157p-57, 0x1.952c77030ad4ap-49, -0x1.ae7f3e733b81fp-41,
+    0x1.6124613a86d09p-33,  -0x1.ae64567f544e4p-26, 0x1.71de3a556c734p-19, -0x1.a01a01a01a01ap-13,
+    0x1.1111111111111p-7,   -0x1.5555555555555p-3,  1.0};
 
-// sin r / r for |r| <= π/2, given s = r².
-inline double sin_poly(double s) {
-  double c = 0x1.71b8ef6dcf572p-66;  // 1/21!, then down to 1/1! with alternating signs
-  c = c * s - 0x1.2f49b46814157p-57;
-  c = c * s + 0x1.952c77030ad4ap-49;
-  c = c * s - 0x1.ae7f3e733b81fp-41;
-  c = c * s + 0x1.6124613a86d09p-33;
-  c = c * s - 0x1.ae64567f544e4p-26;
-  c = c * s + 0x1.71de3a556c734p-19;
-  c = c * s - 0x1.a01a01a01a01ap-13;
-  c = c * s + 0x1.1111111111111p-7;
-  c = c * s - 0x1.5555555555555p-3;
-  return c * s + 1.0;
+template <std::size_t N>
+inline double horner(const double (&c)[N], double s) {
+  double v = c[0];
+  for (std::size_t i = 1; i < N; ++i) v = v * s + c[i];
+  return v;
 }
 
 inline double flip(double v, std::uint64_t sign) { return std::bit_cast<double>(std::bit_cast<std::uint64_t>(v) ^ sign); }
@@ -74,7 +63,7 @@ inline double vector_cos(double x) {
   using namespace vector_trig_detail;
   std::uint64_t sign;
   const double r = reduce(x, sign);
-  return flip(cos_poly(r * r), sign);
+  return flip(horner(kCosTaylor, r * r), sign);
 }
 
 // cos x and sin x for |x| <= kMaxVectorTrigArg.
@@ -83,8 +72,8 @@ inline void vector_sincos(double x, double& c, double& s) {
   std::uint64_t sign;
   const double r = reduce(x, sign);
   const double r2 = r * r;
-  c = flip(cos_poly(r2), sign);
-  s = flip(r * sin_poly(r2), sign);
+  c = flip(horner(kCosTaylor, r2), sign);
+  s = flip(r * horner(kSinTaylor, r2), sign);
 }
 
 }  // namespace fieldft::core
