@@ -405,22 +405,23 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
   // Coil maps.
   t0 = std::chrono::steady_clock::now();
   std::vector<Complex> maps;
-  // Estimated maps from k-space `yk` (in the context) of the encoding `e`, into `out` (host).
-  const auto estimate_maps = [&](const mri::Encoding<T>& e, std::span<const Complex> yk, std::span<Complex> out) {
+  // Estimated maps from k-space `yk` (in context c) of the encoding `e`, into `out` (host).
+  const auto estimate_maps = [&](const mri::Encoding<T>& e, const Context& c, std::span<const Complex> yk,
+                                 std::span<Complex> out) {
     mri::CoilMapOptions co;
     co.method = maps_source == "rss" ? mri::CoilMapMethod::kRss : mri::CoilMapMethod::kEspirit;
     const double nmin = static_cast<double>(*std::min_element(shape.begin(), shape.begin() + e.dim()));
     co.calibration_radius = std::min(co.calibration_radius, nmin / 4);
     const std::int64_t nv = e.num_voxels();
-    if (ctx.is_host()) {
-      mri::estimate_coil_maps<T>(e, ctx, yk, coils, co, out);
+    if (c.is_host()) {
+      mri::estimate_coil_maps<T>(e, c, yk, coils, co, out);
     } else {
       // Estimated on the device from the uploaded data; mri::sense / pcsense take host maps, so
       // they come back once (set-up, not per iteration).
-      op::Workspace maps_mem(ctx);
+      op::Workspace maps_mem(c);
       Complex* md = maps_mem.get_as<Complex>(nv * coils);
-      mri::estimate_coil_maps<T>(e, ctx, yk, coils, co, std::span<Complex>(md, static_cast<std::size_t>(nv * coils)));
-      vops.to_host(nv * coils, md, out.data());
+      mri::estimate_coil_maps<T>(e, c, yk, coils, co, std::span<Complex>(md, static_cast<std::size_t>(nv * coils)));
+      op::VectorOps<T>(c).to_host(nv * coils, md, out.data());
     }
   };
   if (maps_source == "file") {
@@ -430,16 +431,25 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
   } else if (estimated_maps) {
     maps.assign(static_cast<std::size_t>(n * coils), Complex{});
     if (!slices) {
-      estimate_maps(*no_field, std::span<const Complex>(y_ctx, y.size()), maps);
+      estimate_maps(*no_field, ctx, std::span<const Complex>(y_ctx, y.size()), maps);
     } else {
-      // Slice by slice, each from its slice's data (2D estimates, as for 2D data).
-      std::vector<Complex> mz(static_cast<std::size_t>(plane * coils));
-      for (std::int64_t z = 0; z < nz; ++z) {
-        op::Workspace ws(ctx);
+      // Slice by slice, each from its slice's data (2D estimates, as for 2D data); in one process
+      // with several devices the slices are dealt to them (each slice's estimate is its own, so
+      // the maps do not depend on which device made them beyond the devices' rounding).
+      const auto estimate_slice = [&](std::int64_t z, const Context& c) {
+        std::vector<Complex> mz(static_cast<std::size_t>(plane * coils));
+        op::Workspace ws(c);
         const auto& yz = yhat[static_cast<std::size_t>(z)];
-        estimate_maps(*slice_encoding(z, false), std::span<const Complex>(in_context(ws, yz), yz.size()), mz);
-        for (std::int64_t c = 0; c < coils; ++c)
-          std::copy_n(mz.begin() + plane * c, plane, maps.begin() + plane * z + n * c);
+        estimate_maps(*slice_encoding(z, false), c, std::span<const Complex>(in_context(ws, yz), yz.size()), mz);
+        for (std::int64_t k = 0; k < coils; ++k)
+          std::copy_n(mz.begin() + plane * k, plane, maps.begin() + plane * z + n * k);
+      };
+      if (!world && places.size() > 1) {
+        std::vector<Context> contexts;
+        for (const auto& p : places) contexts.push_back(p.context);
+        dist::for_each_problem(nz, contexts, estimate_slice);
+      } else {
+        for (std::int64_t z = 0; z < nz; ++z) estimate_slice(z, ctx);
       }
     }
     choices["maps"] = "estimated (" + maps_source + (d.coil_maps.empty() ? ", the input has none)" : ")");
