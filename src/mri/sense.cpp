@@ -286,11 +286,13 @@ op::OperatorPtr<T> sense(op::OperatorPtr<T> batched_encoding, std::span<const st
               ", expected the image shape followed by the number of coils C");
   const op::Shape image(maps_shape.begin(), maps_shape.end() - 1);
   const std::int64_t coils = coils_of(image, maps_shape, maps.size(), who);
-  require(batched_encoding->domain_shape() == maps_shape, ErrorCode::kShapeMismatch,
-          who + ": " + batched_encoding->name() + " has domain " +
-              op::shape_string(batched_encoding->domain_shape()) + ", expected the coil maps' shape " +
-              op::shape_string(maps_shape) + " (an encoding batched over the C = " + std::to_string(coils) +
-              " coils)");
+  // One coil: an encoding of batch 1 maps the image itself (no coil axis), e.g. a coil split that
+  // leaves one coil on a device.
+  const op::Shape& domain = batched_encoding->domain_shape();
+  require(domain == maps_shape || (coils == 1 && domain == image), ErrorCode::kShapeMismatch,
+          who + ": " + batched_encoding->name() + " has domain " + op::shape_string(domain) +
+              ", expected the coil maps' shape " + op::shape_string(maps_shape) +
+              " (an encoding batched over the C = " + std::to_string(coils) + " coils)");
   return compose_sense<T>(std::move(batched_encoding), maps, image, coils, who);
 }
 

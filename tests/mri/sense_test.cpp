@@ -236,6 +236,29 @@ TYPED_TEST(Sense, ShapesAndOneBatchedTransform) {
   EXPECT_LE(nrmse(y1, q.y), (std::is_same_v<T, float> ? 1e-5 : 1e-12));
 }
 
+// One coil on an unbatched encoding (domain = the image, as a coil split leaves it when a device
+// gets one coil): accepted for maps of shape image x 1, and the same samples as coil 0 of the
+// four-coil operator; a batch-1 encoding with the maps of several coils is still refused.
+TYPED_TEST(Sense, OneCoilOnAnUnbatchedEncoding) {
+  using T = TypeParam;
+  const Acquisition& q = acquisition();
+  const Context c = test_context();
+  const std::vector<T> kx(q.kx.begin(), q.kx.end()), ky(q.ky.begin(), q.ky.end());
+  auto enc = std::make_shared<const mri::Encoding<T>>(std::span<const std::int64_t>(q.grid), std::span<const T>(kx),
+                                                      std::span<const T>(ky));
+  auto one = std::make_shared<mri::DftEncoding<T>>(enc, c);
+  const auto maps = narrow<T>(q.maps);
+  const std::span<const std::complex<T>> coil0(maps.data(), static_cast<std::size_t>(kN * kN));
+  auto a = mri::sense<T>(one, coil0, Shape{kN, kN, 1});
+  EXPECT_EQ(a->domain_shape(), (Shape{kN, kN}));
+  EXPECT_EQ(a->codomain_size(), q.samples);
+  const auto y = battery_detail::run_apply(*a, narrow<T>(q.truth), false);
+  const std::vector<cdouble> y0(q.y.begin(), q.y.begin() + q.samples);
+  EXPECT_LE(nrmse(y, y0), (std::is_same_v<T, float> ? 1e-5 : 1e-12)) << "coil 0's exact samples";
+  EXPECT_TRUE(throws_error([&] { (void)mri::sense<T>(one, std::span<const std::complex<T>>(maps), q.maps_shape); },
+                           ErrorCode::kShapeMismatch, {"32x32x4", "C = 4"}));
+}
+
 // Noise-free known truth. CG, 40 iterations, λ = 1e-4·M (AᴴA has mean eigenvalue M, the samples
 // per coil, with Σ_c |S_c|² = 1: trace(AᴴA) = voxels·M; the Tikhonov bias λ/(μ + λ) is then
 // ~1e-4 on components of average sampling). Measured NRMSE: 6.6e-5 (NUFFT and DFT, float and
