@@ -491,6 +491,10 @@ int run(const Args& a) {
          << info.fine_grid[1] << "," << info.fine_grid[2] << "\", \"kernel_width\": " << info.kernel_width
          << ", \"boxes\": " << (info.spread_boxes ? "true" : "false")
          << ", \"tensor_cores\": " << (info.spread_tensor_cores ? "true" : "false")
+         << ", \"spread_kernel\": \"" << fieldft::nufft::spread_kernel_name(info.spread_kernel)
+         << "\", \"interp_kernel\": \"" << fieldft::nufft::interp_kernel_name(info.interp_kernel)
+         << "\", \"fft\": \"" << fieldft::nufft::fft_strategy_name(info.fft)
+         << "\", \"mode_fft\": " << (info.mode_fft ? "true" : "false")
          << ", \"upsampfac\": " << json_number(info.upsampfac) << ", \"plan_ms\": " << json_number(ms_between(t0, t1), "%.3f")
          << ", \"setpts_ms\": " << json_number(ms_between(t2, t3), "%.3f")
          << ", \"setpts_again_ms\": " << json_number(ms_between(t4, t5), "%.3f") << ", \"exec_ms\": " << json_number(best, "%.4f")

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <limits>
 #include <sstream>
+#include <utility>
 
 namespace fieldft::core {
 
@@ -153,6 +154,11 @@ PlanSetup make_plan_setup(int type, std::span<const std::int64_t> modes, int isi
           "spread_boxes must be -1 (automatic), 0 or 1, got " + std::to_string(options.spread_boxes));
   for (int b : options.bin_size)
     require(b >= 0, ErrorCode::kInvalidArgument, "bin sizes must be >= 0 (0 = automatic)");
+  for (const auto& [value, name] : {std::pair{options.tuning.bulk_rows, "tuning.bulk_rows"},
+                                     std::pair{options.tuning.tensor_cores, "tuning.tensor_cores"},
+                                     std::pair{options.tuning.mode_fft, "tuning.mode_fft"}})
+    require(value >= -1 && value <= 1, ErrorCode::kInvalidArgument,
+            std::string(name) + " must be -1 (automatic), 0 (never) or 1 (always), got " + std::to_string(value));
   require(options.type3_direct >= -1 && options.type3_direct <= 1, ErrorCode::kInvalidArgument,
           "type3_direct must be -1 (automatic), 0 (grid) or 1 (direct sums), got " +
               std::to_string(options.type3_direct));
