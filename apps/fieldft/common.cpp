@@ -266,16 +266,16 @@ std::string explain_plan(const nufft::PlanInfo& info) {
     return format_sizes(std::array<std::int64_t, 3>{b[0], b[1], b[2]}, info.dim);
   };
   std::ostringstream s;
+  if (info.backend == Backend::kCpu)
+    return "configuration: CPU backend, bins " + sizes(info.bin_size) +
+           "; one strategy (slab-owned spreading, FFTW), no planner decisions\n";
   s << "configuration: spread " << nufft::spread_kernel_name(info.spread_kernel) << ", interp "
     << nufft::interp_kernel_name(info.interp_kernel) << ", bins " << sizes(info.bin_size)
     << ", sub-bins " << sizes(info.sub_bins) << ", at most " << info.subproblem_points
     << " points per subproblem, FFT " << nufft::fft_strategy_name(info.fft)
     << (info.mode_fft ? " with type 1's last axis fused" : "") << "\n";
   if (info.plan_reason.empty()) {
-    s << "why:          " << (info.backend == Backend::kCpu ? "the CPU backend has one strategy (slab-owned "
-                                                             "spreading, FFTW); no planner decisions"
-                                                           : "no reasons recorded")
-      << "\n";
+    s << "why:          no reasons recorded\n";
   } else {
     s << "why:\n";
     std::istringstream lines(info.plan_reason);
