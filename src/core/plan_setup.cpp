@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <limits>
 #include <sstream>
+#include <utility>
 
 namespace fieldft::core {
 
@@ -103,7 +104,8 @@ PlanSetup spread_interp_setup(PlanSetup s, std::span<const std::int64_t> modes) 
 
 }  // namespace
 
-std::optional<PlanSetup> setup_at_upsampfac(const PlanSetup& s, double sigma, double min_eps, double unit_roundoff) {
+std::optional<PlanSetup> setup_at_upsampfac(const PlanSetup& s, double sigma, double min_eps, double unit_roundoff,
+                                            std::string* error) {
   const nufft::PlanInfo& info = s.info;
   nufft::Options opt = s.options;
   opt.upsampfac = sigma;
@@ -111,7 +113,8 @@ std::optional<PlanSetup> setup_at_upsampfac(const PlanSetup& s, double sigma, do
   try {
     out = make_plan_setup(info.type, std::span<const std::int64_t>(info.modes.data(), static_cast<std::size_t>(info.dim)),
                           info.isign, info.ntransf, info.eps, opt, min_eps, unit_roundoff);
-  } catch (const Error&) {
+  } catch (const Error& e) {
+    if (error != nullptr) *error = e.what();
     return std::nullopt;
   }
   out->options.upsampfac = 0.0;
@@ -168,6 +171,11 @@ PlanSetup make_plan_setup(int type, std::span<const std::int64_t> modes, int isi
           "spread_boxes must be -1 (automatic), 0 or 1, got " + std::to_string(options.spread_boxes));
   for (int b : options.bin_size)
     require(b >= 0, ErrorCode::kInvalidArgument, "bin sizes must be >= 0 (0 = automatic)");
+  for (const auto& [value, name] : {std::pair{options.tuning.bulk_rows, "tuning.bulk_rows"},
+                                     std::pair{options.tuning.tensor_cores, "tuning.tensor_cores"},
+                                     std::pair{options.tuning.mode_fft, "tuning.mode_fft"}})
+    require(value >= -1 && value <= 1, ErrorCode::kInvalidArgument,
+            std::string(name) + " must be -1 (automatic), 0 (never) or 1 (always), got " + std::to_string(value));
   require(options.type3_direct >= -1 && options.type3_direct <= 1, ErrorCode::kInvalidArgument,
           "type3_direct must be -1 (automatic), 0 (grid) or 1 (direct sums), got " +
               std::to_string(options.type3_direct));
