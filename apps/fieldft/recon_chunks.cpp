@@ -134,22 +134,42 @@ std::optional<Stack> detect_stack(const io::RawData& d, std::string* why_not) {
   return s;
 }
 
-template <class T>
-std::vector<std::vector<std::complex<T>>> kz_to_slices(const Stack& s, std::int64_t nz, std::int64_t coils,
-                                                       const std::vector<std::complex<T>>& y) {
-  const std::int64_t per = s.plane_samples, m = per * s.planes;
-  // e^{+i2π κ_p z_v}, z_v = (v - ⌊Nz/2⌋)/Nz, divided by Nz; in double.
+namespace {
+
+// e^{sign·i2π κ_p z_v}·scale with z_v = (v - ⌊Nz/2⌋)/Nz, at p + planes·z; in double.
+std::vector<std::complex<double>> kz_weights(const Stack& s, std::int64_t nz, double sign, double scale) {
   std::vector<std::complex<double>> w(static_cast<std::size_t>(nz * s.planes));
   for (std::int64_t z = 0; z < nz; ++z)
     for (std::int64_t p = 0; p < s.planes; ++p)
       w[static_cast<std::size_t>(p + s.planes * z)] =
-          std::polar(1.0 / static_cast<double>(nz),
-                     2 * std::numbers::pi * s.kz[static_cast<std::size_t>(p)] * static_cast<double>(z - nz / 2) /
-                         static_cast<double>(nz));
+          std::polar(scale, sign * 2 * std::numbers::pi * s.kz[static_cast<std::size_t>(p)] *
+                                static_cast<double>(z - nz / 2) / static_cast<double>(nz));
+  return w;
+}
+
+// work(i) for i in [0, n) over the host's threads (i = t, t + workers, ...).
+template <class F>
+void over_threads(std::int64_t n, const F& work) {
+  const std::int64_t workers = std::min<std::int64_t>(n, std::max<std::int64_t>(1, std::thread::hardware_concurrency()));
+  std::vector<std::thread> threads;
+  for (std::int64_t t = 0; t < workers; ++t)
+    threads.emplace_back([&, t] {
+      for (std::int64_t i = t; i < n; i += workers) work(i);
+    });
+  for (auto& th : threads) th.join();
+}
+
+}  // namespace
+
+template <class T>
+std::vector<std::vector<std::complex<T>>> kz_to_slices(const Stack& s, std::int64_t nz, std::int64_t coils,
+                                                       const std::vector<std::complex<T>>& y) {
+  const std::int64_t per = s.plane_samples, m = per * s.planes;
+  const auto w = kz_weights(s, nz, +1.0, 1.0 / static_cast<double>(nz));
   std::vector<std::vector<std::complex<T>>> out(static_cast<std::size_t>(nz));
   // A direct Nz-point DFT per sample: Nz^2 M_plane C terms, small beside one CG iteration on a
   // few slices, but seconds for 64 slices of 32 coils: slices over the host's threads.
-  const auto one_slice = [&](std::int64_t z) {
+  over_threads(nz, [&](std::int64_t z) {
     auto& o = out[static_cast<std::size_t>(z)];
     o.assign(static_cast<std::size_t>(per * coils), std::complex<T>{});
     for (std::int64_t c = 0; c < coils; ++c)
@@ -160,21 +180,35 @@ std::vector<std::vector<std::complex<T>>> kz_to_slices(const Stack& s, std::int6
                  std::complex<double>(y[static_cast<std::size_t>(s.index[static_cast<std::size_t>(p * per + j)] + m * c)]);
         o[static_cast<std::size_t>(j + per * c)] = std::complex<T>(acc);
       }
-  };
-  const std::int64_t workers =
-      std::min<std::int64_t>(nz, std::max<std::int64_t>(1, std::thread::hardware_concurrency()));
-  std::vector<std::thread> threads;
-  for (std::int64_t t = 0; t < workers; ++t)
-    threads.emplace_back([&, t] {
-      for (std::int64_t z = t; z < nz; z += workers) one_slice(z);
-    });
-  for (auto& th : threads) th.join();
+  });
   return out;
+}
+
+template <class T>
+void slices_to_kz(const Stack& s, std::int64_t nz, std::int64_t coils,
+                  const std::vector<std::vector<std::complex<T>>>& slices, std::vector<std::complex<T>>& y) {
+  const std::int64_t per = s.plane_samples, m = per * s.planes;
+  const auto w = kz_weights(s, nz, -1.0, 1.0);
+  y.assign(static_cast<std::size_t>(m * coils), std::complex<T>{});
+  over_threads(s.planes, [&](std::int64_t p) {
+    for (std::int64_t c = 0; c < coils; ++c)
+      for (std::int64_t j = 0; j < per; ++j) {
+        std::complex<double> acc{};
+        for (std::int64_t z = 0; z < nz; ++z)
+          acc += w[static_cast<std::size_t>(p + s.planes * z)] *
+                 std::complex<double>(slices[static_cast<std::size_t>(z)][static_cast<std::size_t>(j + per * c)]);
+        y[static_cast<std::size_t>(s.index[static_cast<std::size_t>(p * per + j)] + m * c)] = std::complex<T>(acc);
+      }
+  });
 }
 
 template std::vector<std::vector<std::complex<float>>> kz_to_slices<float>(const Stack&, std::int64_t, std::int64_t,
                                                                            const std::vector<std::complex<float>>&);
 template std::vector<std::vector<std::complex<double>>> kz_to_slices<double>(const Stack&, std::int64_t, std::int64_t,
                                                                              const std::vector<std::complex<double>>&);
+
+template void slices_to_kz<double>(const Stack&, std::int64_t, std::int64_t,
+                                   const std::vector<std::vector<std::complex<double>>>&,
+                                   std::vector<std::complex<double>>&);
 
 }  // namespace fieldft::cli

@@ -89,6 +89,13 @@ template <class T>
 std::vector<std::vector<std::complex<T>>> kz_to_slices(const Stack& s, std::int64_t nz, std::int64_t coils,
                                                        const std::vector<std::complex<T>>& y);
 
+// The inverse of kz_to_slices (the model's direction): y_c(p, j) = Σ_z ŷ_c(z, j) e^{-i2π κ_p z_v},
+// written into the dataset's order (y resized to M·C). `fieldft simulate` models a stack this way:
+// Nz 2D transforms in place of one 3D one.
+template <class T>
+void slices_to_kz(const Stack& s, std::int64_t nz, std::int64_t coils,
+                  const std::vector<std::vector<std::complex<T>>>& slices, std::vector<std::complex<T>>& y);
+
 // Slice z of `images` stacked volumes {Nx, Ny, Nz} (image k at offset k·Nx·Ny·Nz), as `images`
 // stacked slices.
 template <class V>

@@ -667,6 +667,15 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
       download_s += slice_download[static_cast<std::size_t>(z)];
     }
     choices["slices"] = nz;
+    // Each slice's own seconds, in slice order (where the sums above go: a first slice that pays
+    // for the device's start, or slices that wait for one another).
+    std::vector<double> slice_setup, slice_solve;
+    for (const Solved& s : solved) {
+      slice_setup.push_back(s.setup_s);
+      slice_solve.push_back(s.solve_s);
+    }
+    times["slice_setup"] = slice_setup;
+    times["slice_solve"] = slice_solve;
   }
   // Every collective is behind: from here on only rank 0 works (its errors are its own).
   agree.finish();

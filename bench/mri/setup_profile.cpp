@@ -3,6 +3,7 @@
 // and prepare_normal (the field-corrected Toeplitz kernels), each timed, on the host (or on
 // cuda:0 with --cuda). For `perf record -g` at sizes that run in seconds on a CPU. Not a test.
 //   fieldft_bench_setup [n] [coils] [threads] [--cuda]
+#include <algorithm>
 #include <chrono>
 #include <complex>
 #include <cstdio>
@@ -15,6 +16,7 @@
 
 #include "fieldft/context.hpp"
 #include "fieldft/mri/encoding.hpp"
+#include "fieldft/mri/field_toeplitz.hpp"
 #include "fieldft/mri/sense.hpp"
 #include "fieldft/mri/simulate.hpp"
 #include "fieldft/mri/time_segmentation.hpp"
@@ -77,11 +79,26 @@ int main(int argc, char** argv) {
   ctx.synchronize();
   const double normal_s = since(t0);
 
+  // The same normal as sense's prepare_normal builds (mri/field_normal.hpp), alone, for the parts
+  // of its set-up.
+  mri::FieldToeplitzOptions fto;
+  fto.accuracy = o.accuracy;
+  fto.eps = o.eps;
+  fto.max_segments = std::min(1024, std::max(128, 2 * o.max_segments));
+  t0 = Clock::now();
+  mri::FieldToeplitzNormal<float> ftn(enc, ctx, std::span<const std::complex<float>>(maps), coils, {}, fto);
+  ctx.synchronize();
+  const double ftn_s = since(t0);
+  const auto parts = ftn.setup_parts();
+
   std::printf("n %lld^3, %lld coils, M %lld, L %d, %s\n", static_cast<long long>(n), static_cast<long long>(coils),
               static_cast<long long>(enc->num_samples()), e->segments(), ctx.describe().c_str());
   std::printf("geometry (not in the bench's set-up) %.3f s\nEncoding %.3f s\nTimeSegmentedEncoding %.3f s "
               "(design %.3f s)\nsense %.3f s\nprepare_normal %.3f s\nset-up total %.3f s\n",
               geometry_s, encoding_s, tseg_s, e->report().design_seconds, sense_s, normal_s,
               encoding_s + tseg_s + sense_s + normal_s);
+  std::printf("FieldToeplitzNormal alone %.3f s (L' %d): design %.3f, phases+maps %.3f, engine %.3f, kernels %.3f, "
+              "broadcast %.3f s\n",
+              ftn_s, ftn.segments(), parts.design, parts.phases, parts.engine, parts.kernels, parts.broadcast);
   return 0;
 }

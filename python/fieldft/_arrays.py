@@ -143,6 +143,29 @@ def empty_like(info: ArrayInfo, shape, dtype) -> ArrayInfo:
     return inspect(out, "out")
 
 
+def zeros_like(info: ArrayInfo, shape, dtype) -> ArrayInfo:
+    """empty_like, zeroed on the array's own device (cupy fills on the CURRENT device: a fill of
+    an array on another device fails with cudaErrorInvalidValue)."""
+    out = empty_like(info, shape, dtype)
+    if out.framework == "cupy":
+        import cupy
+        with cupy.cuda.Device(out.device):
+            out.obj[...] = 0
+    else:
+        out.obj[...] = 0
+    return out
+
+
+def copy_into(dst: ArrayInfo, src_obj) -> None:
+    """dst[...] = src_obj (reshaped to dst's shape), on dst's device for cupy (see zeros_like)."""
+    if dst.framework == "cupy":
+        import cupy
+        with cupy.cuda.Device(dst.device):
+            dst.obj[...] = src_obj.reshape(dst.obj.shape)
+    else:
+        dst.obj[...] = src_obj.reshape(dst.obj.shape)
+
+
 def current_stream(info: ArrayInfo) -> Optional[int]:
     """The stream on which the framework of `info` queues its work now (the stream an input was
     produced on and an output will be consumed on), or None when there is nothing to order

@@ -116,14 +116,8 @@ def _check_weight_values(d):
         raise _core.InvalidArgumentError("`weights` contains a negative value; expected real weights >= 0")
 
 
-def _zeros_like(info, shape, dtype):
-    o = _arrays.empty_like(info, shape, dtype)
-    o.obj[...] = 0
-    return o
-
-
-def _copy_into(dst, src_obj):
-    dst.obj[...] = src_obj.reshape(dst.obj.shape)
+_zeros_like = _arrays.zeros_like
+_copy_into = _arrays.copy_into
 
 
 def _check_iterations(max_iter):

@@ -186,7 +186,10 @@ std::vector<double> kernel_fourier(const KernelDesign& kd, std::int64_t nf, std:
   const KernelQuadrature q = kernel_quadrature(kd);
   std::vector<double> out(static_cast<std::size_t>(n));
   const double inv_nf = 1.0 / static_cast<double>(nf);
-#pragma omp parallel for schedule(static)
+  // Tens of operations per frequency: a team pays off only for long axes (a plan's n is a grid
+  // side, 100s to 1000s; a type 3 plan's n can be M). For a grid side, waking every host thread
+  // (64 on the GPU machines) costs more than the microseconds of work, once per plan and axis.
+#pragma omp parallel for schedule(static) if (n >= (1 << 15))
   for (std::int64_t k = 0; k < n; ++k) out[static_cast<std::size_t>(k)] = kernel_fourier_at(q, freq(k) * inv_nf);
   return out;
 }

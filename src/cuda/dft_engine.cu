@@ -173,20 +173,22 @@ class CudaDft final : public DftEngine<T> {
     for (std::int64_t j = 0; j < m; ++j) {
       const std::int32_t g = s.group[static_cast<std::size_t>(j)];
       const std::int64_t src = s.source[static_cast<std::size_t>(j)];
-      require(g >= 0 && g < groups && src >= -1 && src < s.user_samples, ErrorCode::kInvalidArgument,
-              who + "sample " + std::to_string(j) + " has group " + std::to_string(g) + " and source " +
-                  std::to_string(src));
+      require(g >= 0 && g < groups && src >= -1 && src < s.user_samples, ErrorCode::kInvalidArgument, [&] {
+        return std::string(who + "sample " + std::to_string(j) + " has group " + std::to_string(g) + " and source " +
+                           std::to_string(src));
+      });
       require(j % core::kDftGroupAlign == 0 || g == s.group[static_cast<std::size_t>(j - 1)],
-              ErrorCode::kInvalidArgument,
-              who + "a group starts at sample " + std::to_string(j) + ", not a multiple of " +
-                  std::to_string(core::kDftGroupAlign));
+              ErrorCode::kInvalidArgument, [&] {
+                return std::string(who + "a group starts at sample " + std::to_string(j) + ", not a multiple of " +
+                                   std::to_string(core::kDftGroupAlign));
+              });
     }
     std::vector<char> seen(static_cast<std::size_t>(s.user_samples), 0);  // each caller sample once
     for (std::int64_t j = 0; j < m; ++j) {
       const std::int64_t i = s.source[static_cast<std::size_t>(j)];
       if (i < 0) continue;
       require(!seen[static_cast<std::size_t>(i)], ErrorCode::kInvalidArgument,
-              who + "the caller's sample " + std::to_string(i) + " appears twice");
+              [&] { return std::string(who + "the caller's sample " + std::to_string(i) + " appears twice"); });
       seen[static_cast<std::size_t>(i)] = 1;
     }
     require(std::find(seen.begin(), seen.end(), char(0)) == seen.end(), ErrorCode::kInvalidArgument,

@@ -49,7 +49,34 @@ void launch(int device, void* stream, const SegmentTables<T>& g, std::int64_t co
   FIELDFT_CUDA_CHECK_LAUNCH();
 }
 
+template <class T>
+__global__ void phase_images_kernel(const T* __restrict__ field, const double* __restrict__ tau, std::int64_t n,
+                                    std::int64_t count, Cplx<T>* __restrict__ b) {
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
+    const std::int64_t l = i / n, v = i - l * n;
+    const T phase = field ? -field[v] * static_cast<T>(tau[l]) : T(0);
+    T sn, cs;
+    if constexpr (sizeof(T) == 4)
+      sincosf(phase, &sn, &cs);  // the accurate ones (not __sincosf): phases reach hundreds of radians
+    else
+      sincos(phase, &sn, &cs);
+    b[i] = Cplx<T>{cs, sn};
+  }
+}
+
 }  // namespace
+
+template <class T>
+void phase_images(int device, void* stream, const T* field, const double* tau, std::int64_t n, int segs,
+                  std::complex<T>* b) {
+  const std::int64_t count = n * segs;
+  if (count == 0) return;
+  DeviceGuard guard(device);
+  phase_images_kernel<T><<<stride_blocks(count), kStrideThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+      field, tau, n, count, reinterpret_cast<Cplx<T>*>(b));
+  FIELDFT_CUDA_CHECK_LAUNCH();
+}
 
 template <class T>
 void expand(int device, void* stream, const SegmentTables<T>& g, const std::complex<T>* x, std::complex<T>* u) {
@@ -71,11 +98,12 @@ void spread(int device, void* stream, const SegmentTables<T>& g, const std::comp
   launch<T, Pass::kSpread>(device, stream, g, g.m * g.segments, y, u);
 }
 
-#define FIELDFT_TSEG_INSTANTIATE(T)                                                                          \
-  template void expand<T>(int, void*, const SegmentTables<T>&, const std::complex<T>*, std::complex<T>*);   \
-  template void reduce<T>(int, void*, const SegmentTables<T>&, const std::complex<T>*, std::complex<T>*);   \
-  template void combine<T>(int, void*, const SegmentTables<T>&, const std::complex<T>*, std::complex<T>*);  \
-  template void spread<T>(int, void*, const SegmentTables<T>&, const std::complex<T>*, std::complex<T>*);
+#define FIELDFT_TSEG_INSTANTIATE(T)                                                                        \
+  template void expand<T>(int, void*, const SegmentTables<T>&, const std::complex<T>*, std::complex<T>*);  \
+  template void reduce<T>(int, void*, const SegmentTables<T>&, const std::complex<T>*, std::complex<T>*);  \
+  template void combine<T>(int, void*, const SegmentTables<T>&, const std::complex<T>*, std::complex<T>*); \
+  template void spread<T>(int, void*, const SegmentTables<T>&, const std::complex<T>*, std::complex<T>*);  \
+  template void phase_images<T>(int, void*, const T*, const double*, std::int64_t, int, std::complex<T>*);
 
 FIELDFT_TSEG_INSTANTIATE(float)
 FIELDFT_TSEG_INSTANTIATE(double)

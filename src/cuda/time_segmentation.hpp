@@ -32,4 +32,11 @@ void combine(int device, void* stream, const SegmentTables<T>& g, const std::com
 template <class T>
 void spread(int device, void* stream, const SegmentTables<T>& g, const std::complex<T>* y, std::complex<T>* u);
 
+// b (n·segs): b[v + n·l] = exp(−i·field[v]·τ_l) with the phase formed in T, as the host's
+// mri::FieldToeplitzNormal does (field null: all ones). field: n values, tau: segs values, both
+// device memory.
+template <class T>
+void phase_images(int device, void* stream, const T* field, const double* tau, std::int64_t n, int segs,
+                  std::complex<T>* b);
+
 }  // namespace fieldft::cuda::tseg

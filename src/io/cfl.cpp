@@ -243,8 +243,9 @@ void write_cfl_trajectory(const std::string& base, std::int64_t samples, std::in
     t[3 * j + 1] = static_cast<float>(ky[j]);
     t[3 * j + 2] = kz.empty() ? 0.0f : static_cast<float>(kz[j]);
     for (int a = 0; a < 3; ++a)
-      require(std::isfinite(t[3 * j + a].real()), ErrorCode::kNonFinite,
-              "write_cfl_trajectory '" + base + "': non-finite k at sample " + std::to_string(j));
+      require(std::isfinite(t[3 * j + a].real()), ErrorCode::kNonFinite, [&] {
+        return std::string("write_cfl_trajectory '" + base + "': non-finite k at sample " + std::to_string(j));
+      });
   }
   write_pair(base, bart_trajectory_dims(samples, spokes), t);
 }

@@ -27,7 +27,8 @@ bool finite(const std::complex<double>& z) { return std::isfinite(z.real()) && s
 template <class V>
 void check_finite(const V& v, const std::string& what, const std::string& name) {
   for (std::size_t i = 0; i < v.size(); ++i)
-    require(finite(v[i]), ErrorCode::kNonFinite, what + ": " + name + "[" + std::to_string(i) + "] is not finite");
+    require(finite(v[i]), ErrorCode::kNonFinite,
+            [&] { return std::string(what + ": " + name + "[" + std::to_string(i) + "] is not finite"); });
 }
 
 }  // namespace
@@ -65,20 +66,22 @@ void validate(const RawData& d, const std::string& what) {
   check_size(d.phase_maps, v * d.num_shots, what, "phase_maps (voxels x shots)", true);
   check_size(d.truth, v, what, "truth", true);
   for (std::size_t j = 0; j < d.shots.size(); ++j)
-    require(d.shots[j] >= 0 && d.shots[j] < d.num_shots, ErrorCode::kInvalidArgument,
-            what + ": shots[" + std::to_string(j) + "] = " + std::to_string(d.shots[j]) + " is outside [0, num_shots = " +
-                std::to_string(d.num_shots) + ")");
+    require(d.shots[j] >= 0 && d.shots[j] < d.num_shots, ErrorCode::kInvalidArgument, [&] {
+      return std::string(what + ": shots[" + std::to_string(j) + "] = " + std::to_string(d.shots[j]) +
+                         " is outside [0, num_shots = " + std::to_string(d.num_shots) + ")");
+    });
   const std::vector<double>* k[3] = {&d.kx, &d.ky, &d.kz};
   for (int a = 0; a < d.dim; ++a) {
     const double half = d.grid[a] / 2.0;
     for (std::size_t j = 0; j < k[a]->size(); ++j) {
       const double x = (*k[a])[j];
       require(std::isfinite(x), ErrorCode::kNonFinite,
-              what + ": k" + "xyz"[a] + "[" + std::to_string(j) + "] is not finite");
-      require(std::abs(x) <= half, ErrorCode::kInvalidArgument,
-              what + ": k" + "xyz"[a] + "[" + std::to_string(j) + "] = " + std::to_string(x) +
-                  " cycles/FOV is beyond the grid's Nyquist range [-" + std::to_string(half) + ", " +
-                  std::to_string(half) + "]");
+              [&] { return std::string(what + ": k" + "xyz"[a] + "[" + std::to_string(j) + "] is not finite"); });
+      require(std::abs(x) <= half, ErrorCode::kInvalidArgument, [&] {
+        return std::string(what + ": k" + "xyz"[a] + "[" + std::to_string(j) + "] = " + std::to_string(x) +
+                           " cycles/FOV is beyond the grid's Nyquist range [-" + std::to_string(half) + ", " +
+                           std::to_string(half) + "]");
+      });
     }
   }
   check_finite(d.times, what, "times");

@@ -125,7 +125,7 @@ void write_nifti(const std::string& path, std::span<const std::int64_t> shape, s
   const std::size_t n = check_shape(path, shape, data.size());
   for (std::size_t i = 0; i < n; ++i)
     require(std::isfinite(data[i].real()) && std::isfinite(data[i].imag()), ErrorCode::kNonFinite,
-            "NIfTI file '" + path + "': non-finite value at voxel " + std::to_string(i));
+            [&] { return std::string("NIfTI file '" + path + "': non-finite value at voxel " + std::to_string(i)); });
 #ifdef FIELDFT_HAVE_NIFTI
   if (options.kind == NiftiKind::kComplex) {
     std::vector<std::complex<float>> v(data.begin(), data.end());
@@ -152,7 +152,7 @@ void write_nifti(const std::string& path, std::span<const std::int64_t> shape, s
           "NIfTI file '" + path + "': real data are written as real or magnitude, not phase or complex");
   for (std::size_t i = 0; i < n; ++i)
     require(std::isfinite(data[i]), ErrorCode::kNonFinite,
-            "NIfTI file '" + path + "': non-finite value at voxel " + std::to_string(i));
+            [&] { return std::string("NIfTI file '" + path + "': non-finite value at voxel " + std::to_string(i)); });
 #ifdef FIELDFT_HAVE_NIFTI
   std::vector<float> v(n);
   for (std::size_t i = 0; i < n; ++i)

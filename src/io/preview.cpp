@@ -34,7 +34,7 @@ void write(const std::string& path, std::span<const std::int64_t> shape, std::sp
   for (std::size_t i = 0; i < n; ++i) {
     mag[i] = static_cast<double>(std::abs(data[i]));
     require(std::isfinite(mag[i]), ErrorCode::kNonFinite,
-            "preview '" + path + "': non-finite value at voxel " + std::to_string(i));
+            [&] { return std::string("preview '" + path + "': non-finite value at voxel " + std::to_string(i)); });
   }
   const Mosaic m = make_mosaic(shape, mag, options);
   write_gray_image(path, *format, m.width, m.height, m.pixels);

@@ -94,18 +94,23 @@ void validate(const Encoding<T>& e, const Context& context, std::span<const std:
             kWho + std::string("options.density has ") + std::to_string(o.density.size()) + " values; expected one per sample (" +
                 std::to_string(m) + ") or none");
     for (std::size_t j = 0; j < o.density.size(); ++j) {
-      require(std::isfinite(o.density[j]), ErrorCode::kNonFinite,
-              kWho + std::string("options.density[") + std::to_string(j) + "] is " + num(o.density[j]) + "; expected finite weights");
-      require(o.density[j] >= 0, ErrorCode::kInvalidArgument,
-              kWho + std::string("options.density[") + std::to_string(j) + "] = " + num(o.density[j]) + "; expected weights >= 0");
+      require(std::isfinite(o.density[j]), ErrorCode::kNonFinite, [&] {
+        return std::string(kWho + std::string("options.density[") + std::to_string(j) + "] is " + num(o.density[j]) +
+                           "; expected finite weights");
+      });
+      require(o.density[j] >= 0, ErrorCode::kInvalidArgument, [&] {
+        return std::string(kWho + std::string("options.density[") + std::to_string(j) + "] = " + num(o.density[j]) +
+                           "; expected weights >= 0");
+      });
     }
   }
   if (context.is_host()) {
     for (std::int64_t i = 0; i < cm; ++i) {
       const std::complex<T> v = data[static_cast<std::size_t>(i)];
-      require(std::isfinite(v.real()) && std::isfinite(v.imag()), ErrorCode::kNonFinite,
-              kWho + std::string("data[") + std::to_string(i) + "] (coil " + std::to_string(i / m) + ", sample " +
-                  std::to_string(i % m) + ") is not finite; expected finite k-space data");
+      require(std::isfinite(v.real()) && std::isfinite(v.imag()), ErrorCode::kNonFinite, [&] {
+        return std::string(kWho + std::string("data[") + std::to_string(i) + "] (coil " + std::to_string(i / m) +
+                           ", sample " + std::to_string(i % m) + ") is not finite; expected finite k-space data");
+      });
     }
   }
 }

@@ -181,15 +181,20 @@ void check(const FieldModelProblem& p, const FieldModelOptions& o) {
           who + "the shot labels have " + std::to_string(p.shots.size()) + " values, expected " +
               std::to_string(p.samples) + " (one per sample) or none");
   for (std::size_t i = 0; i < p.field.size(); ++i)
-    require(
-        std::isfinite(p.field[i]), ErrorCode::kNonFinite,
-        who + "field[" + std::to_string(i) + "] is " + fmt("%g", p.field[i]) + ", expected a finite value in rad/s");
+    require(std::isfinite(p.field[i]), ErrorCode::kNonFinite, [&] {
+      return std::string(who + "field[" + std::to_string(i) + "] is " + fmt("%g", p.field[i]) +
+                         ", expected a finite value in rad/s");
+    });
   for (std::size_t i = 0; i < p.times.size(); ++i)
-    require(std::isfinite(p.times[i]), ErrorCode::kNonFinite,
-            who + "times[" + std::to_string(i) + "] is " + fmt("%g", p.times[i]) + ", expected a finite value in s");
+    require(std::isfinite(p.times[i]), ErrorCode::kNonFinite, [&] {
+      return std::string(who + "times[" + std::to_string(i) + "] is " + fmt("%g", p.times[i]) +
+                         ", expected a finite value in s");
+    });
   for (std::size_t i = 0; i < p.shots.size(); ++i)
-    require(p.shots[i] >= 0, ErrorCode::kInvalidArgument,
-            who + "shot label " + std::to_string(p.shots[i]) + " at sample " + std::to_string(i) + ", expected >= 0");
+    require(p.shots[i] >= 0, ErrorCode::kInvalidArgument, [&] {
+      return std::string(who + "shot label " + std::to_string(p.shots[i]) + " at sample " + std::to_string(i) +
+                         ", expected >= 0");
+    });
 }
 
 constexpr double kInfinity = std::numeric_limits<double>::infinity();

@@ -19,6 +19,7 @@
 #include "cpu/toeplitz_cpu.hpp"
 #if FIELDFT_HAVE_CUDA
 #include "cuda/stream.hpp"
+#include "cuda/time_segmentation.hpp"
 #include "cuda/toeplitz.hpp"
 #endif
 #include "fieldft/error.hpp"
@@ -57,6 +58,7 @@ struct FieldToeplitzNormal<T>::Impl {
   std::int64_t cells = 0;  // of one kernel: 2^d·N
   int kernels_built = 0;    // by this rank
   double worst_error = 0, setup_seconds = 0, kernel_bytes = 0;
+  SetupParts parts;
   bool weighted = false;
 };
 
@@ -157,6 +159,16 @@ void FieldToeplitzNormal<T>::build(std::span<const Complex> maps, const Complex*
   core::TimeSegmentationDesign d;
   Fingerprint print;
   std::exception_ptr failed;
+  const Context& c = this->context();
+  // setup_parts(): each part ends with the context synchronised, so that its seconds are its own.
+  auto mark = std::chrono::steady_clock::now();
+  const auto lap = [&](double& part) {
+    c.synchronize();
+    const auto now = std::chrono::steady_clock::now();
+    part = std::chrono::duration<double>(now - mark).count();
+    mark = now;
+  };
+  op::Workspace field_mem(c), tau_mem(c);  // the phase images' inputs on a device, until the end
   try {
     require(share.rank >= 0 && share.rank < share.size, ErrorCode::kInvalidArgument,
             who + ": " + share_text + ", expected a rank in [0, size)");
@@ -172,12 +184,13 @@ void FieldToeplitzNormal<T>::build(std::span<const Complex> maps, const Complex*
             who + ": weights has " + std::to_string(weights.size()) + " values, expected " + std::to_string(m) +
                 " (one per sample) or none");
     for (std::size_t j = 0; j < weights.size(); ++j)
-      require(std::isfinite(weights[j]) && weights[j] >= 0, ErrorCode::kInvalidArgument,
-              who + ": weights[" + std::to_string(j) + "] is " + std::to_string(weights[j]) +
-                  ", expected a finite value >= 0");
+      require(std::isfinite(weights[j]) && weights[j] >= 0, ErrorCode::kInvalidArgument, [&] {
+        return std::string(who + ": weights[" + std::to_string(j) + "] is " + std::to_string(weights[j]) +
+                           ", expected a finite value >= 0");
+      });
     for (std::size_t i = 0; i < maps.size(); ++i)
       require(std::isfinite(maps[i].real()) && std::isfinite(maps[i].imag()), ErrorCode::kNonFinite,
-              who + ": maps[" + std::to_string(i) + "] is not finite");
+              [&] { return std::string(who + ": maps[" + std::to_string(i) + "] is not finite"); });
 
     // The difference interpolator.
     // The differences ω_a − ω_b over kQuantiles quantiles of the field map, both signs: a sample of
@@ -192,19 +205,35 @@ void FieldToeplitzNormal<T>::build(std::span<const Complex> maps, const Complex*
     req.accuracy = options.accuracy;
     req.max_segments = options.max_segments;
     req.nthreads = this->context().nthreads();
+    mark = std::chrono::steady_clock::now();
     d = core::design_time_segmentation(req);
     impl_->segments = d.segments;
     impl_->worst_error = d.interpolation.worst_error;
     impl_->coils = coils;
     impl_->weighted = !weights.empty();
 
-    // b_l(v) = exp(−iω_v τ_l), and the maps.
-    std::vector<Complex> b(static_cast<std::size_t>(n * d.segments));
-    phase_images<T>(this->context(), e.field(), d.segment_times, n, b.data());
-    impl_->phase_data = op::upload(impl_->phases, b);
+    lap(impl_->parts.design);
+
+    // b_l(v) = exp(−iω_v τ_l), made where the normal runs (on a device from the field map and
+    // the L' times: N values up instead of L'·N), and the maps.
+    if (c.is_host()) {
+      Complex* b = impl_->phases.template get_as<Complex>(n * d.segments);
+      phase_images<T>(c, e.field(), d.segment_times, n, b);
+      impl_->phase_data = b;
+    } else {
+#if FIELDFT_HAVE_CUDA
+      Complex* b = impl_->phases.template get_as<Complex>(n * d.segments);
+      const T* field = e.field().empty() ? nullptr : op::upload(field_mem, e.field());
+      const double* tau = op::upload(tau_mem, d.segment_times);
+      cuda::tseg::phase_images<T>(c.device(), c.stream(), field, tau, n, d.segments, b);
+      impl_->phase_data = b;
+#endif
+    }
     impl_->map_data = context_maps;
     if (!maps.empty()) impl_->map_data = op::upload(impl_->maps, maps);
+    lap(impl_->parts.phases);
     make_engine(options);
+    lap(impl_->parts.engine);
 
     if (sharing) {  // what the kernels depend on: ranks with the same print have the same kernels
       print.add_value(e.dim());
@@ -246,7 +275,7 @@ void FieldToeplitzNormal<T>::build(std::span<const Complex> maps, const Complex*
 
   // The L' kernels: with a split, kernel l on rank l mod K, then broadcast from there.
   const int segs = d.segments;
-  const Context& c = this->context();
+  mark = std::chrono::steady_clock::now();
   const std::int64_t cells = impl_->cells;
   Complex* kernels = impl_->kernels.template get_as<Complex>(cells * segs);
   const auto mine = [&](int l) { return !split || l % share.size == share.rank; };
@@ -269,11 +298,12 @@ void FieldToeplitzNormal<T>::build(std::span<const Complex> maps, const Complex*
       ++impl_->kernels_built;
     }
   }
+  lap(impl_->parts.kernels);
   if (split)
     for (int l = 0; l < segs; ++l)
       share.broadcast(kernels + l * cells, static_cast<std::size_t>(cells) * sizeof(Complex), l % share.size);
   impl_->kernel_data = kernels;
-  c.synchronize();
+  lap(impl_->parts.broadcast);
   impl_->setup_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
@@ -359,6 +389,10 @@ double FieldToeplitzNormal<T>::setup_seconds() const noexcept {
 template <class T>
 double FieldToeplitzNormal<T>::kernel_bytes() const noexcept {
   return impl_->kernel_bytes;
+}
+template <class T>
+typename FieldToeplitzNormal<T>::SetupParts FieldToeplitzNormal<T>::setup_parts() const noexcept {
+  return impl_->parts;
 }
 template <class T>
 int FieldToeplitzNormal<T>::kernels_built() const noexcept {

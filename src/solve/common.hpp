@@ -71,8 +71,9 @@ void check_penalty_operator(const char* who, const char* name, const op::LinearO
 template <class T>
 void check_finite(const char* who, const char* name, const std::complex<T>* v, std::int64_t n) {
   for (std::int64_t i = 0; i < n; ++i)
-    require(std::isfinite(v[i].real()) && std::isfinite(v[i].imag()), ErrorCode::kNonFinite,
-            prefix(who) + name + "[" + std::to_string(i) + "] is not finite; expected finite values");
+    require(std::isfinite(v[i].real()) && std::isfinite(v[i].imag()), ErrorCode::kNonFinite, [&] {
+      return std::string(prefix(who) + name + "[" + std::to_string(i) + "] is not finite; expected finite values");
+    });
 }
 
 // Host context only: a real diagonal, finite, >= 0 (strictly > 0 with `positive`).
@@ -81,11 +82,11 @@ void check_diagonal(const char* who, const char* name, const std::complex<T>* w,
                     bool positive = false) {
   for (std::int64_t i = 0; i < n; ++i) {
     const T re = w[i].real(), im = w[i].imag();
-    require(std::isfinite(re) && (positive ? re > 0 : re >= 0) && im == 0,
-            ErrorCode::kInvalidArgument,
-            prefix(who) + name + "[" + std::to_string(i) + "] = (" + std::to_string(re) + ", " +
-                std::to_string(im) + "); expected real, finite " + name +
-                (positive ? " > 0" : " >= 0") + " (imaginary part 0)");
+    require(std::isfinite(re) && (positive ? re > 0 : re >= 0) && im == 0, ErrorCode::kInvalidArgument, [&] {
+      return std::string(prefix(who) + name + "[" + std::to_string(i) + "] = (" + std::to_string(re) + ", " +
+                         std::to_string(im) + "); expected real, finite " + name + (positive ? " > 0" : " >= 0") +
+                         " (imaginary part 0)");
+    });
   }
 }
 

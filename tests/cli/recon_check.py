@@ -24,6 +24,10 @@ modes:
   simulate_parity TOL
       (gpu) simulate (SIM-ARGS) with --backend cpu and with --backend cuda into .cfl sets: each
       must report its backend, and the k-spaces must agree to a relative l2 difference below TOL.
+  simulate_stack TOL
+      simulate a stack (SIM-ARGS) with --stack auto (its slices' 2D models and the k_z transform)
+      and with --stack off (one 3D model) into .cfl sets: the reports must say so (stack_slices
+      Nz and 0), and the k-spaces must agree to a relative l2 difference below TOL.
   chunks TOL FORMAT
       simulate a stack (3D, every k_z plane sampled alike), then recon (RECON-ARGS added) with
       `--chunk none` and with `--chunk slices` into .npy images: the images must agree to a relative
@@ -150,28 +154,52 @@ def check_parity(tool, margs, sim, rec):
             fail("the CPU and CUDA images differ by %.3e (relative l2), expected < %g" % (rel, tol))
 
 
+def simulate_two(tool, option, values, sim, check):
+    """simulate SIM-ARGS once with each `option value` into .cfl sets; check(value, report) for
+    each; returns {value: k-space}."""
+    ksp = {}
+    with tempfile.TemporaryDirectory() as d:
+        for value in values:
+            out = os.path.join(d, value)
+            p = run(tool, ["simulate", "-o", out, "--json", option, value] + sim)
+            if p.returncode != 0:
+                fail("simulate %s %s: exit status %d: %s" % (option, value, p.returncode, p.stderr.strip()))
+            check(value, json.loads(p.stdout))
+            with open(out + "_ksp.cfl", "rb") as f:
+                raw = array.array("f")
+                raw.frombytes(f.read())
+            ksp[value] = [complex(raw[i], raw[i + 1]) for i in range(0, len(raw), 2)]
+    return ksp
+
+
 def check_simulate_parity(tool, margs, sim):
     """simulate --backend cpu and --backend cuda: the same k-space up to TOL (relative l2)."""
     tol = float(margs[0])
     require_cuda(tool)
-    with tempfile.TemporaryDirectory() as d:
-        ksp = {}
-        for backend in ("cpu", "cuda"):
-            out = os.path.join(d, backend)
-            p = run(tool, ["simulate", "-o", out, "--json", "--backend", backend] + sim)
-            if p.returncode != 0:
-                fail("simulate --backend %s: exit status %d: %s" % (backend, p.returncode, p.stderr.strip()))
-            j = json.loads(p.stdout)
-            if j.get("backend") != backend:
-                fail("simulate --backend %s reports backend %r" % (backend, j.get("backend")))
-            with open(out + "_ksp.cfl", "rb") as f:
-                raw = array.array("f")
-                raw.frombytes(f.read())
-            ksp[backend] = [complex(raw[i], raw[i + 1]) for i in range(0, len(raw), 2)]
-        rel = rel_l2(ksp["cpu"], ksp["cuda"])
-        print("simulate: |y_cuda - y_cpu| / |y_cpu| = %.3e over %d samples" % (rel, len(ksp["cpu"])))
-        if not rel < tol:
-            fail("the CPU and CUDA simulations differ by %.3e (relative l2), expected < %g" % (rel, tol))
+
+    def check(backend, j):
+        if j.get("backend") != backend:
+            fail("simulate --backend %s reports backend %r" % (backend, j.get("backend")))
+    ksp = simulate_two(tool, "--backend", ("cpu", "cuda"), sim, check)
+    rel = rel_l2(ksp["cpu"], ksp["cuda"])
+    print("simulate: |y_cuda - y_cpu| / |y_cpu| = %.3e over %d samples" % (rel, len(ksp["cpu"])))
+    if not rel < tol:
+        fail("the CPU and CUDA simulations differ by %.3e (relative l2), expected < %g" % (rel, tol))
+
+
+def check_simulate_stack(tool, margs, sim):
+    """simulate --stack auto and --stack off: the same k-space up to TOL (relative l2)."""
+    tol = float(margs[0])
+
+    def check(stack, j):
+        nz = j["matrix"][2]
+        if j.get("stack_slices") != (nz if stack == "auto" else 0):
+            fail("simulate --stack %s reports stack_slices %r (matrix %r)" % (stack, j.get("stack_slices"), j["matrix"]))
+    ksp = simulate_two(tool, "--stack", ("auto", "off"), sim, check)
+    rel = rel_l2(ksp["off"], ksp["auto"])
+    print("simulate: |y_slices - y_3d| / |y_3d| = %.3e over %d samples" % (rel, len(ksp["off"])))
+    if not rel < tol:
+        fail("the stack's slice-wise and 3D simulations differ by %.3e (relative l2), expected < %g" % (rel, tol))
 
 
 def rel_l2(a, b):
@@ -478,6 +506,8 @@ def main(argv):
         check_ranks_error(tool, margs)
     elif mode == "simulate_parity":
         check_simulate_parity(tool, margs, sim)
+    elif mode == "simulate_stack":
+        check_simulate_stack(tool, margs, sim)
     elif mode == "devices":
         check_devices(tool, margs, sim, rec)
     else:

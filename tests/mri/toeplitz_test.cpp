@@ -345,6 +345,10 @@ TYPED_TEST(ToeplitzTyped, FieldCorrectedNormalMatchesTheExactOne) {
                                         static_cast<double>(n) * sizeof(std::complex<T>));
     EXPECT_GE(plain.segments(), 2) << "a ±150 Hz field over 10 ms needs several segments";
     EXPECT_LE(plain.worst_error(), accuracy);
+    const auto parts = sense.setup_parts();  // the set-up's parts: each its own, within the whole
+    for (double p : {parts.design, parts.phases, parts.engine, parts.kernels, parts.broadcast}) EXPECT_GE(p, 0.0);
+    EXPECT_GT(parts.kernels, 0.0) << "the L' type 1 transforms were timed";
+    EXPECT_LE(parts.design + parts.phases + parts.engine + parts.kernels + parts.broadcast, sense.setup_seconds());
     const std::vector<double> fd(field.begin(), field.end()), td(times.begin(), times.end());
     const auto exact = [&](const std::vector<cdouble>& x) {
       auto s = reference::field_dft_forward(c.ksp, c.pos, fd, td, x);

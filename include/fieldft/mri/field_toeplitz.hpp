@@ -92,6 +92,16 @@ class FieldToeplitzNormal final : public op::LinearOperator<T> {
   double setup_seconds() const noexcept;   // wall time of the construction
   double kernel_bytes() const noexcept;    // memory of the L' kernels: L'·2^d·N complex values
   int kernels_built() const noexcept;      // of the L' kernels, those this rank computed (L' unless shared)
+  // Where setup_seconds() went, in seconds of wall time (each part ends with the context
+  // synchronised): design (the difference interpolator, host), phases (the L' phase images, made
+  // where the normal runs, and the maps into the context), engine (the Toeplitz engine: FFT plans,
+  // grids), kernels (the type 1 plan and this rank's transforms and FFTs), broadcast (the shared
+  // kernels from the ranks that made them; 0 unless shared). What is left of setup_seconds() is
+  // validation and the ranks' agreement.
+  struct SetupParts {
+    double design = 0, phases = 0, engine = 0, kernels = 0, broadcast = 0;
+  };
+  SetupParts setup_parts() const noexcept;
   // Whether `context` can run one for `encoding` (the CPU and CUDA, every 2D and 3D grid; the
   // memory is checked at construction).
   static bool supported(const Encoding<T>& encoding, const Context& context);
