@@ -1,8 +1,6 @@
 // fieldft::Context: where data lives, the stream that orders device work, the host threads.
 #include "fieldft/context.hpp"
 
-#include <algorithm>
-
 #include <sstream>
 
 #include "fieldft/config.hpp"  // first: FIELDFT_HAVE_CUDA selects the includes below
@@ -34,23 +32,10 @@ Context Context::host(int nthreads) {
   return c;
 }
 
-#if FIELDFT_HAVE_CUDA
-namespace {
-// A device context's host-side work (set-up: designs, sorting, per-sample tables) on at most 8
-// OpenMP threads unless from_options names a count. Measured (2026-11-27, 64-core host, H200):
-// with all 64 threads each 2D slice's set-up of `fieldft recon --chunk slices` took 37-65 ms and
-// its CG 31-47 ms, with 4 threads 6-7 ms and 9-10 ms: the fork/join and spinning of a large team
-// cost more than these loops save, and several devices' set-ups would oversubscribe the host.
-constexpr int kDeviceHostThreads = 8;
-int device_host_threads() { return std::min(kDeviceHostThreads, cpu_threads_for(0)); }
-}  // namespace
-#endif
-
 Context Context::cuda(int device) {
 #if FIELDFT_HAVE_CUDA
   Context c;
   c.location_ = Location::cuda(device);
-  c.nthreads_ = device_host_threads();
   c.stream_ = cuda::stream_create(device);  // checks the device
   // The deleter runs with the last copy and destroys the stream on its own device.
   c.owner_ = std::shared_ptr<void>(c.stream_, [device](void* s) { cuda::stream_destroy(device, s); });
@@ -68,7 +53,6 @@ Context Context::cuda(int device, void* stream) {
   Context c;
   c.location_ = Location::cuda(device);
   c.stream_ = stream;
-  c.nthreads_ = device_host_threads();
   return c;
 #else
   (void)device;
@@ -86,7 +70,7 @@ Context Context::from_options(Backend backend, int device, void* stream, int nth
 #endif
   if (backend != Backend::kCuda) return host(nthreads);
   Context c = stream ? cuda(device, stream) : own_stream ? cuda(device) : cuda(device, nullptr);
-  if (nthreads > 0) c.nthreads_ = nthreads;  // host-side work of a device context (planning, sorting) may use them
+  c.nthreads_ = nthreads;  // host-side work of a device context (planning, sorting) may use them
   return c;
 }
 

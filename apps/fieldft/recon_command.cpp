@@ -60,6 +60,7 @@ struct ReconArgs {
   std::string chunk = "auto";
   std::string devices;        // --devices: empty = --device alone
   std::string split = "auto";
+  int slice_workers = 1;      // --slice-workers: slices in flight per CUDA device
   std::string memory_limit_text;
   double memory_limit = 0;  // bytes; 0: none
   bool json = false;
@@ -134,6 +135,9 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
   }
   if (world) choices["ranks"] = ranks;
   if (!ctx.is_cuda() && a.device != 0) notes.push_back("--device is ignored on the CPU");
+  if (!ctx.is_cuda() && a.slice_workers > 1)
+    throw UsageError("--slice-workers " + std::to_string(a.slice_workers) +
+                     ": slices in flight per CUDA device; on the CPU each slice already uses --threads");
 
   // Read.
   auto t0 = std::chrono::steady_clock::now();
@@ -245,6 +249,11 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
     mp.samples = stack->plane_samples;
     mp.voxels = n / d.grid[2];
     need_slice = estimate_memory(mp);
+    if (a.slice_workers > 1) {  // W slices at once on a device: W times one slice's parts
+      mp.samples *= a.slice_workers;
+      mp.voxels *= a.slice_workers;
+      need_slice = estimate_memory(mp);
+    }
   }
   // The budget of one place: its free memory (the device's on CUDA, the host's on the CPU),
   // lowered by --memory-limit; and where that number comes from.
@@ -342,6 +351,7 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
   }
   const std::int64_t nz = slices ? d.grid[2] : 1, plane = n / nz;
   choices["chunk"] = slices ? "slices" : "none";
+  if (slices && ctx.is_cuda()) choices["slice_workers"] = a.slice_workers;
   nlohmann::json memory;
   memory["needed_bytes"] = need_whole.total;
   if (need_slice) memory["needed_per_slice_bytes"] = need_slice->total;
@@ -639,10 +649,17 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
         s.residuals.clear();
         for (int i = 0; i < s.res.iterations && i < a.iters; ++i) s.residuals.push_back(o[6 + i].real());
       }
-    } else if (parts > 1) {
-      // Dealt dynamically: each device takes the next slice when it finishes one.
+    } else if (parts > 1 || a.slice_workers > 1) {
+      // Dealt dynamically: each device takes the next slice when it finishes one; with
+      // --slice-workers W, W host threads per device, each with a stream of its own, so that one
+      // slice's host set-up overlaps another's work on the device.
       std::vector<Context> contexts;
-      for (const auto& p : places) contexts.push_back(p.context);
+      for (const auto& p : places) {
+        contexts.push_back(p.context);
+        for (int w = 1; w < a.slice_workers; ++w)
+          contexts.push_back(Context::from_options(Backend::kCuda, p.context.device(), nullptr, p.context.nthreads(),
+                                                   /*own_stream=*/true));
+      }
       dist::for_each_problem(nz, contexts, [&](std::int64_t z, const Context& c) {
         run_slice(z, c);
         count(z);
@@ -877,6 +894,11 @@ Subcommand add_recon_command(CLI::App& parent) {
                   "problem, each device or rank its share of the coils, CG on the sum: the same image within float "
                   "rounding, one image-sized sum per iteration)")
       ->check(CLI::IsMember({"auto", "problems", "coils"}))
+      ->capture_default_str();
+  app->add_option("--slice-workers", a->slice_workers,
+                  "Slice by slice on CUDA: slices in flight per device (host threads, each with its own stream), "
+                  "so that one slice's set-up on the host overlaps another's solve on the device")
+      ->check(at_least(1))
       ->capture_default_str();
   app->add_option("--device", a->device, "CUDA device ordinal (0 .. devices-1; see `fieldft info`); ignored on the CPU")->check(at_least(0))->capture_default_str();
   add_threads_option(*app, a->threads);

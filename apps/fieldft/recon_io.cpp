@@ -3,6 +3,7 @@
 #include <omp.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <optional>
 
@@ -128,12 +129,14 @@ Placement choose_placement(const std::string& backend_text, int device, int thre
   const std::string name = gpus[static_cast<std::size_t>(device)].name;
   // An owned stream; the threads serve the host-side set-up (planning, sorting).
   Context c = Context::from_options(Backend::kCuda, device, nullptr, threads, /*own_stream=*/true);
-  // The host side of a GPU run is set-up (plans, designs, tables), in parallel regions that do
-  // not all take the context's count: this thread's default team gets it too, as OMP_NUM_THREADS
-  // would. Measured (2026-11-27, 64-core host, H200, 64 slices of R1 one after another): 3.7-6.7 s
-  // with the default team of 64, 1.68 s with OMP_NUM_THREADS=4 (each slice's set-up 37-65 ms ->
-  // 6-7 ms, its CG 31-47 ms -> 9-10 ms: idle team threads spin-wait after every region).
-  if (threads == 0) omp_set_num_threads(c.nthreads());
+  // The host side of a GPU run is set-up (plans, designs, tables): this (main) thread's default
+  // OpenMP team to at most kGpuRunTeam, as OMP_NUM_THREADS would (loops that take their team size
+  // from the context are not affected). Measured (2026-11-27, 64-core host, H200, 64 slices of R1
+  // one after another on one GPU): 3.7-6.7 s with the default team of 64, 1.68 s with
+  // OMP_NUM_THREADS=4 (each slice's set-up 37-65 ms -> 6-7 ms, its CG 31-47 ms -> 9-10 ms; likely
+  // idle team threads spin-waiting after each region, crowding the thread that drives the GPU).
+  constexpr int kGpuRunTeam = 8;
+  if (threads == 0) omp_set_num_threads(std::min(kGpuRunTeam, omp_get_max_threads()));
   return {std::move(c), backend == Backend::kCuda ? "asked for" : "auto: a CUDA device is visible", name};
 }
 

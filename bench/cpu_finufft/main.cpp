@@ -7,12 +7,16 @@
 //   --input:  interleaved complex T, M values (type 1: strengths) or N1·N2·N3 values (type 2:
 //             modes, column-major, x fastest, modeord 0);
 //   --output: written when given, the execute result in the same layout (complex T).
+// Type 3 (--type 3 --dim d --nk K): --points holds the M sources (x, then y, then z, as above),
+// --targets the K targets (s[0..K), then t, then u), --input the M strengths and --output the K
+// results; --modes is not used.
 // Phase timings (--phases, or FIELDFT_BENCH_PHASES=1 in the environment) add the time of each
 // stage of execute, see phases.hpp.
 #include <omp.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <ctime>
 #include <cstdlib>
@@ -34,6 +38,8 @@ using Clock = std::chrono::steady_clock;
 struct Args {
   int type = 1;
   std::vector<std::int64_t> modes;
+  int dim = 0;         // type 3 (types 1 and 2: the number of --modes)
+  std::int64_t nk = 0;  // type 3: number of targets
   std::string precision = "double";
   double eps = 1e-6;
   int isign = 0;  // 0: FINUFFT's default, +1 for type 1 and -1 for type 2
@@ -42,7 +48,7 @@ struct Args {
   std::int64_t m = 0;
   double upsampfac = 0;
   std::vector<int> bin_size;
-  std::string points, input, output;
+  std::string points, targets, input, output;
   bool phases = false;
   bool setpts_only = false;
 };
@@ -85,19 +91,33 @@ struct Timing {
   double exec_ms() const { return *std::min_element(exec_all.begin(), exec_all.end()); }
 };
 
+// The dim coordinate arrays of n points stored one after another (x, then y, then z).
+template <class T>
+std::array<const T*, 3> split_coords(const std::vector<T>& coords, int dim, std::int64_t n) {
+  return {coords.data(), dim > 1 ? coords.data() + n : nullptr, dim > 2 ? coords.data() + 2 * n : nullptr};
+}
+
 // set_points is timed like execute (minimum over repeats, at most 3): it is a single call, so a
 // moment of contention on a shared machine would otherwise decide its number. The first execute
-// also plans the FFT (FFTW_ESTIMATE) and is reported apart, never in exec_all.
+// also plans the FFT (FFTW_ESTIMATE) and is reported apart, never in exec_all. Type 3: targets
+// holds the nk targets (s, t, u) and set_points takes both sets (its time includes the choice of
+// the grid and the inner plan's own set_points).
 template <class T>
 Timing time_plan(Plan<T>& plan, std::int64_t m, const std::vector<T>& coords, const std::complex<T>* in,
-                 std::complex<T>* out, int repeats, bool setpts_only = false) {
+                 std::complex<T>* out, int repeats, bool setpts_only = false, std::int64_t nk = 0,
+                 const std::vector<T>* targets = nullptr) {
   const int dim = plan.info().dim;
-  const T* c[3] = {coords.data(), dim > 1 ? coords.data() + m : nullptr, dim > 2 ? coords.data() + 2 * m : nullptr};
+  const auto c = split_coords(coords, dim, m);
   Timing t;
   for (int r = 0; r < std::max(1, setpts_only ? repeats : std::min(repeats, 3)); ++r) {
     const auto t0 = Clock::now();
     const double c0 = cpu_ms();
-    plan.set_points(m, c[0], c[1], c[2]);
+    if (targets) {
+      const auto s = split_coords(*targets, dim, nk);
+      plan.set_points(m, c[0], c[1], c[2], nk, s[0], s[1], s[2]);
+    } else {
+      plan.set_points(m, c[0], c[1], c[2]);
+    }
     t.setpts_ms = std::min(t.setpts_ms, ms_since(t0));
     t.setpts_cpu_ms = std::min(t.setpts_cpu_ms, cpu_ms() - c0);
   }
@@ -118,12 +138,16 @@ Timing time_plan(Plan<T>& plan, std::int64_t m, const std::vector<T>& coords, co
 template <class T>
 nlohmann::json run(const Args& a) {
   using Complex = std::complex<T>;
-  const int dim = static_cast<int>(a.modes.size());
+  const bool type3 = a.type == 3;
+  const int dim = type3 ? a.dim : static_cast<int>(a.modes.size());
+  // Type 3: the plan takes only dim from its modes (values ignored).
+  const std::vector<std::int64_t> modes = type3 ? std::vector<std::int64_t>(static_cast<std::size_t>(dim), 1) : a.modes;
   std::int64_t n = 1;
-  for (auto v : a.modes) n *= v;
+  for (auto v : modes) n *= v;
   const std::int64_t m = a.m;
   const std::vector<T> coords = read_binary<T>(a.points, m * dim, "points");
-  const std::int64_t in_len = a.type == 1 ? m : n, out_len = a.type == 1 ? n : m;
+  const std::vector<T> targets = type3 ? read_binary<T>(a.targets, a.nk * dim, "targets") : std::vector<T>{};
+  const std::int64_t in_len = a.type == 2 ? n : m, out_len = type3 ? a.nk : (a.type == 1 ? n : m);
   const std::vector<Complex> in = read_binary<Complex>(a.input, in_len, "input");
   std::vector<Complex> out(static_cast<std::size_t>(out_len));
 
@@ -132,13 +156,14 @@ nlohmann::json run(const Args& a) {
   opt.nthreads = a.nthreads;
   opt.upsampfac = a.upsampfac;
   for (std::size_t d = 0; d < a.bin_size.size(); ++d) opt.bin_size[d] = a.bin_size[d];
-  const int isign = a.isign != 0 ? a.isign : (a.type == 1 ? 1 : -1);
+  const int isign = a.isign != 0 ? a.isign : (a.type == 2 ? -1 : 1);
   const int nthreads = a.nthreads > 0 ? a.nthreads : omp_get_max_threads();
 
   const auto t0 = Clock::now();
-  Plan<T> plan(a.type, a.modes, isign, 1, a.eps, opt);
+  Plan<T> plan(a.type, modes, isign, 1, a.eps, opt);
   const double plan_ms = ms_since(t0);
-  const Timing t = time_plan(plan, m, coords, in.data(), out.data(), a.repeats, a.setpts_only);
+  const Timing t = time_plan(plan, m, coords, in.data(), out.data(), a.repeats, a.setpts_only, a.nk,
+                             type3 ? &targets : nullptr);
   if (a.setpts_only) return nlohmann::json{{"setpts_ms", t.setpts_ms}, {"setpts_cpu_ms", t.setpts_cpu_ms}, {"kernel_width", plan.info().kernel_width}};
   if (!a.output.empty()) {
     std::ofstream f(a.output, std::ios::binary);
@@ -151,8 +176,12 @@ nlohmann::json run(const Args& a) {
   j["precision"] = a.precision;
   j["type"] = a.type;
   j["dim"] = dim;
-  j["modes"] = a.modes;
+  j["modes"] = modes;
   j["m"] = m;
+  if (type3) {
+    j["nk"] = a.nk;
+    j["type3_direct"] = info.type3_direct;
+  }
   j["eps"] = a.eps;
   j["isign"] = info.isign;
   j["nthreads"] = nthreads;
@@ -194,11 +223,14 @@ nlohmann::json run(const Args& a) {
 int main(int argc, char** argv) {
   Args a;
   CLI::App app{"fieldft CPU NUFFT timing on points from files (driven by bench/cpu_finufft/run.py)"};
-  app.add_option("--type", a.type, "NUFFT type")->check(CLI::IsMember({1, 2}))->required();
-  app.add_option("--modes", a.modes, "mode counts N1 [N2 [N3]], x first")->required()->expected(1, 3);
+  app.add_option("--type", a.type, "NUFFT type")->check(CLI::IsMember({1, 2, 3}))->required();
+  app.add_option("--modes", a.modes, "mode counts N1 [N2 [N3]], x first (types 1 and 2)")->expected(1, 3);
+  app.add_option("--dim", a.dim, "dimension (type 3)")->check(CLI::Range(1, 3));
+  app.add_option("--nk", a.nk, "number of targets (type 3)")->check(CLI::NonNegativeNumber);
+  app.add_option("--targets", a.targets, "raw target coordinates file (type 3)");
   app.add_option("--precision", a.precision, "float or double")->check(CLI::IsMember({"float", "double"}));
   app.add_option("--eps", a.eps, "relative l2 tolerance")->required();
-  app.add_option("--isign", a.isign, "+1 or -1; default +1 for type 1, -1 for type 2 (FINUFFT's defaults)")
+  app.add_option("--isign", a.isign, "+1 or -1; default -1 for type 2, else +1 (FINUFFT's defaults)")
       ->check(CLI::IsMember({-1, 1}));
   app.add_option("--nthreads", a.nthreads, "OpenMP threads (0: all)")->check(CLI::NonNegativeNumber);
   app.add_option("--repeats", a.repeats, "timed executes after one warm-up; the minimum is reported")
@@ -214,6 +246,19 @@ int main(int argc, char** argv) {
   app.add_flag("--setpts-only", a.setpts_only, "time set_points alone, --repeats times (no execute)");
   CLI11_PARSE(app, argc, argv);
   if (const char* env = std::getenv("FIELDFT_BENCH_PHASES"); env && std::string(env) == "1") a.phases = true;
+  if (a.type == 3) {
+    if (a.dim == 0 || a.targets.empty()) {
+      std::cerr << "error: type 3 needs --dim, --nk and --targets\n";
+      return 2;
+    }
+    if (a.phases) {
+      std::cerr << "error: --phases times the stages of types 1 and 2 only\n";
+      return 2;
+    }
+  } else if (a.modes.empty()) {
+    std::cerr << "error: types 1 and 2 need --modes\n";
+    return 2;
+  }
   for (auto v : a.modes) {
     if (v < 1) {
       std::cerr << "error: mode counts must be >= 1, got " << v << "\n";

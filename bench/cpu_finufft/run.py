@@ -2,9 +2,12 @@
 """fieldft vs FINUFFT on the CPU: same machine, same points, same tolerance, same thread count.
 
 For each case (2D 512² and 3D 64³, M = 2e6, types 1 and 2, float at eps 1e-5 and double at
-eps 1e-9) this script
+eps 1e-9; cases 9-12: type 3 in 2D and 3D, float and double, M = nk = --m3) this script
   1. draws points uniform in [-π, π)^d and strengths (type 1) or modes (type 2) with real and
-     imaginary parts uniform in [-1, 1], and writes them as raw files;
+     imaginary parts uniform in [-1, 1], and writes them as raw files; type 3: sources uniform in
+     [-π, π)^d, targets uniform in [-n/2, n/2)^d (the space-bandwidth product of a type 1 with n
+     modes per dimension: both libraries spread onto a grid of about 2n per dimension and run an
+     inner type 2 on it), strengths as for type 1;
   2. times, interleaved over several rounds, fieldft (the C++ program fieldft_bench_cpu, one
      process per round) at eps and at a looser eps (eps × --loose-factor, see below) and FINUFFT
      (the `finufft` Python package, Plan API) — execute is the minimum over all rounds × repeats
@@ -54,6 +57,8 @@ class Case:
 
     @property
     def name(self) -> str:
+        if self.nufft_type == 3:
+            return f"{self.dim}D type 3 S={self.n // 2} {self.precision} ε={self.eps:g}"
         grid = f"{self.n}²" if self.dim == 2 else f"{self.n}³"
         return f"{self.dim}D {grid} type {self.nufft_type} {self.precision} ε={self.eps:g}"
 
@@ -67,7 +72,12 @@ class Case:
 
     @property
     def isign(self) -> int:  # FINUFFT's default signs, used explicitly for both libraries
-        return 1 if self.nufft_type == 1 else -1
+        return -1 if self.nufft_type == 2 else 1
+
+
+# Type 3: targets in [-n/2, n/2)^d with sources in [-π, π)^d. n chosen so that each case takes
+# 50-500 ms on the 2-core development machine at M = nk = 1e5.
+TYPE3_N = {2: 512, 3: 32}
 
 
 def all_cases() -> list[Case]:
@@ -76,6 +86,9 @@ def all_cases() -> list[Case]:
         for t in (1, 2):
             for prec, eps in (("float", 1e-5), ("double", 1e-9)):
                 cases.append(Case(dim, n, t, prec, eps))
+    for dim in (2, 3):
+        for prec, eps in (("float", 1e-5), ("double", 1e-9)):
+            cases.append(Case(dim, TYPE3_N[dim], 3, prec, eps))
     return cases
 
 
@@ -113,11 +126,15 @@ def cpu_model() -> str:
 # Data and the exact reference
 
 def make_data(case: Case, m: int, seed: int):
-    """Coordinates (list of dim arrays, x first) and the execute input, in the case's precision."""
+    """Coordinates (list of dim arrays, x first) and the execute input, in the case's precision;
+    type 3: (sources, targets) as coordinates, m of each."""
     rng = np.random.default_rng([seed, case.dim, case.nufft_type])
     coords = [rng.uniform(-np.pi, np.pi, m).astype(case.real) for _ in range(case.dim)]
-    count = m if case.nufft_type == 1 else case.n ** case.dim
+    count = case.n ** case.dim if case.nufft_type == 2 else m
     data = (rng.uniform(-1, 1, count) + 1j * rng.uniform(-1, 1, count)).astype(case.cplx)
+    if case.nufft_type == 3:
+        targets = [rng.uniform(-case.n / 2, case.n / 2, m).astype(case.real) for _ in range(case.dim)]
+        return (coords, targets), data
     return coords, data
 
 
@@ -158,6 +175,19 @@ def reference_type2(case: Case, coords, f, which: np.ndarray) -> np.ndarray:
     return out
 
 
+def reference_type3(case: Case, coords, c, which: np.ndarray) -> np.ndarray:
+    """f[k] = Σ_j c_j exp(isign·i·s_k·x_j) at the target indices `which`, in double."""
+    sources, targets = coords
+    s = np.stack([np.asarray(v, dtype=np.float64)[which] for v in targets], axis=1)  # len(which) × dim
+    x = np.stack([np.asarray(v, dtype=np.float64) for v in sources])  # dim × M
+    cd = c.astype(np.complex128)
+    out = np.zeros(len(which), dtype=np.complex128)
+    chunk = 20000
+    for a in range(0, x.shape[1], chunk):
+        out += np.exp(1j * case.isign * (s @ x[:, a:a + chunk])) @ cd[a:a + chunk]
+    return out
+
+
 def rel_err(a: np.ndarray, ref: np.ndarray) -> float:
     return float(np.linalg.norm(a.astype(np.complex128) - ref) / np.linalg.norm(ref))
 
@@ -167,7 +197,11 @@ def rel_err(a: np.ndarray, ref: np.ndarray) -> float:
 
 def run_fieldft(binary: str, case: Case, eps: float, m: int, files: dict, nthreads: int, repeats: int,
                 output: str | None = None, phases: bool = False) -> dict:
-    cmd = [binary, "--type", str(case.nufft_type), "--modes", *[str(case.n)] * case.dim,
+    if case.nufft_type == 3:  # m sources and m targets
+        shape = ["--dim", str(case.dim), "--nk", str(m), "--targets", files["targets"]]
+    else:
+        shape = ["--modes", *[str(case.n)] * case.dim]
+    cmd = [binary, "--type", str(case.nufft_type), *shape,
            "--precision", case.precision, "--eps", repr(eps), "--isign", str(case.isign),
            "--nthreads", str(nthreads), "--repeats", str(repeats), "--m", str(m),
            "--points", files["points"], "--input", files["input"]]
@@ -212,26 +246,34 @@ class CapturedStdout:
 def finufft_plan(case: Case, eps: float, nthreads: int, **opts):
     # Python finufft uses C (row-major) order: modes and coordinates go slowest first, so the
     # first coordinate handed to the C library (its fastest axis) is fieldft's x.
-    return finufft.Plan(case.nufft_type, (case.n,) * case.dim, n_trans=1, eps=eps, isign=case.isign,
+    shape = case.dim if case.nufft_type == 3 else (case.n,) * case.dim
+    return finufft.Plan(case.nufft_type, shape, n_trans=1, eps=eps, isign=case.isign,
                         dtype=np.dtype(case.cplx).name, nthreads=nthreads, **opts)
 
 
-def finufft_setpts(plan, coords):
-    plan.setpts(*coords[::-1])
+def finufft_setpts(plan, case: Case, coords):
+    if case.nufft_type == 3:  # sources x, y, z and targets s, t, u; the sum s·x is the same in any axis order
+        sources, targets = coords
+        names = ("x", "y", "z")[:len(sources)], ("s", "t", "u")[:len(targets)]
+        plan.setpts(**dict(zip(names[0], sources)), **dict(zip(names[1], targets)))
+    else:
+        plan.setpts(*coords[::-1])
 
 
 def finufft_input(case: Case, data):
-    return data if case.nufft_type == 1 else data.reshape((case.n,) * case.dim)
+    return data.reshape((case.n,) * case.dim) if case.nufft_type == 2 else data
 
 
 def finufft_debug_info(case: Case, eps: float, nthreads: int, coords, data, runs: int = 3) -> dict:
     """Kernel width, upsampling factor, fine grid and stage times from FINUFFT's debug output."""
     info: dict = {}
     stage_keys = {"spread": r"tot spread:\s*([0-9.eE+-]+) s", "interp": r"tot interp:\s*([0-9.eE+-]+) s",
-                  "fft": r"tot FFT:\s*([0-9.eE+-]+) s", "deconv": r"tot deconvolve:\s*([0-9.eE+-]+) s"}
+                  "fft": r"tot FFT:\s*([0-9.eE+-]+) s", "deconv": r"tot deconvolve:\s*([0-9.eE+-]+) s",
+                  # type 3 (prephase, spread, inner type 2 with its FFT, deconvolve)
+                  "prephase": r"tot prephase:\s*([0-9.eE+-]+) s", "inner": r"tot inner NUFFT:\s*([0-9.eE+-]+) s"}
     with CapturedStdout() as cap:
         plan = finufft_plan(case, eps, nthreads, debug=1)
-        finufft_setpts(plan, coords)
+        finufft_setpts(plan, case, coords)
         src = finufft_input(case, data)
         for _ in range(runs + 1):
             plan.execute(src)
@@ -243,11 +285,19 @@ def finufft_debug_info(case: Case, eps: float, nthreads: int, coords, data, runs
         info["kernel_beta"] = float(mt.group(2))
     if mt := re.search(r"kerformula=(\d+):\s*([^.\n]*)", text):
         info["kernel"] = mt.group(2).strip()
-    if mt := re.search(r"upsampfac=([0-9.]+)", text):
+    if mt := re.search(r"upsampfac=([0-9.]+)", text) or re.search(r"sigma=([0-9.]+)", text):
         info["upsampfac"] = float(mt.group(1))
     if mt := re.search(r"\(nf1,nf2,nf3\)=\((\d+),(\d+),(\d+)\)", text):
         info["fine_grid"] = [int(v) for v in mt.groups()][: case.dim]
-    if mt := re.search(r"sort \(didSort=\d\):\s*([0-9.eE+-]+) s", text):
+    if case.nufft_type == 3:  # the spreading grid, nf0 nf1 nf2 (the inner plan's grid is σ times that)
+        if nfs := re.findall(r"\bnf(\d)=(\d+)", text):
+            info["fine_grid"] = [int(v) for _, v in sorted(set(nfs))][: case.dim]
+        for key, pat in (("setpts_phase_ms", r"\[setpts t3\] phase & deconv factors:\s*([0-9.eE+-]+) s"),
+                         ("sort_ms", r"\[setpts t3\] sort \(didSort=\d\):\s*([0-9.eE+-]+) s"),
+                         ("setpts_inner_ms", r"\[setpts t3\] inner t2 plan & setpts:\s*([0-9.eE+-]+) s")):
+            if mt := re.search(pat, text):
+                info[key] = 1e3 * float(mt.group(1))
+    if case.nufft_type != 3 and (mt := re.search(r"sort \(didSort=\d\):\s*([0-9.eE+-]+) s", text)):
         info["sort_ms"] = 1e3 * float(mt.group(1))
     for key, pat in stage_keys.items():
         vals = [1e3 * float(v) for v in re.findall(pat, text)]
@@ -261,7 +311,7 @@ def time_finufft(plan, case: Case, coords, data, out, repeats: int) -> tuple[flo
     setpts = float("inf")
     for _ in range(min(repeats, 3)):
         t0 = time.perf_counter()
-        finufft_setpts(plan, coords)
+        finufft_setpts(plan, case, coords)
         setpts = min(setpts, 1e3 * (time.perf_counter() - t0))
     src = finufft_input(case, data)
     plan.execute(src, out=out)
@@ -276,18 +326,23 @@ def time_finufft(plan, case: Case, coords, data, out, repeats: int) -> tuple[flo
 # ------------------------------------------------------------------------------------------------
 
 def run_case(case: Case, args, workdir: str, max_wait: float) -> dict:
-    m = args.m
+    m = args.m3 if case.nufft_type == 3 else args.m
     coords, data = make_data(case, m, args.seed)
     tag = f"{case.dim}d_t{case.nufft_type}_{case.precision}"
     files = {"points": os.path.join(workdir, f"points_{tag}.bin"), "input": os.path.join(workdir, f"input_{tag}.bin")}
-    np.concatenate(coords).tofile(files["points"])
+    if case.nufft_type == 3:
+        files["targets"] = os.path.join(workdir, f"targets_{tag}.bin")
+        np.concatenate(coords[0]).tofile(files["points"])
+        np.concatenate(coords[1]).tofile(files["targets"])
+    else:
+        np.concatenate(coords).tofile(files["points"])
     data.tofile(files["input"])
     out_len = case.n ** case.dim if case.nufft_type == 1 else m
     out_file = {"eps": os.path.join(workdir, f"out_{tag}.bin"), "loose": os.path.join(workdir, f"outl_{tag}.bin")}
     loose_eps = case.eps * args.loose_factor
 
     plan = finufft_plan(case, case.eps, args.nthreads)
-    fin_out = np.zeros((case.n,) * case.dim if case.nufft_type == 1 else m, dtype=case.cplx)
+    fin_out = np.zeros((case.n,) * case.dim if case.nufft_type == 1 else m, dtype=case.cplx)  # type 3: nk = m
     load_before = wait_for_quiet(args.max_load, max_wait)
     ff = {"eps": [], "loose": []}
     fin_setpts, fin_exec = [], []
@@ -307,8 +362,10 @@ def run_case(case: Case, args, workdir: str, max_wait: float) -> dict:
     which = np.sort(rng.choice(out_len, size=min(args.subset, out_len), replace=False))
     if case.nufft_type == 1:
         ref = reference_type1(case, coords, data, which)
-    else:
+    elif case.nufft_type == 2:
         ref = reference_type2(case, coords, data, which)
+    else:
+        ref = reference_type3(case, coords, data, which)
     res = {"case": case.name, "dim": case.dim, "n": case.n, "type": case.nufft_type, "precision": case.precision,
            "eps": case.eps, "loose_eps": loose_eps, "m": m, "nthreads": args.nthreads,
            "load_before": load_before, "load_after": load_after}
@@ -320,6 +377,8 @@ def run_case(case: Case, args, workdir: str, max_wait: float) -> dict:
             "plan_ms": min(j["plan_ms"] for j in runs), "first_exec_ms": min(j["first_exec_ms"] for j in runs),
             "exec_ms_per_round": [j["exec_ms"] for j in runs], "kernel_width": runs[0]["kernel_width"],
             "upsampfac": runs[0]["upsampfac"], "fine_grid": runs[0]["fine_grid"], "rel_err": rel_err(out[which], ref)}
+        if case.nufft_type == 3:
+            res[f"fieldft_{key}"]["type3_direct"] = runs[0]["type3_direct"]
     fin_res = fin_out.reshape(-1)[which]
     res["finufft"] = {"exec_ms": min(fin_exec), "setpts_ms": min(fin_setpts), "exec_ms_per_round": fin_exec,
                       "rel_err": rel_err(fin_res, ref)}
@@ -328,7 +387,7 @@ def run_case(case: Case, args, workdir: str, max_wait: float) -> dict:
         res["finufft"]["debug_text"] = dbg["debug_text"]
     dbg.pop("debug_text", None)
     res["finufft"]["debug"] = dbg
-    if args.phases:
+    if args.phases and case.nufft_type != 3:  # the stage split covers types 1 and 2 only
         for key, eps in (("eps", case.eps), ("loose", loose_eps)):
             res[f"fieldft_{key}"]["phases"] = run_fieldft(args.binary, case, eps, m, files, args.nthreads,
                                                          args.repeats, phases=True)["phases"]
@@ -382,6 +441,26 @@ def markdown(results: list[dict]) -> str:
                 f"{fmt_ms(p['exec_presorted_ms'])} / {fmt_ms(pl['exec_presorted_ms'])} | "
                 f"{fmt_ms(r['fieldft_eps']['setpts_ms'])} / {fmt_ms(p['setpts_presorted_ms'])} / "
                 f"{fmt_ms(d.get('sort_ms', nan))} |")
+    t3 = [r for r in results if r["type"] == 3]
+    if t3:
+        lines.append("")
+        lines.append("Type 3: the spreading grid (per dimension; each library's inner type 2 runs on a fine grid σ "
+                     "times larger) and FINUFFT's stages from its debug timers, ms.")
+        lines.append("")
+        lines.append("| case | grid fieldft / FINUFFT | FINUFFT exec: prephase / spread / inner type 2 / deconvolve | "
+                     "FINUFFT set_points: factors / sort / inner plan and set_points |")
+        lines.append("|---|---|---|---|")
+        nan = float("nan")
+        for r in t3:
+            d = r["finufft"].get("debug", {})
+            grid = "×".join(str(v) for v in r["fieldft_eps"]["fine_grid"])
+            fgrid = "×".join(str(v) for v in d.get("fine_grid", [])) or "?"
+            lines.append(
+                f"| {r['case']} | {grid} / {fgrid} | "
+                + " / ".join(fmt_ms(d.get(k, nan)) for k in ("prephase_ms", "spread_ms", "inner_ms", "deconv_ms"))
+                + " | "
+                + " / ".join(fmt_ms(d.get(k, nan)) for k in ("setpts_phase_ms", "sort_ms", "setpts_inner_ms"))
+                + " |")
     return "\n".join(lines)
 
 
@@ -392,8 +471,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--binary", default=default_binary, help="fieldft_bench_cpu (default: %(default)s)")
     ap.add_argument("--cases", default="all",
-                    help="comma-separated case numbers 1-8 in the order of the matrix, or 'all'")
-    ap.add_argument("--m", type=int, default=2_000_000, help="number of points")
+                    help="comma-separated case numbers 1-12 in the order of the matrix (9-12: type 3), or 'all'")
+    ap.add_argument("--m", type=int, default=2_000_000, help="number of points (types 1 and 2)")
+    ap.add_argument("--m3", type=int, default=100_000, help="number of sources and of targets (type 3)")
     ap.add_argument("--nthreads", type=int, default=os.cpu_count(), help="threads for both libraries")
     ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds (fieldft, FINUFFT, fieldft@loose)")
     ap.add_argument("--repeats", type=int, default=5, help="timed executes per round, after a warm-up")
@@ -416,7 +496,7 @@ def main() -> None:
                 saved = json.load(f)
             m = saved["meta"]
             print(f"{path}: {m['date']}, {m['cpu']}, {m['nthreads']} threads, FINUFFT {m['finufft_version']}, "
-                  f"M = {m['m']}, min over {m['rounds']} rounds × {m['repeats']} executes")
+                  f"M = {m['m']} (type 3: M = nk = {m.get('m3', '-')}), min over {m['rounds']} rounds × {m['repeats']} executes")
             results += saved["results"]
         print()
         print(markdown(results))
@@ -444,12 +524,12 @@ def main() -> None:
     meta = {"date": datetime.date.today().isoformat(), "cpu": cpu_model(), "logical_cpus": os.cpu_count(),
             "niceness": os.nice(0),
             "nthreads": args.nthreads, "finufft_version": finufft.__version__, "numpy_version": np.__version__,
-            "m": args.m, "rounds": args.rounds, "repeats": args.repeats, "command": " ".join(sys.argv)}
+            "m": args.m, "m3": args.m3, "rounds": args.rounds, "repeats": args.repeats, "command": " ".join(sys.argv)}
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"meta": meta, "results": results}, f, indent=1)
     print(f"{meta['date']}, {meta['cpu']}, {args.nthreads} threads, FINUFFT {meta['finufft_version']}, "
-          f"M = {args.m}, min over {args.rounds} rounds × {args.repeats} executes\n")
+          f"M = {args.m} (type 3: M = nk = {args.m3}), min over {args.rounds} rounds × {args.repeats} executes\n")
     print(markdown(results))
 
 

@@ -51,12 +51,12 @@ def simulate(tool, out, matrix, device):
         j["total_seconds"], j["model_seconds"], j.get("backend", "?"), j["write_seconds"]), flush=True)
 
 
-def recon(tool, src, extra, iters, repeat, workdir):
+def recon(tool, src, extra, iters, repeat, workdir, workers=1):
     best = None
     for _ in range(repeat):
         out = os.path.join(workdir, "img.npy")
         j = json.loads(run([tool, "recon", src, "-o", out, "--maps", "file", "--backend", "cuda", "--iters", str(iters),
-                            "--progress", "off", "--json"] + extra).strip().splitlines()[-1])
+                            "--progress", "off", "--json", "--slice-workers", str(workers)] + extra).strip().splitlines()[-1])
         if best is None or j["seconds"]["solve_wall"] < best["seconds"]["solve_wall"]:
             best = j
     return best
@@ -74,6 +74,8 @@ def main():
     ap.add_argument("--counts", help="device counts of the strong-scaling rows, e.g. 1,2,4 (default: 1 and all)")
     ap.add_argument("--no-weak", action="store_true", help="skip the weak-scaling row (32 slices per device)")
     ap.add_argument("--no-coils", action="store_true", help="skip the coil-split rows of one slice")
+    ap.add_argument("--slice-workers", type=int, default=1,
+                    help="fieldft recon --slice-workers: slices in flight per device (every configuration)")
     a = ap.parse_args()
     devs = a.devices.split(",")
     one, many = devs[0], a.devices
@@ -99,17 +101,17 @@ def main():
         rows, strong = [], {}
         for c in counts:
             opts = ["--devices", one, "--chunk", "slices"] if c == 1 else ["--devices", ",".join(devs[:c]), "--split", "problems"]
-            strong[c] = recon(a.fieldft, stack(nstrong), opts, a.iters, a.repeat, work)
+            strong[c] = recon(a.fieldft, stack(nstrong), opts, a.iters, a.repeat, work, a.slice_workers)
             rows.append(("strong", "%d slices, %d GPU%s" % (nstrong, c, "" if c == 1 else "s"), strong[c]))
         if not a.no_weak:
-            rw1 = strong[1] if nhalf == nstrong else recon(a.fieldft, stack(nhalf), ["--devices", one, "--chunk", "slices"], a.iters, a.repeat, work)
+            rw1 = strong[1] if nhalf == nstrong else recon(a.fieldft, stack(nhalf), ["--devices", one, "--chunk", "slices"], a.iters, a.repeat, work, a.slice_workers)
             rwk = strong[k] if nweak == nstrong and k in strong else recon(
-                a.fieldft, stack(nweak), ["--devices", many, "--split", "problems"], a.iters, a.repeat, work)
+                a.fieldft, stack(nweak), ["--devices", many, "--split", "problems"], a.iters, a.repeat, work, a.slice_workers)
             rows.append(("weak", "%d slices, 1 GPU" % nhalf, rw1))
             rows.append(("weak", "%d slices, %d GPUs" % (nweak, k), rwk))
         if not a.no_coils:
-            c1 = recon(a.fieldft, flat, ["--devices", one], a.iters, a.repeat, work)
-            ck = recon(a.fieldft, flat, ["--devices", many, "--split", "coils"], a.iters, a.repeat, work)
+            c1 = recon(a.fieldft, flat, ["--devices", one], a.iters, a.repeat, work, a.slice_workers)
+            ck = recon(a.fieldft, flat, ["--devices", many, "--split", "coils"], a.iters, a.repeat, work, a.slice_workers)
             rows.append(("coils", "1 slice, 1 GPU", c1))
             rows.append(("coils", "1 slice, %d GPUs (coils split)" % k, ck))
         print("\n%-7s %-32s %10s %12s %12s %8s" % ("", "configuration", "wall s", "setup sum s", "solve sum s", "NRMSE"))

@@ -49,9 +49,6 @@ class Context {
   // The host; nthreads >= 0 (0 = all). Throws kInvalidArgument for a negative count (the rule of
   // fieldft::cpu_threads_for).
   static Context host(int nthreads = 0);
-  // A CUDA context's host-side work (set-up: designs, sorting, tables) uses nthreads() OpenMP
-  // threads: 8 (fewer on a smaller host) unless from_options names a count; a large team costs
-  // more than these loops save (src/context.cpp has the measurement).
   // CUDA device `device` with a new non-blocking stream owned by the context (created on that
   // device; the caller's current device is restored). Throws kBackendUnavailable without CUDA
   // or without that device.

@@ -372,8 +372,9 @@ class CpuPlan final : public PlanImpl<T> {
   }
 
   // Estimated single-thread times (ns) for the thread rule of core/threads.hpp. Deliberately low
-  // (about 1 ns per footprint cell of one point, per n·log2 n of the FFT, 10 ns per coordinate
-  // sorted; measured 1-2.5, 1-2.5 and ~20 ns on the machine of docs/benchmarks.md), so that a
+  // (about 1 ns per footprint cell of one point, per n·log2 n of the FFT, 5 ns per coordinate
+  // sorted; measured 1-2.5, 1-2.5 and 5-8 ns on the machine of docs/benchmarks.md, the last at
+  // M = 1e5 and 2e6 in 3D, 2026-11-27), so that a
   // stage that could use more threads never loses them to the estimate by more than ~2x.
   double spread_ns() const {
     double cells = 1;
@@ -385,7 +386,7 @@ class CpuPlan final : public PlanImpl<T> {
     return n * std::log2(std::max(n, 2.0)) + 2.0 * n;  // + the mode copy and the zeroing
   }
   int sort_threads(std::int64_t m) const {
-    return core::threads_for_work(10.0 * static_cast<double>(m) * grid_.dim, nthreads_);
+    return core::threads_for_work(5.0 * static_cast<double>(m) * grid_.dim, nthreads_);
   }
 
   template <class F>

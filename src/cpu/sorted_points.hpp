@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "cpu/big_vector.hpp"
+
 namespace fieldft::cpu {
 
 struct Grid {
@@ -21,9 +23,9 @@ struct Grid {
 template <class T>
 struct SortedPoints {
   std::int64_t m = 0;
-  std::vector<std::int64_t> perm;              // sorted position -> caller's index
-  std::array<std::vector<std::int32_t>, 3> i0;  // first cell per dimension, in [-w/2, nf)
-  std::array<std::vector<T>, 3> t;             // Horner variable per dimension, in [-1, 1)
+  BigVector<std::int64_t> perm;              // sorted position -> caller's index
+  std::array<BigVector<std::int32_t>, 3> i0;  // first cell per dimension, in [-w/2, nf)
+  std::array<BigVector<T>, 3> t;               // Horner variable per dimension, in [-1, 1)
   // Slabs of the slowest dimension: planes [slab_lo[s], slab_lo[s+1]). The points of slab s are
   // sorted into three classes by where their footprint reaches: kLowEdge (also below the slab),
   // kInterior, kHighEdge (also above it). Class c of slab s is the sorted range
@@ -37,6 +39,9 @@ struct SortedPoints {
   // range [bin_begin[k], bin_begin[k + 1]), k = bin_key(3s + c, by, bx).
   std::array<std::int64_t, 2> tile_size{1, 1}, tile_count{1, 1};
   std::vector<std::int64_t> bin_begin;
+  // Workspace of sort_points for coordinates given in double to a float plan (type 3), kept for
+  // the next set_points; other coordinates are sorted in the storage of t.
+  std::array<BigVector<double>, 3> ws_coord_double;
   std::int64_t bin_key(std::int64_t slab_class, std::int64_t by, std::int64_t bx) const {
     return (slab_class * tile_count[1] + by) * tile_count[0] + bx;
   }

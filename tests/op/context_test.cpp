@@ -3,13 +3,11 @@
 // streams (owned, borrowed, the legacy default), device guarding and device workspace.
 #include "fieldft/context.hpp"
 
-#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "fieldft/config.hpp"
-#include "fieldft/nufft.hpp"  // cpu_threads_for
 #include "fieldft/op/linear_operator.hpp"
 #include "support/battery.hpp"
 
@@ -203,11 +201,6 @@ TEST(ContextCuda, FromOptions) {
   EXPECT_EQ(own.nthreads(), 2);
   const Context legacy = Context::from_options(Backend::kCuda, 0, nullptr, 0, false);
   EXPECT_FALSE(legacy.owns_stream());
-  // A device context's host-side work: 8 threads at most unless a count is named (src/context.cpp).
-  const int device_default = std::min(8, cpu_threads_for(0));
-  EXPECT_EQ(legacy.nthreads(), device_default);
-  EXPECT_EQ(Context::cuda(0).nthreads(), device_default);
-  EXPECT_EQ(Context::cuda(0, nullptr).nthreads(), device_default);
   EXPECT_EQ(legacy.stream(), nullptr);
   const Context borrowed = Context::from_options(Backend::kAuto, 0, own.stream(), 0, true);
   EXPECT_FALSE(borrowed.owns_stream());
