@@ -21,7 +21,7 @@ std::vector<std::string> backend_names() {
 std::vector<std::string> method_names() {
   using nufft::Method;
   std::vector<std::string> names;
-  for (auto m : {Method::kAuto, Method::kNuptsDriven, Method::kSubproblem, Method::kOutputDriven})
+  for (auto m : {Method::kAuto, Method::kNuptsDriven, Method::kSubproblem, Method::kOutputDriven, Method::kPrecomputed})
     names.emplace_back(nufft::method_name(m));
   return names;
 }
@@ -242,6 +242,7 @@ void add_plan_info(nlohmann::json& j, const nufft::PlanInfo& info) {
   j["eps"] = info.eps;
   j["backend"] = backend_name(info.backend);
   j["method"] = nufft::method_name(info.method);
+  j["precomputed_bytes"] = info.precomputed_bytes;
   j["upsampfac"] = info.upsampfac;
   j["kernel_width"] = info.kernel_width;
   j["kernel_beta"] = info.kernel_beta;

@@ -107,8 +107,8 @@ enum class Method : int {
   kOutputDriven = 3,  // a block owns an output tile, points are streamed through shared memory
   // CPU, types 1 and 2: set_points evaluates each point's kernel weights once (per dimension the
   // w values ψ(cell − u), stored in T in sorted point order: PlanInfo::precomputed_bytes), and
-  // every execute spreads and interpolates with them instead of evaluating the kernel; results
-  // are bitwise those of kNuptsDriven. Costs memory (dim·⌈w/L⌉·L values of T per point, L = 32
+  // every execute spreads and interpolates with them instead of evaluating the kernel (the same
+  // values, from the same table in T: results agree with kNuptsDriven to rounding). Costs memory (dim·⌈w/L⌉·L values of T per point, L = 32
   // bytes / sizeof(T)), refused with kTooLarge above Options::precompute_max_bytes. Type 3:
   // kInvalidArgument. kAuto takes it where Options::reuse says it pays (docs/tuning.md).
   kPrecomputed = 4,
@@ -206,7 +206,7 @@ struct Options {
   // file); type 3 refuses it.
   bool spread_interp_only = false;
   // Expected number of execute / execute_adjoint calls per set_points (0 = unknown). The CPU
-  // backend, with method kAuto, takes kPrecomputed for types 1 and 2 when reuse >= 4 (the
+  // backend, with method kAuto, takes kPrecomputed for types 1 and 2 when reuse >= 8 (the
   // measured break-even with margin, docs/tuning.md "Precomputed kernel weights") and the
   // weights fit precompute_max_bytes; otherwise kNuptsDriven. Negative: kInvalidArgument.
   std::int64_t reuse = 0;

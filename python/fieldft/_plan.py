@@ -116,7 +116,7 @@ class Plan:
     max_batch, bin_size (array order), nthreads (CPU; capped, see the nthreads property),
     fft_planning ("estimate"/"measure", CPU), method ("auto", "nupts", "subproblem", "output":
     CUDA; "auto", "nupts", "precomputed": CPU), reuse (expected executes per set_points, 0
-    unknown: the CPU precomputes the kernel weights from 4 under "auto"), precompute_max_bytes
+    unknown: the CPU precomputes the kernel weights from 8 under "auto"), precompute_max_bytes
     (CPU "precomputed": limit of the weights' memory, 0 a quarter of physical memory),
     spread_boxes (CUDA, 3D output-driven at kernel width <= 7: -1 automatic, 0 off,
     1 on), type3_direct (type 3: -1

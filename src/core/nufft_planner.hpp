@@ -125,7 +125,7 @@ std::size_t warp_tile_bytes(int dim, const int* bin, int width);
 // ---- CPU backend: precomputed kernel weights (Method::kPrecomputed) ----
 // The CPU backend's one points-dependent choice of method, made at every set_points of a type 1
 // or 2 plan (docs/tuning.md, "Precomputed kernel weights").
-inline constexpr std::int64_t kPrecomputeMinReuse = 4;  // executes per set_points from which kAuto precomputes
+inline constexpr std::int64_t kPrecomputeMinReuse = 8;  // executes per set_points from which kAuto precomputes
 inline constexpr double kPrecomputeMemoryFraction = 0.25;  // default limit: this share of physical memory
 
 struct PrecomputeChoice {

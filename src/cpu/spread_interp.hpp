@@ -41,8 +41,8 @@ struct SpreadArgs {
 // float), and the loops already form each footprint row's product with one multiply, so stored
 // products would save that multiply while reading ~16x more memory per point. The x weights are
 // doubled (re, im) when loaded, which keeps the store at half the size of the doubled table.
-// Values are those load_point computes (same table, same Horner order in T): results are bitwise
-// equal to the on-the-fly path. Sorted point order keeps spreading race-free exactly as today
+// Values are those load_point computes (same table, same Horner order in T), so results agree
+// with the on-the-fly path to rounding. Sorted point order keeps spreading race-free exactly as today
 // (the slab and tile ranges of SortedPoints index the weights too).
 template <class T>
 std::int64_t precomputed_weight_values(const Grid& g, std::int64_t m) {
