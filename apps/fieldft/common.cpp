@@ -120,8 +120,8 @@ void add_transform_options(CLI::App& app, TransformArgs& args) {
       ->check(CLI::IsMember(backend_names()))
       ->capture_default_str();
   app.add_option("--method", args.method,
-                 "Spreading method: auto lets the planner choose; the CPU backend accepts auto "
-                 "and nupts")
+                 "Spreading method: auto lets the planner choose; the CPU backend accepts auto, "
+                 "nupts and precomputed (kernel weights computed once at set_points, CPU only)")
       ->check(CLI::IsMember(method_names()))
       ->capture_default_str();
   app.add_option("--upsampfac", args.upsampfac,
@@ -269,7 +269,7 @@ std::string explain_plan(const nufft::PlanInfo& info) {
   std::ostringstream s;
   if (info.backend == Backend::kCpu)
     return "configuration: CPU backend, bins " + sizes(info.bin_size) +
-           "; one strategy (slab-owned spreading, FFTW), no planner decisions\n";
+           "; slab-owned spreading, FFTW\n" + info.plan_reason;
   s << "configuration: spread " << nufft::spread_kernel_name(info.spread_kernel) << ", interp "
     << nufft::interp_kernel_name(info.interp_kernel) << ", bins " << sizes(info.bin_size)
     << ", sub-bins " << sizes(info.sub_bins) << ", at most " << info.subproblem_points
