@@ -141,9 +141,10 @@ TYPED_TEST(NufftPrecomputed, RefusesWhatItDoesNotDo) {
   EXPECT_EQ(nufft::parse_method("precomputed"), Method::kPrecomputed);
   EXPECT_TRUE(throws_error([&] { Plan<T>(3, one, 1, 1, working_eps<T>(), precomputed()); },
                            ErrorCode::kInvalidArgument, {"precomputed", "type 3"}));
-  if (kBackend == Backend::kCuda)
+  if (kBackend == Backend::kCuda) {
     EXPECT_TRUE(throws_error([&] { Plan<T>(1, modes, 1, 1, working_eps<T>(), precomputed()); },
                              ErrorCode::kNotImplemented, {"precomputed", "CPU"}));
+  }
   nufft::Options bad = options_for();
   bad.reuse = -1;
   EXPECT_TRUE(throws_error([&] { Plan<T>(1, modes, 1, 1, working_eps<T>(), bad); }, ErrorCode::kInvalidArgument,
