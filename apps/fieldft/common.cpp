@@ -21,7 +21,7 @@ std::vector<std::string> backend_names() {
 std::vector<std::string> method_names() {
   using nufft::Method;
   std::vector<std::string> names;
-  for (auto m : {Method::kAuto, Method::kNuptsDriven, Method::kSubproblem, Method::kOutputDriven})
+  for (auto m : {Method::kAuto, Method::kNuptsDriven, Method::kSubproblem, Method::kOutputDriven, Method::kPrecomputed})
     names.emplace_back(nufft::method_name(m));
   return names;
 }
@@ -120,8 +120,8 @@ void add_transform_options(CLI::App& app, TransformArgs& args) {
       ->check(CLI::IsMember(backend_names()))
       ->capture_default_str();
   app.add_option("--method", args.method,
-                 "Spreading method: auto lets the planner choose; the CPU backend accepts auto "
-                 "and nupts")
+                 "Spreading method: auto lets the planner choose; the CPU backend accepts auto, "
+                 "nupts and precomputed (kernel weights computed once at set_points, CPU only)")
       ->check(CLI::IsMember(method_names()))
       ->capture_default_str();
   app.add_option("--upsampfac", args.upsampfac,
@@ -242,6 +242,7 @@ void add_plan_info(nlohmann::json& j, const nufft::PlanInfo& info) {
   j["eps"] = info.eps;
   j["backend"] = backend_name(info.backend);
   j["method"] = nufft::method_name(info.method);
+  j["precomputed_bytes"] = info.precomputed_bytes;
   j["upsampfac"] = info.upsampfac;
   j["kernel_width"] = info.kernel_width;
   j["kernel_beta"] = info.kernel_beta;
@@ -268,7 +269,7 @@ std::string explain_plan(const nufft::PlanInfo& info) {
   std::ostringstream s;
   if (info.backend == Backend::kCpu)
     return "configuration: CPU backend, bins " + sizes(info.bin_size) +
-           "; one strategy (slab-owned spreading, FFTW), no planner decisions\n";
+           "; slab-owned spreading, FFTW\n" + info.plan_reason;
   s << "configuration: spread " << nufft::spread_kernel_name(info.spread_kernel) << ", interp "
     << nufft::interp_kernel_name(info.interp_kernel) << ", bins " << sizes(info.bin_size)
     << ", sub-bins " << sizes(info.sub_bins) << ", at most " << info.subproblem_points

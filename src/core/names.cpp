@@ -48,6 +48,7 @@ const char* method_name(Method m) noexcept {
     case Method::kNuptsDriven: return "nupts";
     case Method::kSubproblem: return "subproblem";
     case Method::kOutputDriven: return "output";
+    case Method::kPrecomputed: return "precomputed";
   }
   return "unknown";
 }
@@ -87,10 +88,11 @@ const char* fft_strategy_name(FftStrategy f) noexcept {
 }
 
 Method parse_method(const std::string& name) {
-  for (Method m : {Method::kAuto, Method::kNuptsDriven, Method::kSubproblem, Method::kOutputDriven})
+  for (Method m : {Method::kAuto, Method::kNuptsDriven, Method::kSubproblem, Method::kOutputDriven,
+                   Method::kPrecomputed})
     if (name == method_name(m)) return m;
   throw Error(ErrorCode::kInvalidArgument,
-              "unknown method '" + name + "'; expected auto, nupts, subproblem or output");
+              "unknown method '" + name + "'; expected auto, nupts, subproblem, output or precomputed");
 }
 
 }  // namespace nufft

@@ -351,4 +351,39 @@ FIELDFT_PLANNER_INST(float)
 FIELDFT_PLANNER_INST(double)
 #undef FIELDFT_PLANNER_INST
 
+PrecomputeChoice plan_cpu_precompute(const nufft::Options& options, double bytes, double physical_bytes) {
+  PrecomputeChoice c;
+  c.limit_bytes = options.precompute_max_bytes > 0 ? options.precompute_max_bytes
+                                                   : kPrecomputeMemoryFraction * physical_bytes;
+  const bool fits = c.limit_bytes <= 0 || bytes <= c.limit_bytes;  // unknown physical memory: no limit
+  std::ostringstream os;
+  os.precision(3);
+  const double mib = 1.0 / (1 << 20);
+  if (options.method == nufft::Method::kPrecomputed) {
+    if (!fits) {
+      os << "method precomputed: the kernel weights of these points need " << bytes * mib << " MiB, above the limit of "
+         << c.limit_bytes * mib << " MiB (Options::precompute_max_bytes"
+         << (options.precompute_max_bytes > 0 ? "" : " = 0: a quarter of physical memory")
+         << "); use method nupts, fewer points or a larger limit";
+      throw Error(ErrorCode::kTooLarge, os.str());
+    }
+    c.precompute = true;
+    os << "method precomputed (Options::method): kernel weights " << bytes * mib << " MiB";
+  } else if (options.method == nufft::Method::kAuto && options.reuse >= kPrecomputeMinReuse && fits) {
+    c.precompute = true;
+    os << "method precomputed (auto: reuse " << options.reuse << " >= " << kPrecomputeMinReuse << ", kernel weights "
+       << bytes * mib << " MiB within " << c.limit_bytes * mib << " MiB)";
+  } else if (options.method == nufft::Method::kAuto) {
+    os << "method nupts (auto: ";
+    if (options.reuse < kPrecomputeMinReuse)
+      os << "reuse " << options.reuse << " < " << kPrecomputeMinReuse << ", kernel evaluated per execute)";
+    else
+      os << "precomputed kernel weights " << bytes * mib << " MiB exceed " << c.limit_bytes * mib << " MiB)";
+  } else {
+    os << "method nupts (Options::method)";
+  }
+  c.reason = os.str() + "\n";
+  return c;
+}
+
 }  // namespace fieldft::core

@@ -122,4 +122,21 @@ std::vector<int> mode_fft_radices(std::int64_t n);
 template <class T>
 std::size_t warp_tile_bytes(int dim, const int* bin, int width);
 
+// ---- CPU backend: precomputed kernel weights (Method::kPrecomputed) ----
+// The CPU backend's one points-dependent choice of method, made at every set_points of a type 1
+// or 2 plan (docs/tuning.md, "Precomputed kernel weights").
+inline constexpr std::int64_t kPrecomputeMinReuse = 8;  // executes per set_points from which kAuto precomputes
+inline constexpr double kPrecomputeMemoryFraction = 0.25;  // default limit: this share of physical memory
+
+struct PrecomputeChoice {
+  bool precompute = false;
+  double limit_bytes = 0;  // the limit in force (Options::precompute_max_bytes resolved)
+  std::string reason;
+};
+
+// method kPrecomputed: precompute, or kTooLarge when `bytes` exceed the limit; kAuto: precompute
+// when options.reuse >= kPrecomputeMinReuse and `bytes` fit the limit; otherwise not.
+// physical_bytes: the machine's memory (host_memory_bytes(); a parameter for tests).
+PrecomputeChoice plan_cpu_precompute(const nufft::Options& options, double bytes, double physical_bytes);
+
 }  // namespace fieldft::core

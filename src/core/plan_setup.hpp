@@ -59,6 +59,9 @@ std::int64_t next_smooth(std::int64_t n);
 // a * b, or kTooLarge naming `what` when the product overflows int64.
 std::int64_t checked_mul(std::int64_t a, std::int64_t b, const char* what);
 
+// The machine's physical memory in bytes (sysconf), 0 where unknown.
+double host_memory_bytes();
+
 // Throws kTooLarge when `bytes` of host memory for `what` exceed the machine's physical memory.
 void check_host_memory(double bytes, const std::string& what);
 

@@ -280,3 +280,32 @@ TEST(NufftPlanner, SubBinsAndRadices) {
   EXPECT_EQ(core::mode_fft_radices(128), (std::vector<int>{8, 8, 2}));
   EXPECT_TRUE(core::mode_fft_radices(14).empty());  // prime factor 7
 }
+
+// The CPU backend's choice of precomputed kernel weights (docs/tuning.md): kAuto from
+// kPrecomputeMinReuse executes per set_points when the weights fit the limit (default a quarter
+// of physical memory); an explicit kPrecomputed over the limit is kTooLarge.
+TEST(NufftPlanner, CpuPrecomputeRule) {
+  const double phys = 64.0 * (1 << 30), mib = 1 << 20;
+  nufft::Options o;
+  o.reuse = core::kPrecomputeMinReuse - 1;
+  EXPECT_FALSE(core::plan_cpu_precompute(o, mib, phys).precompute);
+  o.reuse = core::kPrecomputeMinReuse;
+  const core::PrecomputeChoice c = core::plan_cpu_precompute(o, mib, phys);
+  EXPECT_TRUE(c.precompute);
+  EXPECT_DOUBLE_EQ(c.limit_bytes, core::kPrecomputeMemoryFraction * phys);
+  EXPECT_FALSE(core::plan_cpu_precompute(o, 0.3 * phys, phys).precompute);  // over a quarter
+  o.precompute_max_bytes = 0.5 * mib;
+  EXPECT_FALSE(core::plan_cpu_precompute(o, mib, phys).precompute);
+  o.method = Method::kNuptsDriven;
+  EXPECT_FALSE(core::plan_cpu_precompute(o, 1.0, phys).precompute);
+  o.method = Method::kPrecomputed;
+  o.reuse = 0;
+  EXPECT_TRUE(core::plan_cpu_precompute(o, 0.25 * mib, phys).precompute);
+  try {
+    (void)core::plan_cpu_precompute(o, mib, phys);
+    ADD_FAILURE() << "no refusal over the limit";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kTooLarge);
+    EXPECT_NE(std::string(e.what()).find("precompute_max_bytes"), std::string::npos) << e.what();
+  }
+}
