@@ -46,11 +46,23 @@ op::OperatorPtr<T> build_operator(const SolveSettings<T>& s, const Problem<T>& p
     return mri::pcsense<T>(p.geometry, p.maps, maps_shape, p.phase, phase_shape, ctx, po);
   }
   if (s.encoding == "tseg") return mri::sense<T>(factory(p.geometry, p.coils), p.maps, maps_shape);
+  if (p.encoding) return mri::sense<T>(p.encoding, p.maps, maps_shape);  // shared_encoding's
   return mri::sense<T>(s.encoding == "dft" ? p.geometry : p.no_field, p.maps, maps_shape, ctx,
                        {.encoding = kind, .eps = s.eps});
 }
 
 }  // namespace
+
+template <class T>
+op::OperatorPtr<T> shared_encoding(const SolveSettings<T>& s, std::shared_ptr<const mri::Encoding<T>> no_field,
+                                   std::int64_t coils, const Context& ctx) {
+  if (s.model != "sense" || s.encoding == "dft" || s.encoding == "tseg") return nullptr;
+  // What mri::sense builds for build_operator's NUFFT case (SenseOptions' defaults).
+  mri::NufftEncodingOptions o;
+  o.eps = s.eps;
+  o.batch = coils;
+  return std::make_shared<mri::NufftEncoding<T>>(std::move(no_field), ctx, o);
+}
 
 template <class T>
 Solved solve_problem(const SolveSettings<T>& s, const Problem<T>& p, const Context& ctx, const std::complex<T>* y_c,
@@ -100,6 +112,12 @@ Solved solve_problem(const SolveSettings<T>& s, const Problem<T>& p, const Conte
   return out;
 }
 
+template op::OperatorPtr<float> shared_encoding<float>(const SolveSettings<float>&,
+                                                       std::shared_ptr<const mri::Encoding<float>>, std::int64_t,
+                                                       const Context&);
+template op::OperatorPtr<double> shared_encoding<double>(const SolveSettings<double>&,
+                                                         std::shared_ptr<const mri::Encoding<double>>, std::int64_t,
+                                                         const Context&);
 template Solved solve_problem<float>(const SolveSettings<float>&, const Problem<float>&, const Context&,
                                      const std::complex<float>*, std::complex<float>*, const dist::CommPtr&,
                                      const std::function<void(const solve::Report&)>&);

@@ -25,6 +25,7 @@
 #include "fieldft/dist.hpp"
 #include "fieldft/mri/encoding.hpp"
 #include "fieldft/mri/field_model.hpp"
+#include "fieldft/op/combinators.hpp"
 #include "fieldft/solve/report.hpp"
 
 namespace fieldft::cli {
@@ -55,7 +56,19 @@ struct Problem {
   std::span<const std::complex<T>> maps;             // voxels x coils, coil slowest, solve units
   std::int64_t shots = 1;
   std::span<const T> phase;                          // voxels x shots (pcSENSE), else empty
+  // The encoding batched over the coils where problems share it (shared_encoding below), else
+  // null: built here from `geometry` / `no_field`.
+  op::OperatorPtr<T> encoding;
 };
+
+// The coil-batched encoding that problems of the same samples can share on `ctx`, where the
+// model lets them: SENSE on the NUFFT without a field map (the slices of a stack: every slice has
+// the trajectory's k_x, k_y), so that one NUFFT plan, its sorted points and its Toeplitz kernel
+// serve every slice a context solves (built once, not per slice). Null where the encoding
+// depends on the problem (a field map: time segmentation, the exact DFT; pcSENSE's shots).
+template <class T>
+op::OperatorPtr<T> shared_encoding(const SolveSettings<T>& s, std::shared_ptr<const mri::Encoding<T>> no_field,
+                                   std::int64_t coils, const Context& ctx);
 
 struct Solved {
   solve::Result res;
@@ -73,6 +86,12 @@ Solved solve_problem(const SolveSettings<T>& s, const Problem<T>& p, const Conte
                      std::complex<T>* x_c, const dist::CommPtr& comm,
                      const std::function<void(const solve::Report&)>& on_report);
 
+extern template op::OperatorPtr<float> shared_encoding<float>(const SolveSettings<float>&,
+                                                              std::shared_ptr<const mri::Encoding<float>>, std::int64_t,
+                                                              const Context&);
+extern template op::OperatorPtr<double> shared_encoding<double>(const SolveSettings<double>&,
+                                                                std::shared_ptr<const mri::Encoding<double>>,
+                                                                std::int64_t, const Context&);
 extern template Solved solve_problem<float>(const SolveSettings<float>&, const Problem<float>&, const Context&,
                                             const std::complex<float>*, std::complex<float>*, const dist::CommPtr&,
                                             const std::function<void(const solve::Report&)>&);

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <string>
 
+#include "core/vector_trig.hpp"
 #include "fieldft/detail/kernel.hpp"
 #include "fieldft/error.hpp"
 
@@ -186,15 +187,47 @@ std::vector<double> kernel_fourier(const KernelDesign& kd, std::int64_t nf, std:
   const KernelQuadrature q = kernel_quadrature(kd);
   std::vector<double> out(static_cast<std::size_t>(n));
   const double inv_nf = 1.0 / static_cast<double>(nf);
-  // Tens of operations per frequency: a team pays off only for long axes (a plan's n is a grid
-  // side, 100s to 1000s; a type 3 plan's n can be M). For a grid side, waking every host thread
-  // (64 on the GPU machines) costs more than the microseconds of work, once per plan and axis.
-#pragma omp parallel for schedule(static) if (n >= (1 << 15))
-  for (std::int64_t k = 0; k < n; ++k) out[static_cast<std::size_t>(k)] = kernel_fourier_at(q, freq(k) * inv_nf);
+  constexpr std::int64_t kChunk = 4096;
+  // A few operations per frequency and node: a team pays off only for long axes (a plan's n is a
+  // grid side, 100s to 1000s). For a grid side, waking every host thread (64 on the GPU machines)
+  // costs more than the microseconds of work, once per plan and axis.
+#pragma omp parallel for schedule(static) if (n >= (1 << 16))
+  for (std::int64_t k0 = 0; k0 < n; k0 += kChunk) {
+    const std::int64_t len = std::min(kChunk, n - k0);
+    std::vector<double> u(static_cast<std::size_t>(len));
+    for (std::int64_t k = 0; k < len; ++k) u[static_cast<std::size_t>(k)] = freq(k0 + k) * inv_nf;
+    kernel_fourier_at_many(q, len, u.data(), out.data() + k0);
+  }
   return out;
 }
 
 }  // namespace
+
+void kernel_fourier_at_many(const KernelQuadrature& q, std::int64_t n, const double* u, double* out) {
+  constexpr int kBlock = 64;  // frequencies per pass over the nodes: their sums stay in registers/L1
+  double scale_max = 0;
+  for (int i = 0; i < q.nodes; ++i) scale_max = std::max(scale_max, std::abs(q.scale[i]));
+  for (std::int64_t b = 0; b < n; b += kBlock) {
+    const int len = static_cast<int>(std::min<std::int64_t>(kBlock, n - b));
+    double ub[kBlock], acc[kBlock];
+    double umax = 0;
+    for (int j = 0; j < kBlock; ++j) {
+      ub[j] = j < len ? u[b + j] : 0.0;
+      umax = std::max(umax, std::abs(ub[j]));
+      acc[j] = 0;
+    }
+    if (!(umax * scale_max <= kMaxVectorTrigArg)) {  // the scalar rule, as before
+      for (int j = 0; j < len; ++j) out[b + j] = kernel_fourier_at(q, ub[j]);
+      continue;
+    }
+    for (int i = 0; i < q.nodes; ++i) {
+      const double w = q.weight[i], a = q.scale[i];
+#pragma omp simd
+      for (int j = 0; j < kBlock; ++j) acc[j] += w * vector_cos(a * ub[j]);
+    }
+    for (int j = 0; j < len; ++j) out[b + j] = acc[j];
+  }
+}
 
 KernelQuadrature kernel_quadrature(const KernelDesign& kd) {
   std::vector<double> nodes, weights;

@@ -94,6 +94,13 @@ FIELDFT_HD double kernel_fourier_at(const KernelQuadrature& q, double k_over_nf)
   return s;
 }
 
+// ψ̂ at n frequencies, u[i] = k_i / nf as for kernel_fourier_at: out[i] = kernel_fourier_at(q, u[i])
+// to within a few units of rounding of ψ̂(0). The same rule, evaluated for blocks of frequencies at
+// once with a cosine the compiler vectorises (core/vector_trig.hpp; a libm call per node and
+// frequency dominated type 3's set_points, docs/benchmarks.md); frequencies whose arguments
+// exceed that cosine's range take kernel_fourier_at. One thread; callers split long arrays.
+void kernel_fourier_at_many(const KernelQuadrature& q, std::int64_t n, const double* u, double* out);
+
 // The same integral at arbitrary real frequencies freqs[i] (in cycles per nf cells; type 3
 // evaluates it between the integers), by the same quadrature.
 std::vector<double> kernel_fourier_transform(const KernelDesign& k, std::int64_t nf, std::span<const double> freqs);

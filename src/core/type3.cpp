@@ -6,6 +6,9 @@
 #include <numbers>
 #include <sstream>
 
+#include "core/threads.hpp"
+#include "core/vector_trig.hpp"
+
 namespace fieldft::core {
 
 namespace {
@@ -37,18 +40,44 @@ constexpr double kGridPassCost = 2;
 constexpr double kPointSetupCost = 50;
 constexpr double kModeTableCost = 60;
 
-// [min, max] of v[0..n), or [0, 0] for n = 0.
+// Single-thread times of make_type3_setup's per-point work for the thread rule of
+// core/threads.hpp, deliberately low as there: a source (its grid coordinates and phasor), a
+// target without its ψ̂ (the same) and each node and dimension of a target's ψ̂ (one vectorised
+// cosine and its sum). Measured about 15, 15 and 1.1 ns (2D, M = nk = 1e5, docs/benchmarks.md).
+constexpr double kSourceSetupNs = 10;
+constexpr double kTargetSetupNs = 10;
+constexpr double kTargetNodeNs = 1;
+
+// [min, max] of v[0..n), or [0, 0] for n = 0 (kRangeNs a value, single thread, for the thread rule).
+constexpr double kRangeNs = 0.5;
 template <class T>
 std::pair<double, double> range_of(std::int64_t n, const T* v, int nthreads) {
   if (n == 0) return {0.0, 0.0};
   double lo = std::numeric_limits<double>::infinity(), hi = -lo;
-#pragma omp parallel for num_threads(nthreads) reduction(min : lo) reduction(max : hi) schedule(static)
+#pragma omp parallel for num_threads(threads_for_work(kRangeNs * static_cast<double>(n), nthreads)) \
+    reduction(min : lo) reduction(max : hi) schedule(static)
   for (std::int64_t i = 0; i < n; ++i) {
     const double a = static_cast<double>(v[i]);
     lo = std::min(lo, a);
     hi = std::max(hi, a);
   }
   return {lo, hi};
+}
+
+// out[i] = e^{i·phase[i]} for i < n <= kBlock: the vectorised sine and cosine where every phase
+// is within their range, std::polar otherwise.
+constexpr std::int64_t kBlock = 256;
+void unit_phasors(std::int64_t n, const double* phase, std::complex<double>* out) {
+  double largest = 0;
+  for (std::int64_t i = 0; i < n; ++i) largest = std::max(largest, std::abs(phase[i]));
+  if (!(largest <= kMaxVectorTrigArg)) {
+    for (std::int64_t i = 0; i < n; ++i) out[i] = std::polar(1.0, phase[i]);
+    return;
+  }
+  double c[kBlock], sn[kBlock];
+#pragma omp simd
+  for (std::int64_t i = 0; i < n; ++i) vector_sincos(phase[i], c[i], sn[i]);
+  for (std::int64_t i = 0; i < n; ++i) out[i] = {c[i], sn[i]};
 }
 
 }  // namespace
@@ -191,21 +220,47 @@ Type3Setup make_type3_setup(const nufft::PlanInfo& info, const KernelDesign& ker
   t.prephase.resize(static_cast<std::size_t>(m));
   t.postfactor.resize(static_cast<std::size_t>(nk));
   const KernelQuadrature q = kernel_quadrature(kernel);
-#pragma omp parallel for num_threads(info.nthreads) schedule(static)
-  for (std::int64_t j = 0; j < m; ++j) {
-    double xj[3] = {0, 0, 0}, xg[3] = {0, 0, 0};
-    for (int d = 0; d < dim; ++d) xj[d] = static_cast<double>(x[d][j]);
-    const double phase = type3_source(t, xj, xg);
-    for (int d = 0; d < dim; ++d) t.x_grid[d][j] = xg[d];
-    t.prephase[j] = std::polar(1.0, t.isign * phase);
+  const Type3Geometry g = t;  // a copy the table writes cannot alias: its divisors stay in registers
+  // Both loops in blocks of kBlock points, whose sines and cosines (and the targets' ψ̂, per
+  // dimension) are taken at once by the vectorised functions of core/vector_trig.hpp.
+  const std::int64_t source_blocks = (m + kBlock - 1) / kBlock;
+#pragma omp parallel for num_threads(threads_for_work(kSourceSetupNs * static_cast<double>(m), info.nthreads)) \
+    schedule(static)
+  for (std::int64_t b = 0; b < source_blocks; ++b) {
+    const std::int64_t j0 = b * kBlock, len = std::min(kBlock, m - j0);
+    double phase[kBlock];
+    for (std::int64_t j = 0; j < len; ++j) {
+      double xj[3] = {0, 0, 0}, xg[3] = {0, 0, 0};
+      for (int d = 0; d < dim; ++d) xj[d] = static_cast<double>(x[d][j0 + j]);
+      phase[j] = g.isign * type3_source(g, xj, xg);
+      for (int d = 0; d < dim; ++d) t.x_grid[d][j0 + j] = xg[d];
+    }
+    unit_phasors(len, phase, t.prephase.data() + j0);
   }
-#pragma omp parallel for num_threads(info.nthreads) schedule(static)
-  for (std::int64_t k = 0; k < nk; ++k) {
-    double sk[3] = {0, 0, 0}, si[3] = {0, 0, 0}, psi = 1;
-    for (int d = 0; d < dim; ++d) sk[d] = static_cast<double>(s[d][k]);
-    const double phase = type3_target(t, q, sk, si, psi);
-    for (int d = 0; d < dim; ++d) t.s_inner[d][k] = si[d];
-    t.postfactor[k] = std::polar(1.0, t.isign * phase) / psi;
+  const std::int64_t target_blocks = (nk + kBlock - 1) / kBlock;
+  const double target_ns = kTargetSetupNs + kTargetNodeNs * dim * q.nodes;
+#pragma omp parallel for num_threads(threads_for_work(target_ns * static_cast<double>(nk), info.nthreads)) \
+    schedule(static)
+  for (std::int64_t b = 0; b < target_blocks; ++b) {
+    const std::int64_t k0 = b * kBlock, len = std::min(kBlock, nk - k0);
+    double u[3][kBlock], psi[kBlock], psi_d[kBlock], phase[kBlock];
+    for (std::int64_t k = 0; k < len; ++k) {
+      double sk[3] = {0, 0, 0}, si[3] = {0, 0, 0}, uk[3] = {0, 0, 0};
+      for (int d = 0; d < dim; ++d) sk[d] = static_cast<double>(s[d][k0 + k]);
+      phase[k] = g.isign * type3_target_frequencies(g, sk, si, uk);
+      for (int d = 0; d < dim; ++d) {
+        t.s_inner[d][k0 + k] = si[d];
+        u[d][k] = uk[d];
+      }
+      psi[k] = 1;
+    }
+    for (int d = 0; d < dim; ++d) {
+      kernel_fourier_at_many(q, len, u[d], psi_d);
+      for (std::int64_t k = 0; k < len; ++k) psi[k] *= psi_d[k];
+    }
+    std::complex<double>* post = t.postfactor.data() + k0;
+    unit_phasors(len, phase, post);
+    for (std::int64_t k = 0; k < len; ++k) post[k] /= psi[k];
   }
   return t;
 }

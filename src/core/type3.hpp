@@ -114,21 +114,31 @@ FIELDFT_HD double type3_source(const Type3Geometry& g, const double* x, double* 
   return phase;
 }
 
-// Target s: its inner type 2 coordinates t'', the phase of its postfactor (before isign) and the
-// kernel's transform Π_d ψ̂_d(γ_d(s_d − D_d)) it divides by.
-FIELDFT_HD double type3_target(const Type3Geometry& g, const KernelQuadrature& q, const double* s, double* s_inner,
-                               double& psi) {
+// Target s: its inner type 2 coordinates t'', the frequencies at which its ψ̂_d are taken
+// (u_d = γ_d(s_d − D_d)/nf_d, as for kernel_fourier_at) and the phase of its postfactor (before
+// isign).
+FIELDFT_HD double type3_target_frequencies(const Type3Geometry& g, const double* s, double* s_inner, double* u) {
   constexpr double kTwoPi = 6.283185307179586476925286766559;
   double phase = 0;
-  psi = 1;
   for (int d = 0; d < g.dim; ++d) {
     const double shifted = s[d] - g.center_s[d];
     phase += shifted * g.center_x[d];
     const double f = g.gamma[d] * shifted;  // cycles per nf cells
     const double nf = static_cast<double>(g.nf[d]);
     s_inner[d] = kTwoPi / nf * f;
-    psi *= kernel_fourier_at(q, f / nf);
+    u[d] = f / nf;
   }
+  return phase;
+}
+
+// Target s: type3_target_frequencies and the kernel's transform Π_d ψ̂_d(γ_d(s_d − D_d)) it
+// divides by (the CPU backend takes the ψ̂ of many targets at once: kernel_fourier_at_many).
+FIELDFT_HD double type3_target(const Type3Geometry& g, const KernelQuadrature& q, const double* s, double* s_inner,
+                               double& psi) {
+  double u[3] = {0, 0, 0};
+  const double phase = type3_target_frequencies(g, s, s_inner, u);
+  psi = 1;
+  for (int d = 0; d < g.dim; ++d) psi *= kernel_fourier_at(q, u[d]);
   return phase;
 }
 

@@ -123,11 +123,14 @@ class CpuPlan final : public PlanImpl<T> {
     if (!inner_ || inner_->grid_.nf != t3.nf)
       inner = std::make_unique<CpuPlan>(
           core::make_inner_setup(this->setup_, t3.nf, nufft::min_eps<T>(), std::numeric_limits<T>::epsilon() / 2));
-    FftwBuffer<T> fine(static_cast<std::size_t>(nft * info.max_batch));
+    // The grid of earlier points is kept where it has the size (its pages are then in place).
+    const auto fine_cells = static_cast<std::size_t>(nft * info.max_batch);
+    FftwBuffer<T> fine;
+    if (fine_.size() != fine_cells) fine = FftwBuffer<T>(fine_cells);
 
     this->has_points_ = false;  // until the new points are in place
     if (inner) inner_ = std::move(inner);
-    fine_ = std::move(fine);
+    if (fine.get()) fine_ = std::move(fine);
     grid_.nf = t3.nf;
     const double* xg[3] = {t3.x_grid[0].data(), t3.x_grid[1].data(), t3.x_grid[2].data()};
     sort_points<T, double>(grid_, info.bin_size, m, xg, sort_threads(m), pts_);

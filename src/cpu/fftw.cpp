@@ -32,6 +32,7 @@ FftwBuffer<T>::FftwBuffer(std::size_t n) {
     throw Error(ErrorCode::kOutOfMemory, "cannot allocate " + std::to_string(n * sizeof(std::complex<T>) >> 20) +
                                              " MiB for the fine grid");
   ptr_.reset(p);
+  size_ = n;
 }
 
 template <class T>

@@ -70,12 +70,14 @@ class FftwBuffer {
   FftwBuffer() = default;
   explicit FftwBuffer(std::size_t n);
   std::complex<T>* get() const { return ptr_.get(); }
+  std::size_t size() const { return ptr_ ? size_ : 0; }
 
  private:
   struct Free {
     void operator()(std::complex<T>* p) const { Fftw<T>::free(p); }
   };
   std::unique_ptr<std::complex<T>, Free> ptr_;
+  std::size_t size_ = 0;
 };
 
 // An in-place batched complex FFT over a column-major grid (x fastest), planned once.

@@ -1,11 +1,14 @@
 // The kernel design: quadrature, polynomial fit, Fourier series, width choice.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 #include <string>
+#include <vector>
 
 #include "core/kernel_design.hpp"
+#include "core/vector_trig.hpp"
 #include "fieldft/detail/kernel.hpp"
 
 using namespace fieldft;
@@ -154,4 +157,59 @@ TEST(KernelDesign, WidthMarginBetween125And2) {
   EXPECT_EQ(core::kernel_width_for(1e-2, 1.6), 4);   // 3 with eps/2.5: 2.2·eps on type 3
   EXPECT_EQ(core::kernel_width_for(1e-5, 1.25), 9);  // the 1.25 rule as measured
   EXPECT_EQ(core::kernel_width_for(1e-5, 2.25), 6);
+}
+
+// The vectorised cosine and sine of core/vector_trig.hpp against std::cos and std::sin: within
+// their bound (4e-16), from small arguments through thousands of periods to the end of their
+// range (2^20), and at the quadrant edges. kernel_fourier_at_many with one node of weight 1 and
+// scale 1 is cos u, also beyond that range (the scalar rule takes over).
+TEST(KernelDesign, VectorCosineAndSineMatchStd) {
+  std::vector<double> u;
+  for (double top : {1.0, 10.0, 1e3, 1e5, core::kMaxVectorTrigArg})
+    for (int i = 0; i < 4000; ++i) u.push_back(top * std::sin(0.37 * i + 0.1 * top));  // both signs, dense
+  for (int k = -20; k <= 20; ++k) u.push_back(k * std::numbers::pi / 2);
+  double worst = 0;
+  for (double x : u) {
+    double c = 0, s = 0;
+    core::vector_sincos(x, c, s);
+    worst = std::max({worst, std::abs(c - std::cos(x)), std::abs(s - std::sin(x)),
+                      std::abs(core::vector_cos(x) - std::cos(x))});
+  }
+  EXPECT_LE(worst, 4e-16);
+
+  for (int i = 0; i < 100; ++i) u.push_back(1e9 * std::sin(0.37 * i));
+  core::KernelQuadrature q;
+  q.nodes = 1;
+  q.weight[0] = 1;
+  q.scale[0] = 1;
+  std::vector<double> out(u.size());
+  core::kernel_fourier_at_many(q, static_cast<std::int64_t>(u.size()), u.data(), out.data());
+  worst = 0;
+  for (std::size_t i = 0; i < u.size(); ++i) worst = std::max(worst, std::abs(out[i] - std::cos(u[i])));
+  EXPECT_LE(worst, 4e-16);
+}
+
+// ψ̂ at many frequencies against the scalar rule (kernel_fourier_at), over the tolerances and
+// upsampling factors of the plans: in and beyond the band |u| <= 1/(2σ) that type 3 and the
+// deconvolution use, and at frequencies 10^3-10^6 times larger, where the arguments reach the
+// vector cosine's limit and pass it. Bound: each cosine errs by at most 4e-16 in the fast rule
+// and half an ulp in the scalar one, and each sum of `nodes` terms of positive weight (Σ weight
+// = ψ̂(0)) rounds by at most nodes·2^-53·ψ̂(0): |difference| <= (2·nodes + 8)·2^-53·ψ̂(0).
+TEST(KernelDesign, ManyFrequenciesMatchTheScalarRule) {
+  for (double sigma : {2.0, 1.25, 2.25})
+    for (double eps : {1e-2, 1e-4, 1e-6, 1e-9, 1e-12}) {
+      const auto kd = core::design_kernel(eps, sigma, 1);
+      const core::KernelQuadrature q = core::kernel_quadrature(kd);
+      const double psi0 = core::kernel_fourier_at(q, 0.0);
+      const double bound = (2.0 * q.nodes + 8) * 0x1.0p-53 * psi0;
+      std::vector<double> u;
+      for (int i = 0; i <= 3000; ++i) u.push_back((-1.0 + 2.0 * i / 3000) * 0.75 / sigma);  // band and beyond
+      for (double far : {1e3, 1e5, 1e6})
+        for (int i = 0; i < 500; ++i) u.push_back(far * std::sin(1.3 * i));
+      std::vector<double> out(u.size());
+      core::kernel_fourier_at_many(q, static_cast<std::int64_t>(u.size()), u.data(), out.data());
+      double worst = 0;
+      for (std::size_t i = 0; i < u.size(); ++i) worst = std::max(worst, std::abs(out[i] - core::kernel_fourier_at(q, u[i])));
+      EXPECT_LE(worst, bound) << "sigma=" << sigma << " eps=" << eps << " w=" << kd.width;
+    }
 }

@@ -1,7 +1,11 @@
 // Planning: fine-grid sizes, overflow checks, deconvolution factors and mode ordering.
 #include <gtest/gtest.h>
 
+#include <complex>
+#include <cstdint>
 #include <limits>
+#include <numbers>
+#include <vector>
 
 #include "core/plan_setup.hpp"
 #include "core/threads.hpp"
@@ -196,4 +200,70 @@ TEST(PlanSetup, Type3ChoosesDirectSumsWhereTheGridCostsMore) {
     EXPECT_EQ(e.code(), ErrorCode::kEpsTooSmall) << e.what();
     EXPECT_NE(std::string(e.what()).find("direct"), std::string::npos) << e.what();
   }
+}
+
+// make_type3_setup's deconvolution factors (postfactor: ψ̂ of blocks of targets at once by
+// kernel_fourier_at_many, their phasors by vector_sincos) against the scalar per-target rule
+// (type3_target and std::polar, as the CUDA backend computes them), over tolerances, both precisions and 1-3 dimensions. Each ψ̂_d differs by at
+// most (2·nodes + 8)·2^-53·ψ̂_d(0) (core kernel_design tests), so each factor relatively by at
+// most the sum over d of that over |ψ̂_d(u_d)|; this is also checked to stay 100 times below eps,
+// so that the faster evaluation cannot move a transform's error.
+template <class T>
+void check_type3_postfactor(int dim, double eps, double half_s) {
+  nufft::PlanInfo info;
+  info.type = 3;
+  info.dim = dim;
+  info.isign = -1;
+  info.upsampfac = 2.0;
+  info.eps = eps;
+  info.ntransf = 1;
+  info.nthreads = 2;
+  const core::KernelDesign kernel = core::design_kernel(eps, info.upsampfac, dim);
+  const std::int64_t m = 500, nk = 3000;
+  std::vector<T> x(3 * m), s(3 * nk);
+  std::uint64_t state = 12345;
+  auto uniform = [&state]() {  // in [0, 1)
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<double>(state >> 11) * 0x1.0p-53;
+  };
+  for (auto& v : x) v = static_cast<T>(std::numbers::pi * (2 * uniform() - 1));
+  for (auto& v : s) v = static_cast<T>(half_s * (2 * uniform() - 1) + 3.0);  // off-centre
+  const T* xp[3] = {x.data(), x.data() + m, x.data() + 2 * m};
+  const T* sp[3] = {s.data(), s.data() + nk, s.data() + 2 * nk};
+  core::Type3Setup t;
+  try {
+    t = core::make_type3_setup<T>(info, kernel, m, xp, nk, sp, 0);
+  } catch (const Error& e) {
+    ASSERT_EQ(e.code(), ErrorCode::kEpsTooSmall) << e.what();  // below float's floor
+    return;
+  }
+  const core::KernelQuadrature q = core::kernel_quadrature(kernel);
+  const double psi0 = core::kernel_fourier_at(q, 0.0);
+  double worst_excess = 0, worst = 0;
+  for (std::int64_t k = 0; k < nk; ++k) {
+    double sk[3] = {0, 0, 0}, si[3], u[3] = {0, 0, 0}, psi = 1;
+    for (int d = 0; d < dim; ++d) sk[d] = static_cast<double>(sp[d][k]);
+    const double phase = core::type3_target(t, q, sk, si, psi);
+    core::type3_target_frequencies(t, sk, si, u);
+    double bound = 0;
+    for (int d = 0; d < dim; ++d)
+      bound += (2.0 * q.nodes + 8) * 0x1.0p-53 * psi0 / std::abs(core::kernel_fourier_at(q, u[d]));
+    const std::complex<double> expected = std::polar(1.0, info.isign * phase) / psi;
+    const double rel = std::abs(t.postfactor[k] - expected) / std::abs(expected);
+    worst = std::max(worst, rel);
+    // + the phasor's (vector_sincos: 4e-16 a part) and the quotient's own rounding
+    worst_excess = std::max(worst_excess, rel / (bound + 1e-15));
+  }
+  EXPECT_LE(worst_excess, 1.0) << "dim=" << dim << " eps=" << eps << " S=" << half_s;
+  EXPECT_LE(worst, eps / 100) << "dim=" << dim << " eps=" << eps << " S=" << half_s;
+}
+
+TEST(PlanSetup, Type3DeconvolutionFactorsMatchTheScalarRule) {
+  for (int dim = 1; dim <= 3; ++dim)
+    for (double eps : {1e-2, 1e-4, 1e-6, 1e-9, 1e-12}) {
+      const double half_s = dim == 1 ? 2000.0 : dim == 2 ? 60.0 : 12.0;
+      check_type3_postfactor<float>(dim, eps, half_s);
+      check_type3_postfactor<double>(dim, eps, half_s);
+    }
+  check_type3_postfactor<double>(1, 1e-9, 1e6);  // a grid of ~4e6 points: its largest frequencies
 }
