@@ -21,7 +21,7 @@ std::vector<std::string> backend_names() {
 std::vector<std::string> method_names() {
   using nufft::Method;
   std::vector<std::string> names;
-  for (auto m : {Method::kAuto, Method::kNuptsDriven, Method::kSubproblem, Method::kOutputDriven})
+  for (auto m : {Method::kAuto, Method::kNuptsDriven, Method::kSubproblem, Method::kOutputDriven, Method::kPrecomputed})
     names.emplace_back(nufft::method_name(m));
   return names;
 }
@@ -120,8 +120,8 @@ void add_transform_options(CLI::App& app, TransformArgs& args) {
       ->check(CLI::IsMember(backend_names()))
       ->capture_default_str();
   app.add_option("--method", args.method,
-                 "Spreading method: auto lets the planner choose; the CPU backend accepts auto "
-                 "and nupts")
+                 "Spreading method: auto lets the planner choose; the CPU backend accepts auto, "
+                 "nupts and precomputed (kernel weights computed once at set_points, CPU only)")
       ->check(CLI::IsMember(method_names()))
       ->capture_default_str();
   app.add_option("--upsampfac", args.upsampfac,
@@ -242,6 +242,7 @@ void add_plan_info(nlohmann::json& j, const nufft::PlanInfo& info) {
   j["eps"] = info.eps;
   j["backend"] = backend_name(info.backend);
   j["method"] = nufft::method_name(info.method);
+  j["precomputed_bytes"] = info.precomputed_bytes;
   j["upsampfac"] = info.upsampfac;
   j["kernel_width"] = info.kernel_width;
   j["kernel_beta"] = info.kernel_beta;
@@ -251,6 +252,37 @@ void add_plan_info(nlohmann::json& j, const nufft::PlanInfo& info) {
   j["bin_size"] = std::vector<int>(info.bin_size.begin(), info.bin_size.begin() + info.dim);
   j["spread_boxes"] = info.spread_boxes;
   j["spread_tensor_cores"] = info.spread_tensor_cores;
+  j["spread_kernel"] = nufft::spread_kernel_name(info.spread_kernel);
+  j["interp_kernel"] = nufft::interp_kernel_name(info.interp_kernel);
+  j["fft"] = nufft::fft_strategy_name(info.fft);
+  j["mode_fft"] = info.mode_fft;
+  j["spread_bulk_rows"] = info.spread_bulk_rows;
+  j["sub_bins"] = std::vector<int>(info.sub_bins.begin(), info.sub_bins.begin() + info.dim);
+  j["subproblem_points"] = info.subproblem_points;
+  j["plan_reason"] = info.plan_reason;
+}
+
+std::string explain_plan(const nufft::PlanInfo& info) {
+  const auto sizes = [&](const std::array<int, 3>& b) {
+    return format_sizes(std::array<std::int64_t, 3>{b[0], b[1], b[2]}, info.dim);
+  };
+  std::ostringstream s;
+  if (info.backend == Backend::kCpu)
+    return "configuration: CPU backend, bins " + sizes(info.bin_size) +
+           "; slab-owned spreading, FFTW\n" + info.plan_reason;
+  s << "configuration: spread " << nufft::spread_kernel_name(info.spread_kernel) << ", interp "
+    << nufft::interp_kernel_name(info.interp_kernel) << ", bins " << sizes(info.bin_size)
+    << ", sub-bins " << sizes(info.sub_bins) << ", at most " << info.subproblem_points
+    << " points per subproblem, FFT " << nufft::fft_strategy_name(info.fft)
+    << (info.mode_fft ? " with type 1's last axis fused" : "") << "\n";
+  if (info.plan_reason.empty()) {
+    s << "why:          no reasons recorded\n";
+  } else {
+    s << "why:\n";
+    std::istringstream lines(info.plan_reason);
+    for (std::string line; std::getline(lines, line);) s << "  " << line << "\n";
+  }
+  return s.str();
 }
 
 std::string describe_plan(const nufft::PlanInfo& info) {

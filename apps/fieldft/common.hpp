@@ -185,6 +185,8 @@ double subset_error(int type, const reference::Points& pts, std::span<const std:
 void add_plan_info(nlohmann::json& j, const nufft::PlanInfo& info);
 // One human-readable line with the same facts.
 std::string describe_plan(const nufft::PlanInfo& info);
+// Every planner decision of a plan and why (`fieldft nufft --explain`), several lines.
+std::string explain_plan(const nufft::PlanInfo& info);
 // "64x64" for the first dim entries of a size triple.
 std::string format_sizes(const std::array<std::int64_t, 3>& sizes, int dim);
 // Prints j on one line to stdout.

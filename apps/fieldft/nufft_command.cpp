@@ -22,6 +22,7 @@ struct NufftArgs {
   int isign = 1;
   int modeord = 0;
   bool check = false;
+  bool explain = false;
   TransformArgs common;
 };
 
@@ -162,6 +163,7 @@ int run_nufft(const NufftArgs& a) {
   if (rel_error)
     std::cout << "accuracy:   relative l2 error " << *rel_error << " vs exact sum on " << checked
               << " random outputs per transform (worst of " << a.ntransf << ")\n";
+  if (a.explain) std::cout << explain_plan(info);
   return kExitOk;
 }
 
@@ -206,6 +208,9 @@ Subcommand add_nufft_command(CLI::App& parent) {
          "Mode order: 0 increasing (-N/2 .. (N-1)/2), 1 FFT order (0 .. N/2-1, -N/2 .. -1)")
       ->check(CLI::IsMember({0, 1}))
       ->capture_default_str();
+  app->add_flag("--explain", a->explain,
+                "Print the planner's whole configuration (spreading and interpolation kernels, bins, "
+                "sub-bins, FFT strategy) and the reason for each decision (JSON: always included)");
   app->add_flag("--check", a->check,
                 "Compare --check-count random outputs of every transform with the exact "
                 "double-precision sum; report the worst relative l2 error");

@@ -3,7 +3,7 @@
 // Problem (BENCHMARKS.md): N³ voxels (default 64), M samples (default 262144) with k uniform over
 // [−N/2, N/2)³, a random ±50 Hz field map and readout times uniform in [0, 41 ms).
 // Measured in one run: the design's kernel as written (baseline_kernel.cu, CUDA builds), fieldft
-// float forward/adjoint for every SFU/polynomial split (FIELDFT_DFT_POLY), 32 images at once,
+// float forward/adjoint for every SFU/polynomial split (DftTuning::poly), 32 images at once,
 // the R2* variant, double precision, and the CPU backend's pairs per second per core.
 // Errors are relative l2 against the double oracle at a random subset of outputs.
 #include <CLI/CLI.hpp>
@@ -171,12 +171,14 @@ struct DeviceVec {
 // pointers (each call, then its stream, to completion).
 template <class T>
 Row gpu_row(const Problem& p, const std::string& name, std::int64_t images, bool r2, int repeat,
-            bool check, const std::vector<std::int64_t>& js, const std::vector<std::int64_t>& vs) {
+            bool check, const std::vector<std::int64_t>& js, const std::vector<std::int64_t>& vs,
+            mri::DftTuning tuning = {}) {
   std::vector<T> kx(p.kx.begin(), p.kx.end()), ky(p.ky.begin(), p.ky.end()), kz(p.kz.begin(), p.kz.end());
   std::vector<T> t(p.t.begin(), p.t.end()), dw(p.dw.begin(), p.dw.end());
   mri::DftOptions o;
   o.backend = Backend::kCuda;
   o.images = images;
+  o.tuning = tuning;
   std::unique_ptr<mri::Dft<T>> op;
   if (r2)
     op = std::make_unique<mri::DftR2<T>>(p.grid, kx, ky, kz, dw, t, o);
@@ -262,26 +264,25 @@ int main(int argc, char** argv) {
       base_fwd = r.forward_ms;
       report(p, row);
     }
-    // FIELDFT_DFT_POLY 0–3: that many of every 8 pairs per thread on the polynomial; 4: the
+    // DftTuning::poly 0–3: that many of every 8 pairs per thread on the polynomial; 4: the
     // warp-specialised forward kernel (a quarter of the warps on the polynomial; the adjoint
     // runs as with 2).
     const int polys[] = {0, 1, 2, 3, 4};
     for (int poly : polys) {
       if (quick && poly != 2 && poly != 4) continue;
-      setenv("FIELDFT_DFT_POLY", std::to_string(poly).c_str(), 1);
       const std::string label = poly == 4 ? "Dft<float> warp-specialised" : "Dft<float> poly " + std::to_string(poly) + "/8";
-      report(p, gpu_row<float>(p, label, 1, false, repeat, true, js, vs), base_fwd);
+      report(p, gpu_row<float>(p, label, 1, false, repeat, true, js, vs, mri::DftTuning{poly, -1}), base_fwd);
     }
-    unsetenv("FIELDFT_DFT_POLY");
     for (std::int64_t c : {4, 8, 32}) {
       if (quick && c != 32) continue;
       report(p, gpu_row<float>(p, "Dft<float> tensor cores", c, false, repeat, true, js, vs), base_fwd);
     }
     if (!quick) {
-      setenv("FIELDFT_DFT_TC_MIN_IMAGES", "0", 1);
-      report(p, gpu_row<float>(p, "Dft<float> CUDA cores, 2 images/pass", 32, false, 1, false, js, vs), base_fwd);
-      report(p, gpu_row<float>(p, "Dft<float> CUDA cores, 2 images/pass", 2, false, repeat, false, js, vs), base_fwd);
-      unsetenv("FIELDFT_DFT_TC_MIN_IMAGES");
+      const mri::DftTuning cuda_cores{-1, 0};
+      report(p, gpu_row<float>(p, "Dft<float> CUDA cores, 2 images/pass", 32, false, 1, false, js, vs, cuda_cores),
+             base_fwd);
+      report(p, gpu_row<float>(p, "Dft<float> CUDA cores, 2 images/pass", 2, false, repeat, false, js, vs, cuda_cores),
+             base_fwd);
     }
     report(p, gpu_row<float>(p, "DftR2<float>", 1, true, repeat, false, js, vs), base_fwd);
     report(p, gpu_row<float>(p, "DftR2<float> tensor cores", 32, true, std::min(repeat, 2), false, js, vs), base_fwd);

@@ -5,7 +5,7 @@
 // describes both.
 //
 // Usage: fieldft_bench_gpu TYPE DIM N M EPS PREC(f|d) [NTRANSF] [METHODS] [REPEAT] [POINTS_FILE|-] [BINS]
-//                          [--check K] [--ref-terms T] [--dump DIR] [--seed S]
+//                          [--check K] [--ref-terms T] [--dump DIR] [--seed S] [--tuning K=V,...]
 //   TYPE 1, 2: N^DIM modes, M points uniform in [-π, π)^DIM, isign +1.
 //   TYPE 3:    M sources uniform in [-π, π)^DIM and N^DIM targets uniform in [-N/2, N/2)^DIM (the
 //              frequencies of an N^DIM type 1), isign +1.
@@ -26,6 +26,9 @@
 //   --dump DIR:    writes the exact inputs, subset and reference values (README.md: "Dump format"),
 //                  so that another program (cuFINUFFT in run_matrix.py) runs on the same data.
 //   --seed S:      seed of all random data (default 1234); the data do not depend on thread count.
+//   --tuning K=V,...: nufft::Options::tuning for every method; K is bulk_rows, tensor_cores or
+//                  mode_fft, V is -1 (the planner's rule), 0 or 1 (docs/tuning.md, "Knobs"), e.g.
+//                  --tuning bulk_rows=0,tensor_cores=1. The library validates V.
 // Prints one JSON object per method on stdout; exit status 1 if any method failed.
 #include <cuda_runtime.h>
 #include <omp.h>
@@ -81,13 +84,14 @@ struct Args {
   double ref_terms = 4e9;
   std::string dump_dir;
   std::uint64_t seed = 1234;
+  fieldft::nufft::Tuning tuning{};
 };
 
 [[noreturn]] void usage_error(const std::string& what) {
   std::fprintf(stderr,
                "fieldft_bench_gpu: %s\n"
                "usage: fieldft_bench_gpu TYPE DIM N M EPS PREC(f|d) [NTRANSF] [METHODS] [REPEAT] [POINTS_FILE|-] [BINS]\n"
-               "                         [--check K] [--ref-terms T] [--dump DIR] [--seed S]\n",
+               "                         [--check K] [--ref-terms T] [--dump DIR] [--seed S] [--tuning K=V,...]\n",
                what.c_str());
   std::exit(2);
 }
@@ -107,6 +111,23 @@ std::int64_t parse_count(const std::string& s, const char* name, std::int64_t lo
   if (v != std::floor(v) || v < static_cast<double>(lo) || v > 9e18)
     usage_error(std::string(name) + " must be an integer >= " + std::to_string(lo) + ", got '" + s + "'");
   return static_cast<std::int64_t>(v);
+}
+
+// "bulk_rows=0,tensor_cores=1" into the knobs it names; the others keep their defaults.
+fieldft::nufft::Tuning parse_tuning(const std::string& list) {
+  fieldft::nufft::Tuning t;
+  std::stringstream in(list);
+  for (std::string item; std::getline(in, item, ',');) {
+    const auto eq = item.find('=');
+    if (eq == std::string::npos) usage_error("--tuning expects K=V items, got '" + item + "'");
+    const std::string key = item.substr(0, eq);
+    const int value = static_cast<int>(parse_count(item.substr(eq + 1), "a --tuning value", -1));
+    if (key == "bulk_rows") t.bulk_rows = value;
+    else if (key == "tensor_cores") t.tensor_cores = value;
+    else if (key == "mode_fft") t.mode_fft = value;
+    else usage_error("--tuning: unknown knob '" + key + "'; expected bulk_rows, tensor_cores or mode_fft");
+  }
+  return t;
 }
 
 Args parse_args(int argc, char** argv) {
@@ -131,7 +152,8 @@ Args parse_args(int argc, char** argv) {
     else if (s == "--ref-terms") a.ref_terms = parse_number(value, "--ref-terms");
     else if (s == "--dump") a.dump_dir = value;
     else if (s == "--seed") a.seed = static_cast<std::uint64_t>(parse_count(value, "--seed", 0));
-    else usage_error("unknown option " + s + "; expected --check, --ref-terms, --dump or --seed");
+    else if (s == "--tuning") a.tuning = parse_tuning(value);
+    else usage_error("unknown option " + s + "; expected --check, --ref-terms, --dump, --seed or --tuning");
   }
   if (pos.size() < 6) usage_error("expected at least 6 positional arguments, got " + std::to_string(pos.size()));
   a.type = static_cast<int>(parse_count(pos[0], "TYPE", 1));
@@ -434,6 +456,7 @@ int run(const Args& a) {
     try {
       fieldft::nufft::Options opt;
       opt.backend = fieldft::Backend::kCuda;
+      opt.tuning = a.tuning;
       // "output+boxes" / "output-boxes": method output with register boxes forced on / off.
       std::string name = method;
       if (const auto at = name.rfind('@'); at != std::string::npos) {
@@ -491,6 +514,10 @@ int run(const Args& a) {
          << info.fine_grid[1] << "," << info.fine_grid[2] << "\", \"kernel_width\": " << info.kernel_width
          << ", \"boxes\": " << (info.spread_boxes ? "true" : "false")
          << ", \"tensor_cores\": " << (info.spread_tensor_cores ? "true" : "false")
+         << ", \"spread_kernel\": \"" << fieldft::nufft::spread_kernel_name(info.spread_kernel)
+         << "\", \"interp_kernel\": \"" << fieldft::nufft::interp_kernel_name(info.interp_kernel)
+         << "\", \"fft\": \"" << fieldft::nufft::fft_strategy_name(info.fft)
+         << "\", \"mode_fft\": " << (info.mode_fft ? "true" : "false")
          << ", \"upsampfac\": " << json_number(info.upsampfac) << ", \"plan_ms\": " << json_number(ms_between(t0, t1), "%.3f")
          << ", \"setpts_ms\": " << json_number(ms_between(t2, t3), "%.3f")
          << ", \"setpts_again_ms\": " << json_number(ms_between(t4, t5), "%.3f") << ", \"exec_ms\": " << json_number(best, "%.4f")

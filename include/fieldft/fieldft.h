@@ -120,7 +120,8 @@ typedef enum fieldft_nufft_method {
   FIELDFT_METHOD_AUTO = 0,
   FIELDFT_METHOD_NUPTS = 1,       /* one thread per sorted point (CUDA) */
   FIELDFT_METHOD_SUBPROBLEM = 2,  /* shared-memory subproblems (CUDA) */
-  FIELDFT_METHOD_OUTPUT = 3       /* output-driven tiles (CUDA) */
+  FIELDFT_METHOD_OUTPUT = 3,      /* output-driven tiles (CUDA) */
+  FIELDFT_METHOD_PRECOMPUTED = 4  /* kernel weights computed at set_points (CPU, types 1 and 2) */
 } fieldft_nufft_method;
 
 typedef struct fieldft_nufft_opts {

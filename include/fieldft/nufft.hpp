@@ -97,17 +97,73 @@ namespace nufft {
 
 // How the non-uniform points meet the fine grid. The CPU backend has one race-free strategy
 // (slab-owned spreading through per-tile subgrids, see src/cpu/spread_interp_impl.hpp) and
-// accepts kAuto or kNuptsDriven; the CUDA backend implements all of them.
+// accepts kAuto, kNuptsDriven or kPrecomputed (the same loops with the kernel weights computed
+// once at set_points, see kPrecomputed); the CUDA backend implements the first four and refuses
+// kPrecomputed (kNotImplemented).
 enum class Method : int {
   kAuto = 0,
   kNuptsDriven = 1,   // one thread per (sorted) point
   kSubproblem = 2,    // shared-memory subproblems, capped in size
   kOutputDriven = 3,  // a block owns an output tile, points are streamed through shared memory
+  // CPU, types 1 and 2: set_points evaluates each point's kernel weights once (per dimension the
+  // w values ψ(cell − u), stored in T in sorted point order: PlanInfo::precomputed_bytes), and
+  // every execute spreads and interpolates with them instead of evaluating the kernel (the same
+  // values, from the same table in T: results agree with kNuptsDriven to rounding). Costs memory (dim·⌈w/L⌉·L values of T per point, L = 32
+  // bytes / sizeof(T)), refused with kTooLarge above Options::precompute_max_bytes. Type 3:
+  // kInvalidArgument. kAuto takes it where Options::reuse says it pays (docs/tuning.md).
+  kPrecomputed = 4,
 };
-const char* method_name(Method m) noexcept;            // "auto", "nupts", "subproblem", "output"
+const char* method_name(Method m) noexcept;  // "auto", "nupts", "subproblem", "output", "precomputed"
 Method parse_method(const std::string& name);          // throws kInvalidArgument
 
 enum class FftPlanning : int { kEstimate = 0, kMeasure = 1 };
+
+// The CUDA backend's spreading kernel (PlanInfo::spread_kernel, chosen by the planner at
+// set_points; docs/tuning.md). kNone: the CPU backend, or no points yet.
+enum class SpreadKernel : int {
+  kNone = 0,
+  kNupts,            // one thread per sorted point, global atomics (Method::kNuptsDriven)
+  kSubproblem,       // shared-memory subproblems (Method::kSubproblem)
+  kTile,             // warp-owned tiles (Method::kOutputDriven), strides at run time
+  kTileFixed,        // warp tiles of the default 3D bins, strides compiled in
+  kTileFixedBulk,    // the same, tiles flushed by bulk row reductions (sm_90)
+  kTileBoxes,        // warp tiles, points accumulated in 2x2x2 register boxes (3D, W <= 7)
+  kTileBoxesFixed,   // the same at the default 3D bins
+  kTensorCore,       // tiles built by tensor-core products (float 3D type 1, W <= 8, sm_80)
+  kTensorCoreBulk,   // the same, flushed by bulk rows
+};
+// The CUDA backend's interpolation kernel (PlanInfo::interp_kernel).
+enum class InterpKernel : int {
+  kNone = 0,
+  kNupts,  // one thread per sorted point gathering through L1
+  kTile,   // 3D: from a shared-memory copy of each subproblem's tile
+};
+// The FFT of the fine grid on the CUDA backend (PlanInfo::fft).
+enum class FftStrategy : int {
+  kNone = 0,  // the CPU backend (FFTW), type 3's outer stage, or spread/interpolate only
+  kWhole,     // one batched cuFFT plan over the whole grid
+  kPruned,    // cuFFT pruned along the slowest axis (the slabs that hold modes)
+};
+const char* spread_kernel_name(SpreadKernel k) noexcept;  // "nupts", "tile-fixed-bulk", ...
+const char* interp_kernel_name(InterpKernel k) noexcept;  // "none", "nupts", "tile"
+const char* fft_strategy_name(FftStrategy f) noexcept;    // "none", "whole", "pruned"
+
+// Tuning knobs of the CUDA backend, for benchmarks and diagnosis: each is -1 (automatic: the
+// planner's rule, docs/tuning.md), 0 (never) or 1 (wherever the kernel applies); any other
+// value is kInvalidArgument. The CPU backend ignores them.
+struct Tuning {
+  // 3D warp tiles added to the grid by bulk row reductions (cp.reduce.async.bulk, sm_90 and
+  // later) rather than the threads' vector atomics. Automatic: below 0.3 points per fine cell.
+  // 1: wherever the tile allows (the grid's rows hold whole 16-byte units).
+  int bulk_rows = -1;
+  // Float 3D type 1 warp tiles built by tensor-core products on 8x8x4 bins (kernel width <= 8,
+  // sm_80 and later, automatic bins only). Automatic: below 0.3 points per fine cell.
+  int tensor_cores = -1;
+  // Type 1: the last FFT axis fused with the copy to the modes (2D and 3D grids whose last axis
+  // is at most 512 cells with no prime factor above 5). Automatic and 1: wherever it fits; 0:
+  // cuFFT over every axis and the plain mode copy.
+  int mode_fft = -1;
+};
 
 // One options struct for both backends; fields of the other backend are ignored.
 struct Options {
@@ -149,6 +205,18 @@ struct Options {
   // Types 1 and 2: spread or interpolate only, on a grid of N_d cells (see the top of this
   // file); type 3 refuses it.
   bool spread_interp_only = false;
+  // Expected number of execute / execute_adjoint calls per set_points (0 = unknown). The CPU
+  // backend, with method kAuto, takes kPrecomputed for types 1 and 2 when reuse >= 8 (the
+  // measured break-even with margin, docs/tuning.md "Precomputed kernel weights") and the
+  // weights fit precompute_max_bytes; otherwise kNuptsDriven. Negative: kInvalidArgument.
+  std::int64_t reuse = 0;
+  // CPU, kPrecomputed: the most bytes the precomputed weights may take; 0 = automatic: a quarter
+  // of the machine's physical memory. Above it an explicit kPrecomputed is refused at
+  // set_points (kTooLarge, naming both sizes) and kAuto keeps kNuptsDriven. Negative:
+  // kInvalidArgument.
+  double precompute_max_bytes = 0;
+  // The CUDA backend's knobs (above); the defaults are the planner's automatic choices.
+  Tuning tuning{};
 };
 
 // Smallest accepted eps for precision T.
@@ -199,6 +267,21 @@ struct PlanInfo {
   // CPU backend: the OpenMP threads the plan uses at most (Options::nthreads resolved and
   // capped, see cpu_threads_for; small stages use fewer, see Options::nthreads); 0 on CUDA
   int nthreads = 0;
+  // CPU, method kPrecomputed (as chosen by set_points): the bytes of the precomputed kernel
+  // weights of the current points (0 otherwise)
+  std::int64_t precomputed_bytes = 0;
+  // CUDA: the planner's configuration (src/core/nufft_planner.hpp; kNone / false on the CPU).
+  // The spreading and interpolation kernels, sort sub-bins and subproblem size are set by
+  // set_points (they depend on the points), the FFT strategy at construction.
+  SpreadKernel spread_kernel = SpreadKernel::kNone;
+  InterpKernel interp_kernel = InterpKernel::kNone;
+  FftStrategy fft = FftStrategy::kNone;
+  bool mode_fft = false;          // type 1 (as applied): the last FFT axis fused with the mode copy
+  bool spread_bulk_rows = false;  // bulk tile rows allowed (spread_kernel says whether taken)
+  std::array<int, 3> sub_bins{1, 1, 1};  // sort sub-bins
+  std::int64_t subproblem_points = 0;    // points per subproblem at most
+  // Every decision of the planner and why, one a line (`fieldft nufft --explain` prints it).
+  std::string plan_reason;
   std::int64_t num_modes() const { return modes[0] * modes[1] * modes[2]; }
 };
 

@@ -25,7 +25,7 @@ from ._engine import (COMPLEX_DTYPES, Engine, c_int, c_int_capped, check_isign, 
                       expected_shape_text, lead_shape)
 
 OPTION_NAMES = ("modeord", "upsampfac", "max_batch", "bin_size", "nthreads", "fft_planning", "method", "device",
-                "stream", "spread_boxes", "type3_direct", "spread_interp_only")
+                "stream", "spread_boxes", "type3_direct", "spread_interp_only", "reuse", "precompute_max_bytes")
 
 
 def complex_dtype(dtype) -> np.dtype:
@@ -71,6 +71,10 @@ def make_options(backend: str, opts: dict) -> "_core.Options":
         o.upsampfac = float(opts["upsampfac"])
     if "spread_interp_only" in opts:
         o.spread_interp_only = bool(opts["spread_interp_only"])
+    if "reuse" in opts:
+        o.reuse = int(opts["reuse"])
+    if "precompute_max_bytes" in opts:
+        o.precompute_max_bytes = float(opts["precompute_max_bytes"])
     if "method" in opts:
         o.method = str(opts["method"])
     if "fft_planning" in opts:
@@ -110,8 +114,11 @@ class Plan:
 
     opts: modeord (0 increasing, 1 FFT order), upsampfac (0 automatic, else 1.25 to 2.25),
     max_batch, bin_size (array order), nthreads (CPU; capped, see the nthreads property),
-    fft_planning ("estimate"/"measure", CPU), method ("auto", "nupts", "subproblem", "output";
-    CUDA), spread_boxes (CUDA, 3D output-driven at kernel width <= 7: -1 automatic, 0 off,
+    fft_planning ("estimate"/"measure", CPU), method ("auto", "nupts", "subproblem", "output":
+    CUDA; "auto", "nupts", "precomputed": CPU), reuse (expected executes per set_points, 0
+    unknown: the CPU precomputes the kernel weights from 8 under "auto"), precompute_max_bytes
+    (CPU "precomputed": limit of the weights' memory, 0 a quarter of physical memory),
+    spread_boxes (CUDA, 3D output-driven at kernel width <= 7: -1 automatic, 0 off,
     1 on), type3_direct (type 3: -1
     automatic: direct sums where they cost less than the grid, 0 the grid, 1 the direct sums),
     spread_interp_only (types 1 and 2: only spread onto / interpolate from a grid of n_modes

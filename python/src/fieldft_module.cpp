@@ -300,6 +300,7 @@ void bind_plan(nb::module_& m, const char* name) {
       .def_prop_ro("type3_direct", [](const P& p) { return p.info().type3_direct; })
       .def_prop_ro("spread_interp_only", [](const P& p) { return p.info().spread_interp_only; })
       .def_prop_ro("nthreads", [](const P& p) { return p.info().nthreads; })
+      .def_prop_ro("precomputed_bytes", [](const P& p) { return p.info().precomputed_bytes; })
       .def_prop_ro("backend", [](const P& p) { return std::string(backend_name(p.info().backend)); })
       .def_prop_ro("method", [](const P& p) { return std::string(nufft::method_name(p.info().method)); })
       .def_prop_ro("modeord", [](const P& p) { return p.info().modeord; })
@@ -334,6 +335,8 @@ void bind_options(nb::module_& m) {
       .def_rw("spread_boxes", &Options::spread_boxes)
       .def_rw("type3_direct", &Options::type3_direct)
       .def_rw("spread_interp_only", &Options::spread_interp_only)
+      .def_rw("reuse", &Options::reuse)
+      .def_rw("precompute_max_bytes", &Options::precompute_max_bytes)
       .def_rw("nthreads", &Options::nthreads)
       .def_rw("device", &Options::device)
       .def_prop_rw(

@@ -23,8 +23,8 @@ nufft::Options options_of(const fieldft_nufft_opts& o) {
   nufft::Options n;
   n.modeord = o.modeord;
   n.upsampfac = o.upsampfac;
-  require(o.method >= FIELDFT_METHOD_AUTO && o.method <= FIELDFT_METHOD_OUTPUT, ErrorCode::kInvalidArgument,
-          "opts.method is " + std::to_string(o.method) + ", expected 0 (auto) to 3 (output-driven)");
+  require(o.method >= FIELDFT_METHOD_AUTO && o.method <= FIELDFT_METHOD_PRECOMPUTED, ErrorCode::kInvalidArgument,
+          "opts.method is " + std::to_string(o.method) + ", expected 0 (auto) to 4 (precomputed)");
   n.method = static_cast<nufft::Method>(o.method);
   n.max_batch = o.max_batch;
   n.bin_size = {o.bin_size[0], o.bin_size[1], o.bin_size[2]};

@@ -20,8 +20,15 @@ inline constexpr std::int64_t kDftGroupAlign = 256;
 
 // Everything in double: each backend rounds what it needs to its precision. Tiles follow
 // fieldft::detail::dft::tile_shape; tile b = bx + ntiles_x·(by + ntiles_y·bz).
+// The CUDA engine's defaults (mri::DftTuning; docs/tuning.md): the warp-specialised forward
+// kernel, and tensor cores from 3 images.
+inline constexpr int kDftDefaultPoly = 4;
+inline constexpr int kDftDefaultTcMinImages = 3;
+
 struct DftSetup {
   int dim = 0;
+  int poly = kDftDefaultPoly;                   // mri::DftTuning::poly, resolved
+  int tc_min_images = kDftDefaultTcMinImages;   // mri::DftTuning::tc_min_images, resolved
   std::array<std::int64_t, 3> n{1, 1, 1};       // grid
   fieldft::detail::dft::TileShape tile{1, 1, 1};
   std::array<std::int64_t, 3> ntiles{1, 1, 1};  // tiles per axis

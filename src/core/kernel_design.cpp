@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iomanip>
 #include <numbers>
+#include <sstream>
+#include <string>
 
 #include "core/vector_trig.hpp"
 #include "fieldft/detail/kernel.hpp"
@@ -119,14 +122,24 @@ double kernel_error_model(int width, double sigma) {
   return std::exp(-std::numbers::pi * width * std::sqrt(1.0 - 1.0 / sigma));
 }
 
-double auto_upsampfac(double eps, double density, double min_density, double max_narrow_density) {
+double auto_upsampfac(double eps, double density, double min_density, double max_narrow_density,
+                      std::string* why) {
   const int w2 = kernel_width_for(eps, 2.0);
+  std::ostringstream rule;  // why's line
+  rule << std::setprecision(3);
+  auto say = [&](double sigma) {
+    if (why != nullptr) *why = rule.str();
+    return sigma;
+  };
   // The narrow factor keeps the σ = 2 width only where the model leaves room: measured errors at
   // σ = 1.6 reached 5.5 times the model (3D type 1, eps 1e-5: 7.8e-6 against 1.4e-6); at eps
   // 1e-6 (w = 8, model 2.1e-7) the sweep measured 1.08·eps before the margin of 5 below 2.
   const bool narrow = max_narrow_density > 0 && kernel_width_for(eps, kNarrowUpsampfac) == w2 &&
                       kernel_error_model(w2, kNarrowUpsampfac) <= eps / 6;
-  if (narrow && density < max_narrow_density) return kNarrowUpsampfac;
+  if (narrow && density < max_narrow_density) {
+    rule << "below " << max_narrow_density << " points per cell: 1.6 keeps width " << w2;
+    return say(kNarrowUpsampfac);
+  }
   // Where the narrow factor was on offer, denser points go straight to the wide one.
   const double wide_from = narrow ? std::min(min_density, max_narrow_density) : min_density;
   // The wide width comes from the error model, which the measured error exceeded by up to 8.5x
@@ -134,8 +147,21 @@ double auto_upsampfac(double eps, double density, double min_density, double max
   // w = 5, model 8.3e-6, above eps; docs/benchmarks.md, issue 29). Decade values of eps leave the
   // model 11-16x below eps; where the rounding up of w leaves less than 10x, σ = 2 is kept.
   const int ww = kernel_width_for(eps, kWideUpsampfac);
-  if (density >= wide_from && ww < w2 && kernel_error_model(ww, kWideUpsampfac) <= eps / 10) return kWideUpsampfac;
-  return 2.0;
+  if (density < wide_from) {
+    rule << "below " << wide_from << " points per cell for 2.25";
+    return say(2.0);
+  }
+  const double model = kernel_error_model(ww, kWideUpsampfac);
+  rule << "2.25: width " << ww << " (" << w2 << " at 2), error model " << model << " = eps/" << eps / model;
+  if (ww >= w2) {
+    rule << ", not narrower";
+    return say(2.0);
+  }
+  if (model > eps / 10) {
+    rule << ", not 10x below eps";
+    return say(2.0);
+  }
+  return say(kWideUpsampfac);
 }
 
 KernelDesign design_kernel(double eps, double sigma, int dim) {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "fieldft/detail/hd.hpp"
@@ -48,12 +49,16 @@ int kernel_width_for(double eps, double sigma);
 // not 1e-6): the same work per point on a grid of (1.6/2)^3 = 0.51 times the cells in 3D
 // before rounding up to FFT sizes (216^3 instead of 256^3 for 128^3 modes), whose tiles hold
 // more points each; where the narrow factor is on offer, kWideUpsampfac from max_narrow_density
-// points per cell already (when narrower than at σ = 2); else 2. 1.6 is the smallest factor
-// measured below eps with the σ = 2 width (at 1.5, w = 7 measured 1.6·eps on 3D type 1 at eps
-// 1e-5; docs/benchmarks.md, tenth round).
+// points per cell already (when narrower than at σ = 2); else 2. kWideUpsampfac only where the
+// error model of its width is at least 10x below eps (decade values of eps; 2.5e-5 measured
+// above eps at w = 5). 1.6 is the smallest factor measured below eps with the σ = 2 width (at
+// 1.5, w = 7 measured 1.6·eps on 3D type 1 at eps 1e-5; docs/benchmarks.md, tenth round).
+// Where why is given, it receives the rule that decided, one line without a newline (the CUDA
+// planner's reason).
 inline constexpr double kWideUpsampfac = 2.25;
 inline constexpr double kNarrowUpsampfac = 1.6;
-double auto_upsampfac(double eps, double density, double min_density, double max_narrow_density = 0.0);
+double auto_upsampfac(double eps, double density, double min_density, double max_narrow_density = 0.0,
+                      std::string* why = nullptr);
 
 // exp(−π·w·√(1 − 1/σ)): the error model of Barnett et al. 2019, §4, for width w at factor σ.
 double kernel_error_model(int width, double sigma);

@@ -48,15 +48,51 @@ const char* method_name(Method m) noexcept {
     case Method::kNuptsDriven: return "nupts";
     case Method::kSubproblem: return "subproblem";
     case Method::kOutputDriven: return "output";
+    case Method::kPrecomputed: return "precomputed";
+  }
+  return "unknown";
+}
+
+const char* spread_kernel_name(SpreadKernel k) noexcept {
+  switch (k) {
+    case SpreadKernel::kNone: return "none";
+    case SpreadKernel::kNupts: return "nupts";
+    case SpreadKernel::kSubproblem: return "subproblem";
+    case SpreadKernel::kTile: return "tile";
+    case SpreadKernel::kTileFixed: return "tile-fixed";
+    case SpreadKernel::kTileFixedBulk: return "tile-fixed-bulk";
+    case SpreadKernel::kTileBoxes: return "tile-boxes";
+    case SpreadKernel::kTileBoxesFixed: return "tile-boxes-fixed";
+    case SpreadKernel::kTensorCore: return "tensor-core";
+    case SpreadKernel::kTensorCoreBulk: return "tensor-core-bulk";
+  }
+  return "unknown";
+}
+
+const char* interp_kernel_name(InterpKernel k) noexcept {
+  switch (k) {
+    case InterpKernel::kNone: return "none";
+    case InterpKernel::kNupts: return "nupts";
+    case InterpKernel::kTile: return "tile";
+  }
+  return "unknown";
+}
+
+const char* fft_strategy_name(FftStrategy f) noexcept {
+  switch (f) {
+    case FftStrategy::kNone: return "none";
+    case FftStrategy::kWhole: return "whole";
+    case FftStrategy::kPruned: return "pruned";
   }
   return "unknown";
 }
 
 Method parse_method(const std::string& name) {
-  for (Method m : {Method::kAuto, Method::kNuptsDriven, Method::kSubproblem, Method::kOutputDriven})
+  for (Method m : {Method::kAuto, Method::kNuptsDriven, Method::kSubproblem, Method::kOutputDriven,
+                   Method::kPrecomputed})
     if (name == method_name(m)) return m;
   throw Error(ErrorCode::kInvalidArgument,
-              "unknown method '" + name + "'; expected auto, nupts, subproblem or output");
+              "unknown method '" + name + "'; expected auto, nupts, subproblem, output or precomputed");
 }
 
 }  // namespace nufft

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <limits>
 #include <sstream>
+#include <utility>
 
 namespace fieldft::core {
 
@@ -29,8 +30,13 @@ std::int64_t checked_mul(std::int64_t a, std::int64_t b, const char* what) {
   return r;
 }
 
-void check_host_memory(double bytes, const std::string& what) {
+double host_memory_bytes() {
   const double phys = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE));
+  return phys > 0 ? phys : 0.0;
+}
+
+void check_host_memory(double bytes, const std::string& what) {
+  const double phys = host_memory_bytes();
   if (phys > 0 && bytes > phys) {
     std::ostringstream os;
     os << what << " needs " << bytes / (1 << 30) << " GiB but this machine has "
@@ -103,7 +109,8 @@ PlanSetup spread_interp_setup(PlanSetup s, std::span<const std::int64_t> modes) 
 
 }  // namespace
 
-std::optional<PlanSetup> setup_at_upsampfac(const PlanSetup& s, double sigma, double min_eps, double unit_roundoff) {
+std::optional<PlanSetup> setup_at_upsampfac(const PlanSetup& s, double sigma, double min_eps, double unit_roundoff,
+                                            std::string* error) {
   const nufft::PlanInfo& info = s.info;
   nufft::Options opt = s.options;
   opt.upsampfac = sigma;
@@ -111,7 +118,8 @@ std::optional<PlanSetup> setup_at_upsampfac(const PlanSetup& s, double sigma, do
   try {
     out = make_plan_setup(info.type, std::span<const std::int64_t>(info.modes.data(), static_cast<std::size_t>(info.dim)),
                           info.isign, info.ntransf, info.eps, opt, min_eps, unit_roundoff);
-  } catch (const Error&) {
+  } catch (const Error& e) {
+    if (error != nullptr) *error = e.what();
     return std::nullopt;
   }
   out->options.upsampfac = 0.0;
@@ -168,9 +176,26 @@ PlanSetup make_plan_setup(int type, std::span<const std::int64_t> modes, int isi
           "spread_boxes must be -1 (automatic), 0 or 1, got " + std::to_string(options.spread_boxes));
   for (int b : options.bin_size)
     require(b >= 0, ErrorCode::kInvalidArgument, "bin sizes must be >= 0 (0 = automatic)");
+  for (const auto& [value, name] : {std::pair{options.tuning.bulk_rows, "tuning.bulk_rows"},
+                                     std::pair{options.tuning.tensor_cores, "tuning.tensor_cores"},
+                                     std::pair{options.tuning.mode_fft, "tuning.mode_fft"}})
+    require(value >= -1 && value <= 1, ErrorCode::kInvalidArgument,
+            std::string(name) + " must be -1 (automatic), 0 (never) or 1 (always), got " + std::to_string(value));
   require(options.type3_direct >= -1 && options.type3_direct <= 1, ErrorCode::kInvalidArgument,
           "type3_direct must be -1 (automatic), 0 (grid) or 1 (direct sums), got " +
               std::to_string(options.type3_direct));
+  require(options.reuse >= 0, ErrorCode::kInvalidArgument,
+          "reuse (expected executes per set_points) must be >= 0 (0 = unknown), got " + std::to_string(options.reuse));
+  require(std::isfinite(options.precompute_max_bytes) && options.precompute_max_bytes >= 0, ErrorCode::kInvalidArgument,
+          "precompute_max_bytes must be a finite number >= 0 (0 = automatic)");
+  if (options.method == nufft::Method::kPrecomputed) {
+    require(type != 3, ErrorCode::kInvalidArgument,
+            "method precomputed is for type 1 and 2 plans; type 3 spreads onto a grid chosen from its points and "
+            "does not precompute its kernel weights (use method auto or nupts)");
+    require(options.backend != Backend::kCuda, ErrorCode::kNotImplemented,
+            "method precomputed (kernel weights computed at set_points) is implemented on the CPU backend only; "
+            "on CUDA use method auto, nupts, subproblem or output");
+  }
   // Validated for every backend; only the CPU backend uses threads (the backend is resolved by
   // the caller, nufft::Plan, before the setup is made).
   const int nthreads = resolve_cpu_threads(options.nthreads, "nthreads");

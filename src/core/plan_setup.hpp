@@ -40,8 +40,10 @@ PlanSetup make_plan_setup(int type, std::span<const std::int64_t> modes, int isi
 // The plan `s` set up again at upsampling factor sigma, its other arguments and options as they
 // were: the backends' automatic factor (core::auto_upsampfac) at the first set_points. The
 // result's options keep upsampfac 0 (automatic, as asked). nullopt where that setup cannot be
-// made (e.g. eps below the rounding floor at sigma); the caller then keeps `s`.
-std::optional<PlanSetup> setup_at_upsampfac(const PlanSetup& s, double sigma, double min_eps, double unit_roundoff);
+// made (e.g. eps below the rounding floor at sigma), with the reason in *error where given; the
+// caller then keeps `s`.
+std::optional<PlanSetup> setup_at_upsampfac(const PlanSetup& s, double sigma, double min_eps, double unit_roundoff,
+                                            std::string* error = nullptr);
 
 // rms over k in [-n/2, (n-1)/2] of ψ̂(0)/ψ̂(k), from phihat[k] = ψ̂(k), k = 0..n/2 (the kernel's
 // transform on the fine grid): the factor by which deconvolving n modes amplifies rounding noise.
@@ -56,6 +58,9 @@ std::int64_t next_smooth(std::int64_t n);
 
 // a * b, or kTooLarge naming `what` when the product overflows int64.
 std::int64_t checked_mul(std::int64_t a, std::int64_t b, const char* what);
+
+// The machine's physical memory in bytes (sysconf), 0 where unknown.
+double host_memory_bytes();
 
 // Throws kTooLarge when `bytes` of host memory for `what` exceed the machine's physical memory.
 void check_host_memory(double bytes, const std::string& what);

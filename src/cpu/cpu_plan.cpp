@@ -14,6 +14,7 @@
 #include <limits>
 #include <map>
 
+#include "core/nufft_planner.hpp"
 #include "core/threads.hpp"
 #include "core/type3.hpp"
 #include "cpu/fftw.hpp"
@@ -52,9 +53,11 @@ class CpuPlan final : public PlanImpl<T> {
   explicit CpuPlan(core::PlanSetup setup) : PlanImpl<T>(std::move(setup)) {
     const auto& info = this->setup_.info;
     const auto& opt = this->setup_.options;
-    require(opt.method == nufft::Method::kAuto || opt.method == nufft::Method::kNuptsDriven,
+    require(opt.method == nufft::Method::kAuto || opt.method == nufft::Method::kNuptsDriven ||
+                opt.method == nufft::Method::kPrecomputed,
             ErrorCode::kInvalidArgument,
-            std::string("the CPU backend spreads with one method (nupts: slab-owned, bin-sorted); method '") +
+            std::string("the CPU backend spreads with one method (nupts: slab-owned, bin-sorted; precomputed: the "
+                        "same with the kernel weights computed at set_points); method '") +
                 nufft::method_name(opt.method) + "' is for the CUDA backend");
     // Spread/interpolate-only plans keep the kernel of upsampfac 2 (nufft.hpp): no choice from the points.
     choose_upsampfac_ = opt.upsampfac == 0.0 && info.type != 3 && !info.spread_interp_only;
@@ -67,9 +70,23 @@ class CpuPlan final : public PlanImpl<T> {
       choose_upsampfac_ = false;
       choose_upsampfac(m);
     }
+    // Method kPrecomputed (core::plan_cpu_precompute): decided, refused and allocated before the
+    // plan's points change.
+    auto& info = this->setup_.info;
+    const std::int64_t nweights = precomputed_weight_values<T>(grid_, m);
+    const core::PrecomputeChoice pc = core::plan_cpu_precompute(
+        this->setup_.options, static_cast<double>(nweights) * sizeof(T), core::host_memory_bytes());
+    if (pc.precompute) weights_.resize(static_cast<std::size_t>(nweights));
+    else weights_ = BigVector<T>();
+    this->has_points_ = false;
     const T* coords[3] = {x, y, z};
-    sort_points<T>(grid_, this->setup_.info.bin_size, m, coords, sort_threads(m), pts_);
-    this->setup_.info.num_points = m;
+    sort_points<T>(grid_, info.bin_size, m, coords, sort_threads(m), pts_);
+    if (pc.precompute && m > 0)
+      dispatch_dim([&]<int D>() { precompute_weights<T, D>(grid_, pts_, horner_yz_.data(), sort_threads(m), weights_.data()); });
+    info.method = pc.precompute ? nufft::Method::kPrecomputed : nufft::Method::kNuptsDriven;
+    info.precomputed_bytes = pc.precompute ? nweights * static_cast<std::int64_t>(sizeof(T)) : 0;
+    info.plan_reason = pc.reason;
+    info.num_points = m;
     this->has_points_ = true;
   }
 
@@ -363,7 +380,8 @@ class CpuPlan final : public PlanImpl<T> {
       core::check_host_memory(static_cast<double>(cells) * sizeof(Complex), "the spreader's slab halos");
       halo_.resize(static_cast<std::size_t>(cells));
     }
-    return {&grid_, &pts_, horner_x_.data(), horner_yz_.data(), 0, pts_.m, nthreads_, halo_.data()};
+    return {&grid_, &pts_, horner_x_.data(), horner_yz_.data(), 0, pts_.m, nthreads_, halo_.data(),
+            weights_.empty() ? nullptr : weights_.data()};
   }
 
   // Sorts points given with coordinates of type C (the inner plan of type 3 takes double).
@@ -451,6 +469,7 @@ class CpuPlan final : public PlanImpl<T> {
   std::vector<T> horner_x_, horner_yz_;
   std::vector<Complex> sorted_;  // strengths or results of one batch in sorted point order
   std::vector<Complex> halo_;    // spread's workspace (SpreadArgs::halo)
+  BigVector<T> weights_;         // Method::kPrecomputed: the points' kernel weights (SpreadArgs::weights)
   // Type 3: the inner type 2 plan on the grid, the factors of core/type3.hpp in T (prephase in
   // sorted point order), and the scaled targets of one batch (adjoint).
   std::unique_ptr<CpuPlan> inner_;

@@ -32,6 +32,18 @@ struct PointKernel {
 
 template <class T, int W, int D>
 inline void load_point(const SpreadArgs<T>& a, std::int64_t p, PointKernel<T, W, D>& pk) {
+  constexpr int kX = PointKernel<T, W, D>::kX, kYZ = PointKernel<T, W, D>::kYZ;
+  if (a.weights != nullptr) {  // Method::kPrecomputed (precompute_weights)
+    const T* wp = a.weights + p * D * kYZ;
+    pk.i0[0] = a.pts->i0[0][p];
+    FIELDFT_SIMD
+    for (int i = 0; i < kX; ++i) pk.x[i] = wp[i >> 1];  // kX <= 2 kYZ
+    for (int d = 1; d < D; ++d) {
+      pk.i0[d] = a.pts->i0[d][p];
+      std::memcpy(pk.yz[d - 1], wp + d * kYZ, sizeof(T) * kYZ);
+    }
+    return;
+  }
   const int deg = a.grid->degree;
   pk.i0[0] = a.pts->i0[0][p];
   detail::eval_kernel_horner<PointKernel<T, W, D>::kX>(a.horner_x, deg, a.pts->t[0][p], pk.x);
@@ -516,7 +528,22 @@ void interp_sub_w(const SpreadArgs<T>& a, const std::complex<T>* grid, std::comp
   }
 }
 
+template <class T, int W, int D>
+void precompute_weights_w(const Grid& g, const SortedPoints<T>& p, const T* horner_yz, int nthreads, T* weights) {
+  constexpr int kYZ = yz_lanes<T>(W);
+  const int deg = g.degree;
+#pragma omp parallel for num_threads(nthreads) schedule(static, 4096)
+  for (std::int64_t j = 0; j < p.m; ++j)
+    for (int d = 0; d < D; ++d)
+      detail::eval_kernel_horner<kYZ>(horner_yz, deg, p.t[d][j], weights + (j * D + d) * kYZ);
+}
+
 }  // namespace impl
+
+template <class T, int D>
+void precompute_weights(const Grid& g, const SortedPoints<T>& p, const T* horner_yz, int nthreads, T* weights) {
+  core::dispatch_width(g.width, [&]<int W>() { impl::precompute_weights_w<T, W, D>(g, p, horner_yz, nthreads, weights); });
+}
 
 template <class T, int D>
 void spread(const SpreadArgs<T>& a, const std::complex<T>* c, std::complex<T>* grid) {

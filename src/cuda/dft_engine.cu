@@ -63,22 +63,6 @@ class StreamScratch {
   cudaStream_t stream_ = nullptr;
 };
 
-// Tuning knobs read once per operator, for benchmarks and diagnosis (docs/benchmarks.md):
-// FIELDFT_DFT_POLY (0–3) voxels per run of 8 on the FMA-pipe polynomial in the float CUDA-core
-// kernels, 4 for the warp-specialised forward kernel (kPolyWarps in src/cuda/dft_direct.cuh);
-// FIELDFT_DFT_TC_MIN_IMAGES: smallest image count that uses the tensor cores (0: never).
-int env_int(const char* name, int fallback) {
-  const char* v = std::getenv(name);
-  if (v == nullptr || *v == '\0') return fallback;
-  return std::atoi(v);
-}
-
-// Default: the warp-specialised forward kernel; the adjoint then runs with 2 of 8 pairs per
-// thread on the polynomial (docs/benchmarks.md has the measured alternatives).
-constexpr int kDefaultPoly = 4;
-constexpr int kDefaultTcMinImages = 3;
-
-int tc_min_images() { return env_int("FIELDFT_DFT_TC_MIN_IMAGES", kDefaultTcMinImages); }
 constexpr std::int64_t kSamplePad = 4096;  // multiple of every kernel's samples per block
 constexpr std::size_t kMaxPartialBytes = std::size_t(1) << 30;
 
@@ -98,8 +82,10 @@ class CudaDft final : public DftEngine<T> {
     bits_.bind(device_, stream_);
     scale_.bind(device_, stream_);
     inv_scale_.bind(device_, stream_);
-    poly_ = env_int("FIELDFT_DFT_POLY", kDefaultPoly);
-    tc_min_images_ = tc_min_images();
+    // The knobs (mri::DftTuning), resolved in the setup: pairs on the polynomial, and the
+    // smallest image count for the tensor cores.
+    poly_ = s.poly;
+    tc_min_images_ = s.tc_min_images;
 
     const std::int64_t m = s.num_samples;
     const std::int64_t mpad = std::max<std::int64_t>(1, (m + kSamplePad - 1) / kSamplePad) * kSamplePad;
@@ -443,8 +429,8 @@ class CudaDft final : public DftEngine<T> {
   int device_ = 0;
   int sms_ = 1;
   cudaStream_t stream_ = nullptr;  // the operator's context's (borrowed)
-  int poly_ = kDefaultPoly;
-  int tc_min_images_ = kDefaultTcMinImages;
+  int poly_ = core::kDftDefaultPoly;
+  int tc_min_images_ = core::kDftDefaultTcMinImages;
   DeviceBuffer<cd::Sample4<T>> st_;
   DeviceBuffer<cd::SampleD> sd_;
   DeviceBuffer<double> fref_;
@@ -463,18 +449,17 @@ class CudaDft final : public DftEngine<T> {
 }  // namespace
 
 template <class T>
-bool dft_groups_supported(std::int64_t images) {
+bool dft_groups_supported(std::int64_t images, int tc_min_images) {
   if constexpr (std::is_same_v<T, float>) {
-    const int min_images = tc_min_images();
-    return min_images > 0 && images >= min_images;
+    return tc_min_images > 0 && images >= tc_min_images;
   } else {
-    (void)images;
+    (void)images, (void)tc_min_images;
     return false;
   }
 }
 
-template bool dft_groups_supported<float>(std::int64_t);
-template bool dft_groups_supported<double>(std::int64_t);
+template bool dft_groups_supported<float>(std::int64_t, int);
+template bool dft_groups_supported<double>(std::int64_t, int);
 
 template <class T>
 std::unique_ptr<DftEngine<T>> make_dft_engine(std::shared_ptr<const DftSetup> setup, int device, void* stream) {

@@ -18,9 +18,9 @@ std::unique_ptr<core::DftEngine<T>> make_dft_engine(std::shared_ptr<const core::
                                                     void* stream);
 
 // Whether an engine of `images` images runs grouped setups (core::DftSetup::grouped): float on
-// the tensor-core path (FIELDFT_DFT_TC_MIN_IMAGES, default 3 images, moves its threshold) without
-// R2*; make_dft_engine refuses a grouped setup otherwise.
+// the tensor-core path (from tc_min_images images, DftSetup::tc_min_images) without R2*;
+// make_dft_engine refuses a grouped setup otherwise.
 template <class T>
-bool dft_groups_supported(std::int64_t images);
+bool dft_groups_supported(std::int64_t images, int tc_min_images = core::kDftDefaultTcMinImages);
 
 }  // namespace fieldft::cuda

@@ -27,9 +27,8 @@ using detail::Cplx;
 
 constexpr int kModeFftThreads = 256;    // at most, per block
 constexpr int kModeFftMinBlocks = 3;    // per SM: at most 85 registers
-constexpr int kModeFftMaxRadices = 12;  // L <= 4096 in radices of at least 2
-// The radices of a stage, largest first: fewer stages, each a longer DFT in registers.
-constexpr int kModeFftRadices[] = {12, 9, 8, 6, 5, 4, 3, 2};
+// The radices of a pass and their order are the planner's (core::mode_fft_radices); ModeFftPass
+// carries them packed.
 
 template <class T>
 struct ModeFftPass {

@@ -7,8 +7,15 @@
 #include <cstdint>
 
 #include "core/dispatch.hpp"
+#include "fieldft/nufft.hpp"
 #include "cuda/mode_fft.cuh"
-#include "cuda/nufft_kernels.cuh"
+#include "cuda/copy_modes.cuh"
+#include "cuda/interp.cuh"
+#include "cuda/sort.cuh"
+#include "cuda/spread_nupts.cuh"
+#include "cuda/spread_subproblem.cuh"
+#include "cuda/spread_tile.cuh"
+#include "cuda/spread_tile_boxes.cuh"
 #include "cuda/spread_tc.cuh"
 
 namespace fieldft::cuda {
@@ -27,43 +34,17 @@ struct Launch {
   static void spread_subproblem(cudaStream_t s, const DevPoints<T>& p, const DevGrid& g, int width, const T* horner,
                                 int degree, const Cplx<T>* c, std::int64_t c_stride, Cplx<T>* grid, int nbatch,
                                 const Subproblems& sp, int nsub);
+  // Warp tiles (Method::kOutputDriven) in the planner's variant (PlanInfo::spread_kernel).
   static void spread_tile(cudaStream_t s, const DevPoints<T>& p, const DevGrid& g, int width, const T* horner,
                           int degree, const Cplx<T>* c, std::int64_t c_stride, Cplx<T>* grid, int nbatch,
-                          const Subproblems& sp, int nsub);
+                          const Subproblems& sp, int nsub, nufft::SpreadKernel variant);
   static void interp_nupts(cudaStream_t s, const DevPoints<T>& p, const DevGrid& g, int width, const T* horner,
                            int degree, const Cplx<T>* grid, Cplx<T>* c, std::int64_t c_stride, int nbatch);
+  // 3D only (the planner takes it nowhere else): kInternal for D < 3.
   static void interp_tile(cudaStream_t s, const DevPoints<T>& p, const DevGrid& g, int width, const T* horner,
                           int degree, const Cplx<T>* grid, Cplx<T>* c, std::int64_t c_stride, int nbatch,
                           const Subproblems& sp, int nsub);
 };
-
-// Shared memory of one subproblem tile (bytes).
-template <class T>
-std::size_t subproblem_tile_bytes(int dim, const int* bin, int width) {
-  std::size_t n = 1;
-  for (int d = 0; d < dim; ++d) n *= static_cast<std::size_t>(tile_len(bin[d], width));
-  return n * 2 * sizeof(T);
-}
-
-// Shared memory of one interp_tile tile (bytes): rows one cell longer, planes one row more.
-template <class T>
-std::size_t interp_tile_bytes(int dim, const int* bin, int width) {
-  std::size_t n = 1;
-  for (int d = 0; d < dim; ++d) n *= static_cast<std::size_t>(tile_len(bin[d], width) + (d < 2 ? 1 : 0));
-  return n * 2 * sizeof(T);
-}
-
-// Shared memory of one warp tile (bytes): the larger of spread_tile's and spread_tile_boxes'.
-template <class T>
-std::size_t warp_tile_bytes(int dim, const int* bin, int width) {
-  std::size_t n = 0;
-  core::dispatch_width(width, [&]<int W>() {
-    constexpr bool kPacked = packed_rows<3, W, kTileWarps>();
-    n = std::max({spread_tile_bytes<T, W, false>(dim, bin), spread_tile_bytes<T, W, kPacked>(dim, bin),
-                  spread_tile_bytes<T, W, kPacked, true>(dim, bin)});
-  });
-  return n;
-}
 
 template <class T>
 void launch_find_non_finite(cudaStream_t s, std::int64_t m, const T* x, unsigned long long* bad);

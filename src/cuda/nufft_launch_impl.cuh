@@ -74,35 +74,46 @@ void Launch<T, D>::spread_subproblem(cudaStream_t s, const DevPoints<T>& p, cons
 template <class T, int D>
 void Launch<T, D>::spread_tile(cudaStream_t s, const DevPoints<T>& p, const DevGrid& g, int width, const T* horner,
                                int degree, const Cplx<T>* c, std::int64_t c_stride, Cplx<T>* grid, int nbatch,
-                               const Subproblems& sp, int nsub) {
+                               const Subproblems& sp, int nsub, nufft::SpreadKernel variant) {
+  using nufft::SpreadKernel;
   if (nsub == 0) return;
   core::dispatch_width(width, [&]<int W>() {
-    if constexpr (std::is_same_v<T, float> && D == 3 && tc_width_fits<W>()) {
-      if (g.tc) {
-        const auto kernel = bulk_rows_fit<T, W>(g) ? spread_tc<W, true> : spread_tc<W, false>;
+    if (variant == SpreadKernel::kTensorCore || variant == SpreadKernel::kTensorCoreBulk) {
+      if constexpr (std::is_same_v<T, float> && D == 3 && tc_width_fits<W>()) {
+        const auto kernel = variant == SpreadKernel::kTensorCoreBulk ? spread_tc<W, true> : spread_tc<W, false>;
         kernel<<<nsub, 32 * kTcWarps, 0, s>>>(p, g, horner, degree, c, c_stride, grid, nbatch, sp);
         return;
       }
+      throw Error(ErrorCode::kInternal, "tensor-core tiles planned outside float 3D W <= 8");
     }
     constexpr int K = D == 3 ? kTileWarps : 1;
     constexpr bool kPacked = packed_rows<D, W, K>();
     std::size_t smem = spread_tile_bytes<T, W, kPacked>(D, g.bin);
     auto kernel = fieldft::cuda::spread_tile<T, D, W, 0, 0, K>;
     int threads = 32 * K;
-    if constexpr (D == 3 && W <= 8) {
-      constexpr int BX = kTileBins[0], BY = kTileBins[1];
-      const bool fixed = g.bin[0] == BX && g.bin[1] == BY;  // the strides do not depend on bin[2]
-      if (fixed) kernel = fieldft::cuda::spread_tile<T, D, W, BX, BY, K>;
-      if (fixed && bulk_rows_fit<T, W>(g)) {
-        kernel = fieldft::cuda::spread_tile<T, D, W, BX, BY, K, true>;
-        smem = spread_tile_bytes<T, W, kPacked, true>(D, g.bin);
-      }
-      if constexpr (W <= 7)
-        if (g.boxes) {
-          kernel = fixed ? fieldft::cuda::spread_tile_boxes<T, W, BX, BY> : fieldft::cuda::spread_tile_boxes<T, W>;
-          threads = 32;
-          smem = spread_tile_bytes<T, W, false>(D, g.bin);
+    if (variant != SpreadKernel::kTile) {
+      bool instantiated = false;
+      if constexpr (D == 3 && W <= 8) {
+        constexpr int BX = kTileBins[0], BY = kTileBins[1];
+        instantiated = true;
+        if (variant == SpreadKernel::kTileFixed) kernel = fieldft::cuda::spread_tile<T, D, W, BX, BY, K>;
+        if (variant == SpreadKernel::kTileFixedBulk) {
+          kernel = fieldft::cuda::spread_tile<T, D, W, BX, BY, K, true>;
+          smem = spread_tile_bytes<T, W, kPacked, true>(D, g.bin);
         }
+        if (variant == SpreadKernel::kTileBoxes || variant == SpreadKernel::kTileBoxesFixed) {
+          if constexpr (W <= 7) {
+            kernel = variant == SpreadKernel::kTileBoxesFixed ? fieldft::cuda::spread_tile_boxes<T, W, BX, BY>
+                                                              : fieldft::cuda::spread_tile_boxes<T, W>;
+            threads = 32;
+            smem = spread_tile_bytes<T, W, false>(D, g.bin);
+          } else {
+            instantiated = false;
+          }
+        }
+      }
+      require(instantiated, ErrorCode::kInternal,
+              std::string("spreading variant ") + nufft::spread_kernel_name(variant) + " planned where it has no instance");
     }
     FIELDFT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
     kernel<<<nsub, threads, smem, s>>>(p, g, horner, degree, c, c_stride, grid, nbatch, sp);
@@ -126,13 +137,18 @@ void Launch<T, D>::interp_tile(cudaStream_t s, const DevPoints<T>& p, const DevG
                                int degree, const Cplx<T>* grid, Cplx<T>* c, std::int64_t c_stride, int nbatch,
                                const Subproblems& sp, int nsub) {
   if (nsub == 0) return;
-  const std::size_t smem = interp_tile_bytes<T>(D, g.bin, width);
-  core::dispatch_width(width, [&]<int W>() {
-    auto kernel = fieldft::cuda::interp_tile<T, D, W>;
-    FIELDFT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-    kernel<<<nsub, 128, smem, s>>>(p, g, horner, degree, grid, c, c_stride, nbatch, sp);
-  });
-  FIELDFT_CUDA_CHECK_LAUNCH();
+  if constexpr (D == 3) {
+    const std::size_t smem = interp_tile_bytes<T>(D, g.bin, width);
+    core::dispatch_width(width, [&]<int W>() {
+      auto kernel = fieldft::cuda::interp_tile<T, D, W>;
+      FIELDFT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+      kernel<<<nsub, 128, smem, s>>>(p, g, horner, degree, grid, c, c_stride, nbatch, sp);
+    });
+    FIELDFT_CUDA_CHECK_LAUNCH();
+  } else {
+    (void)p, (void)g, (void)horner, (void)degree, (void)grid, (void)c, (void)c_stride, (void)nbatch, (void)sp;
+    throw Error(ErrorCode::kInternal, "tile interpolation planned outside 3D");
+  }
 }
 
 }  // namespace fieldft::cuda

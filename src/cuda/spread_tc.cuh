@@ -25,24 +25,15 @@
 // by bulk rows (bulk_add_tile_rows) or the threads' atomics (add_tile_to_grid).
 #pragma once
 
-#include "cuda/nufft_kernels.cuh"
+#include "cuda/spread_tile.cuh"
 
 namespace fieldft::cuda {
 
 constexpr int kTcWarps = 4;   // warps per block
 constexpr int kTcGroup = 64;  // points per set-up
-constexpr int kTcRows = 16;   // tile rows y (one m-tile) and cells x (four n-tiles of 4 cells)
-// Blocks per SM the registers must allow: 96 a thread (W = 7: 12 bytes of spills). H100, F, ms
-// for 3 / 4 / 5 / 6 blocks (154, 128, 96, 80 registers): 0.137-0.140 / 0.121-0.123 (another
-// machine) / 0.118-0.119 / 0.140-0.141 (116 bytes of spills); E 7.02 / 6.24 / 5.99 / 7.02.
+// Blocks per SM the registers must allow: 96 a thread (W = 7: 12 bytes of spills), the fastest
+// of 3 to 6 blocks on cases E and F (docs/tuning.md, kernel shapes).
 constexpr int kTcMinBlocks = 5;
-
-// Whether spread_tc covers width W at bins kTcBins: a footprint starting anywhere in the bin
-// (one cell lower with bulk rows) stays within kTcRows cells in x and y.
-template <int W>
-constexpr bool tc_width_fits() {
-  return tile_len(kTcBins[0], W) + 1 <= kTcRows && tile_len(kTcBins[1], W) <= kTcRows;
-}
 
 namespace tc {
 

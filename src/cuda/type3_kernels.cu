@@ -69,6 +69,44 @@ __global__ void narrow(std::int64_t n, const C* __restrict__ in, T* __restrict__
     out[i] = static_cast<T>(in[i]);
 }
 
+// Type 3 direct sums (PlanInfo::type3_direct): one thread per output and up to kDirectBatch
+// transforms, each pair's phase computed once for them in double (core::type3_direct_phase, the
+// CPU backend's arithmetic). Chosen only where the terms are few (core::type3_costs), so the
+// plain loop over the inputs, whose coordinates every thread of a warp reads at once, suffices.
+constexpr int kDirectBatch = 4;
+constexpr int kDirectThreads = 128;
+constexpr int kDirectMaxBlocksY = 65535;
+
+template <class T>
+__global__ void type3_direct_sums(int dim, double sign, std::int64_t n_out, Coords<T> oc, std::int64_t n_in,
+                                  Coords<T> ic, std::int64_t t_first, std::int64_t ntransf,
+                                  const detail::Cplx<T>* __restrict__ in, detail::Cplx<T>* __restrict__ out) {
+  const std::int64_t t0 = t_first + std::int64_t(blockIdx.y) * kDirectBatch;
+  const int nb = static_cast<int>(min(std::int64_t(kDirectBatch), ntransf - t0));
+  for (std::int64_t o = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; o < n_out;
+       o += std::int64_t(gridDim.x) * blockDim.x) {
+    double so[3] = {0, 0, 0};
+    for (int d = 0; d < dim; ++d) so[d] = static_cast<double>(oc.c[d][o]);
+    double re[kDirectBatch] = {}, im[kDirectBatch] = {};
+    for (std::int64_t i = 0; i < n_in; ++i) {
+      double xi[3] = {0, 0, 0};
+      for (int d = 0; d < dim; ++d) xi[d] = static_cast<double>(ic.c[d][i]);
+      double sn = 0, cs = 0;
+      ::sincos(core::type3_direct_phase(dim, sign, so, xi), &sn, &cs);
+#pragma unroll
+      for (int b = 0; b < kDirectBatch; ++b)
+        if (b < nb) {
+          const detail::Cplx<T> a = in[(t0 + b) * n_in + i];
+          re[b] += static_cast<double>(a.re) * cs - static_cast<double>(a.im) * sn;
+          im[b] += static_cast<double>(a.re) * sn + static_cast<double>(a.im) * cs;
+        }
+    }
+#pragma unroll
+    for (int b = 0; b < kDirectBatch; ++b)
+      if (b < nb) out[(t0 + b) * n_out + o] = {static_cast<T>(re[b]), static_cast<T>(im[b])};
+  }
+}
+
 }  // namespace
 
 template <class T>
@@ -119,5 +157,30 @@ template void launch_type3_targets<double>(cudaStream_t, const core::Type3Geomet
                                            std::int64_t, const double* const*, double* const*, detail::Cplx<double>*);
 template void launch_narrow<float, double>(cudaStream_t, std::int64_t, const double*, float*);
 template void launch_narrow<double, double>(cudaStream_t, std::int64_t, const double*, double*);
+
+
+template <class T>
+void launch_type3_direct_sums(cudaStream_t s, int dim, double sign, std::int64_t n_out, const T* const* out_coords,
+                              std::int64_t n_in, const T* const* in_coords, std::int64_t ntransf,
+                              const detail::Cplx<T>* in, detail::Cplx<T>* out) {
+  const Coords<T> oc{{out_coords[0], out_coords[1], out_coords[2]}};
+  const Coords<T> ic{{in_coords[0], in_coords[1], in_coords[2]}};
+  const unsigned blocks_x =
+      static_cast<unsigned>(std::clamp<std::int64_t>((n_out + kDirectThreads - 1) / kDirectThreads, 1, 1 << 20));
+  const std::int64_t per_launch = std::int64_t(kDirectBatch) * kDirectMaxBlocksY;
+  for (std::int64_t t0 = 0; t0 < ntransf; t0 += per_launch) {
+    const std::int64_t chunks = (std::min(per_launch, ntransf - t0) + kDirectBatch - 1) / kDirectBatch;
+    type3_direct_sums<T><<<dim3(blocks_x, static_cast<unsigned>(chunks)), kDirectThreads, 0, s>>>(
+        dim, sign, n_out, oc, n_in, ic, t0, ntransf, in, out);
+    FIELDFT_CUDA_CHECK_LAUNCH();
+  }
+}
+
+template void launch_type3_direct_sums<float>(cudaStream_t, int, double, std::int64_t, const float* const*,
+                                              std::int64_t, const float* const*, std::int64_t,
+                                              const detail::Cplx<float>*, detail::Cplx<float>*);
+template void launch_type3_direct_sums<double>(cudaStream_t, int, double, std::int64_t, const double* const*,
+                                               std::int64_t, const double* const*, std::int64_t,
+                                               const detail::Cplx<double>*, detail::Cplx<double>*);
 
 }  // namespace fieldft::cuda

@@ -28,6 +28,14 @@ template <class T>
 void launch_scale_by_factor(cudaStream_t s, std::int64_t n, int nbatch, const detail::Cplx<T>* in,
                             const detail::Cplx<T>* factor, bool conj_factor, detail::Cplx<T>* out);
 
+// Type 3 direct sums (PlanInfo::type3_direct) of ntransf transforms: out[t·n_out + o] =
+// Σ_i in[t·n_in + i] exp(i·sign·s_o·x_i) (core::type3_direct_phase, in double), coordinates as dim
+// device arrays.
+template <class T>
+void launch_type3_direct_sums(cudaStream_t s, int dim, double sign, std::int64_t n_out, const T* const* out_coords,
+                              std::int64_t n_in, const T* const* in_coords, std::int64_t ntransf,
+                              const detail::Cplx<T>* in, detail::Cplx<T>* out);
+
 // out[i] = T(in[i]), i < n.
 template <class T, class C>
 void launch_narrow(cudaStream_t s, std::int64_t n, const C* in, T* out);

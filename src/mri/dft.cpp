@@ -306,11 +306,25 @@ Dft<T>::Dft(std::span<const std::int64_t> grid, std::span<const T> kx, std::span
             const GradientMaps<T>* gradients, bool r2, const Context& context, std::int64_t images)
     : Dft(Prepared{build_setup<T>(grid, kx, ky, kz, field, times, gradients, r2, images), context}) {}
 
+// The CUDA engine's knobs (DftTuning), checked and resolved into the setup.
+std::shared_ptr<core::DftSetup> with_tuning(std::shared_ptr<core::DftSetup> s, const DftTuning& t) {
+  require(t.poly >= -1 && t.poly <= 4, ErrorCode::kInvalidArgument,
+          "DftTuning::poly must be -1 (default), 0 to 3 (pairs of 8 on the polynomial) or 4 (warp-specialised), "
+          "got " + std::to_string(t.poly));
+  require(t.tc_min_images >= -1, ErrorCode::kInvalidArgument,
+          "DftTuning::tc_min_images must be -1 (default), 0 (never) or an image count, got " +
+              std::to_string(t.tc_min_images));
+  if (t.poly >= 0) s->poly = t.poly;
+  if (t.tc_min_images >= 0) s->tc_min_images = t.tc_min_images;
+  return s;
+}
+
 template <class T>
 Dft<T>::Dft(std::span<const std::int64_t> grid, std::span<const T> kx, std::span<const T> ky,
             std::span<const T> kz, std::span<const T> field, std::span<const T> times,
             const GradientMaps<T>* gradients, bool r2, const DftOptions& options)
-    : Dft(Prepared{build_setup<T>(grid, kx, ky, kz, field, times, gradients, r2, options.images),
+    : Dft(Prepared{with_tuning(build_setup<T>(grid, kx, ky, kz, field, times, gradients, r2, options.images),
+                               options.tuning),
                    options_context(options)}) {}
 
 template <class T>

@@ -173,7 +173,10 @@ def check_text(tool, args):
     p = run(tool, ["nufft"] + args + ["--check"])
     if p.returncode != 0:
         fail("exit status %d" % p.returncode)
-    for word in ["time:", "execute", "relative l2 error"]:
+    words = ["time:", "execute", "relative l2 error"]
+    if "--explain" in args:
+        words += ["configuration:"]
+    for word in words:
         if word not in p.stdout:
             fail("text output lacks %r" % word)
 

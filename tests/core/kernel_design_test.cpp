@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numbers>
+#include <string>
 #include <vector>
 
 #include "core/kernel_design.hpp"
@@ -120,6 +121,14 @@ TEST(KernelDesign, AutomaticUpsampfac) {
               ww < core::kernel_width_for(eps, 2.0) && core::kernel_error_model(ww, 2.25) <= eps / 10)
         << eps;
   }
+  // The rule that decided, for the CUDA planner's reason.
+  std::string why;
+  EXPECT_EQ(core::auto_upsampfac(2.5e-5, 10.0, 0.3, 0.0, &why), 2.0);
+  EXPECT_NE(why.find("not 10x below eps"), std::string::npos) << why;
+  EXPECT_EQ(core::auto_upsampfac(1e-5, 0.29, 0.3, 0.0, &why), 2.0);
+  EXPECT_NE(why.find("below 0.3 points per cell"), std::string::npos) << why;
+  EXPECT_EQ(core::auto_upsampfac(1e-5, 1.0, 0.3, 0.0, &why), 2.25);
+  EXPECT_NE(why.find("width 6 (7 at 2)"), std::string::npos) << why;
 }
 
 // The narrow factor: only below max_narrow_density, only where it keeps the σ = 2 width, and only

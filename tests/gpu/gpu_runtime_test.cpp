@@ -230,21 +230,18 @@ TEST(GpuRuntime, RegisterBoxesMatchPlainWarpTiles) {
 // give the grid the threads' flush gives, up to rounding: every width with fixed-stride tiles
 // (2 to 8), float and double, sparse and dense points, three transforms (the tile is zeroed
 // between them), x extents of the fine grid that rows wrap around, and planes and rows that
-// wrap too. FIELDFT_NUFFT_BULK_ROWS forces them on (1) and off (0); on devices before sm_90 both
-// runs take the threads' flush.
+// wrap too. Options::tuning.bulk_rows forces them on (1) and off (0); on devices before sm_90
+// both runs take the threads' flush.
 TEST(GpuRuntime, BulkTileRowsMatchThreadFlush) {
   SKIP_WITHOUT_GPU();
-  struct KnobGuard {
-    ~KnobGuard() { unsetenv("FIELDFT_NUFFT_BULK_ROWS"); }
-  } guard;
-  const auto run = [&]<class T>(T, const std::vector<std::int64_t>& modes, double eps, std::int64_t m, const char* knob) {
-    setenv("FIELDFT_NUFFT_BULK_ROWS", knob, 1);
+  const auto run = [&]<class T>(T, const std::vector<std::int64_t>& modes, double eps, std::int64_t m, int knob) {
     const auto pts = random_points<T>(3, m, 51);
     const auto c = random_complex<T>(3 * pts.size(), 52);
     std::vector<std::complex<T>> f(3 * modes[0] * modes[1] * modes[2]);
     nufft::Options o = cuda_options(nufft::Method::kOutputDriven);
     o.spread_boxes = 0;
     o.upsampfac = 2.0;
+    o.tuning.bulk_rows = knob;
     nufft::Plan<T> plan(1, modes, 1, 3, eps, o);
     plan.set_points(pts.size(), pts.x.data(), pts.y.data(), pts.z.data());
     plan.execute(c.data(), f.data());
@@ -253,8 +250,8 @@ TEST(GpuRuntime, BulkTileRowsMatchThreadFlush) {
   const auto compare = [&]<class T>(T zero, double eps, double tol) {
     for (const auto& modes : {std::vector<std::int64_t>{20, 17, 13}, std::vector<std::int64_t>{13, 9, 6}})
       for (std::int64_t m : {std::int64_t{300}, std::int64_t{30000}}) {
-        const auto bulk = run(zero, modes, eps, m, "1");
-        const auto threads = run(zero, modes, eps, m, "0");
+        const auto bulk = run(zero, modes, eps, m, 1);
+        const auto threads = run(zero, modes, eps, m, 0);
         EXPECT_LE(rel_diff(bulk, threads), tol) << "eps " << eps << ", modes " << modes[0] << "x" << modes[1] << "x"
                                                 << modes[2] << ", " << m << " points";
       }
@@ -263,16 +260,34 @@ TEST(GpuRuntime, BulkTileRowsMatchThreadFlush) {
   for (double eps : {1e-2, 1e-5}) compare(0.0, eps, 1e-12);
 }
 
+// PlanInfo carries the planner's configuration and its reasons: a 3D float type 1 plan on
+// sparse points takes warp tiles (tensor-core tiles on sm_80 and later), tile interpolation, the
+// fused last axis on its 108^3 grid; a bad knob is refused.
+TEST(GpuRuntime, PlanInfoReportsThePlannersConfiguration) {
+  SKIP_WITHOUT_GPU();
+  const std::vector<std::int64_t> modes{64, 64, 64};
+  const auto pts = random_points<float>(3, 20000, 81);
+  nufft::Plan<float> plan(1, modes, 1, 1, 1e-5, cuda_options());
+  EXPECT_EQ(plan.info().spread_kernel, nufft::SpreadKernel::kNone);  // before the points
+  plan.set_points(pts.size(), pts.x.data(), pts.y.data(), pts.z.data());
+  const nufft::PlanInfo& info = plan.info();
+  EXPECT_EQ(info.method, nufft::Method::kOutputDriven);
+  EXPECT_NE(info.spread_kernel, nufft::SpreadKernel::kNone);
+  EXPECT_EQ(info.interp_kernel, nufft::InterpKernel::kTile);
+  EXPECT_TRUE(info.mode_fft);
+  EXPECT_NE(info.plan_reason.find("upsampfac"), std::string::npos) << info.plan_reason;
+  EXPECT_NE(info.plan_reason.find("spread"), std::string::npos) << info.plan_reason;
+  nufft::Options bad = cuda_options();
+  bad.tuning.tensor_cores = 3;
+  EXPECT_THROW(nufft::Plan<float>(1, modes, 1, 1, 1e-5, bad), Error);
+}
+
 // Type 1's fused last FFT axis (ModeFft: cuFFT over the faster axes, then the last axis of the
 // kept columns only, deconvolved into the modes) against cuFFT over every axis and copy_modes:
 // 2D and 3D, both signs, three transforms in a batch, last axes of radices 2, 3, 4, 5, 8, 9, 12.
 TEST(GpuRuntime, FusedLastFftAxisMatchesCufftAndCopy) {
   SKIP_WITHOUT_GPU();
-  struct KnobGuard {
-    ~KnobGuard() { unsetenv("FIELDFT_NUFFT_MODE_FFT"); }
-  } guard;
-  const auto run = [&]<class T>(T, const std::vector<std::int64_t>& modes, int isign, double sigma, const char* knob) {
-    setenv("FIELDFT_NUFFT_MODE_FFT", knob, 1);
+  const auto run = [&]<class T>(T, const std::vector<std::int64_t>& modes, int isign, double sigma, int knob) {
     const int dim = static_cast<int>(modes.size());
     const auto pts = random_points<T>(dim, 2000, 61);
     const auto c = random_complex<T>(3 * pts.size(), 62);
@@ -281,7 +296,9 @@ TEST(GpuRuntime, FusedLastFftAxisMatchesCufftAndCopy) {
     std::vector<std::complex<T>> f(3 * n);
     nufft::Options o = cuda_options();
     o.upsampfac = sigma;
+    o.tuning.mode_fft = knob;
     nufft::Plan<T> plan(1, modes, isign, 3, 1e-5, o);
+    if (knob == 0) EXPECT_FALSE(plan.info().mode_fft);
     plan.set_points(pts.size(), pts.x.data(), pts.y.data(), dim == 3 ? pts.z.data() : nullptr);
     plan.execute(c.data(), f.data());
     return f;
@@ -292,8 +309,8 @@ TEST(GpuRuntime, FusedLastFftAxisMatchesCufftAndCopy) {
                               std::vector<std::int64_t>{48, 40}, std::vector<std::int64_t>{7, 1}})
       for (int isign : {1, -1})
         for (double sigma : {1.6, 2.0, 2.25}) {
-          const auto fused = run(zero, modes, isign, sigma, "1");
-          const auto whole = run(zero, modes, isign, sigma, "0");
+          const auto fused = run(zero, modes, isign, sigma, 1);
+          const auto whole = run(zero, modes, isign, sigma, 0);
           EXPECT_LE(rel_diff(fused, whole), tol) << ::testing::PrintToString(modes) << ", isign " << isign
                                                  << ", sigma " << sigma;
         }
@@ -302,7 +319,7 @@ TEST(GpuRuntime, FusedLastFftAxisMatchesCufftAndCopy) {
   compare(0.0, 1e-12);
 }
 
-// Float 3D type 1 warp tiles built by tensor-core products (spread_tc, FIELDFT_NUFFT_TC = 1)
+// Float 3D type 1 warp tiles built by tensor-core products (spread_tc, tuning.tensor_cores = 1)
 // against the plain warp tiles (0): widths 2 to 8, tiles flushed by bulk rows (even nf[0]) and
 // by atomics (odd), sparse points (one group per subproblem) and dense ones (subproblems of
 // several groups), three transforms in a batch, both signs, a grid thinner than a tile. Also:
@@ -310,24 +327,22 @@ TEST(GpuRuntime, FusedLastFftAxisMatchesCufftAndCopy) {
 // only.
 TEST(GpuRuntime, TensorCoreTilesMatchWarpTiles) {
   SKIP_WITHOUT_GPU();
-  struct KnobGuard {
-    ~KnobGuard() { unsetenv("FIELDFT_NUFFT_TC"); }
-  } guard;
   const auto run = [&](const std::vector<std::int64_t>& modes, double sigma, double eps, std::int64_t m, int isign,
-                       const char* knob, std::array<int, 3>& bins) {
-    if (knob != nullptr) setenv("FIELDFT_NUFFT_TC", knob, 1);
-    else unsetenv("FIELDFT_NUFFT_TC");
+                       int knob, std::array<int, 3>& bins) {
     const auto pts = random_points<float>(3, m, 71);
     const auto c = random_complex<float>(3 * pts.size(), 72);
     std::vector<std::complex<float>> f(3 * modes[0] * modes[1] * modes[2]);
     nufft::Options o = cuda_options(nufft::Method::kOutputDriven);
     o.upsampfac = sigma;
     o.spread_boxes = 0;
+    o.tuning.tensor_cores = knob;
     nufft::Plan<float> plan(1, modes, isign, 3, eps, o);
     plan.set_points(pts.size(), pts.x.data(), pts.y.data(), pts.z.data());
     plan.execute(c.data(), f.data());
     bins = plan.info().bin_size;
     EXPECT_EQ(plan.info().spread_tensor_cores, (bins == std::array<int, 3>{8, 8, 4}));
+    EXPECT_EQ(plan.info().spread_tensor_cores, plan.info().spread_kernel == nufft::SpreadKernel::kTensorCore ||
+                                                   plan.info().spread_kernel == nufft::SpreadKernel::kTensorCoreBulk);
     return f;
   };
   const std::array<int, 3> tc_bins{8, 8, 4};
@@ -338,14 +353,14 @@ TEST(GpuRuntime, TensorCoreTilesMatchWarpTiles) {
         for (std::int64_t m : {std::int64_t{3000}, std::int64_t{300000}}) {
           const int isign = m > 10000 ? -1 : 1;
           std::array<int, 3> on{}, off{}, automatic{};
-          const auto a = run(modes, sigma, eps, m, isign, "1", on);
-          const auto b = run(modes, sigma, eps, m, isign, "0", off);
+          const auto a = run(modes, sigma, eps, m, isign, 1, on);
+          const auto b = run(modes, sigma, eps, m, isign, 0, off);
           EXPECT_EQ(on, tc_bins);
           EXPECT_NE(off, tc_bins);
           EXPECT_LE(rel_diff(a, b), 2e-5) << ::testing::PrintToString(modes) << ", sigma " << sigma << ", eps "
                                           << eps << ", " << m << " points";
           if (eps == 1e-5 && modes[1] > 1) {  // 0.03-0.1 points per cell against 3-10
-            run(modes, sigma, eps, m, isign, nullptr, automatic);
+            run(modes, sigma, eps, m, isign, -1, automatic);
             EXPECT_EQ(automatic == tc_bins, m == 3000) << "auto: tensor-core tiles on sparse points only";
           }
         }

@@ -144,6 +144,47 @@ TEST_F(DftGpu, CpuAndGpuAgree) {
   }
 }
 
+// Every kernel variant the CUDA engine's knobs reach (DftTuning): float CUDA-core kernels with
+// 0-3 of 8 pairs on the polynomial, the warp-specialised forward (4), and the CUDA cores where
+// the tensor cores would run (tc_min_images 0, 4 images), all against the CPU engine; bad knobs
+// refused. Tolerance as in CpuAndGpuAgree (each side ~1e-6 from the oracle).
+TEST_F(DftGpu, TuningVariantsAgreeWithCpu) {
+  const auto p = make_dft_problem<float>({24, 20, 16}, 5000, 1005);
+  auto build = [&](const mri::DftOptions& o) {
+    return std::make_unique<mri::Dft<float>>(p.grid, std::span<const float>(p.kx), std::span<const float>(p.ky),
+                                             p.kz_span(), std::span<const float>(p.field),
+                                             std::span<const float>(p.times), o);
+  };
+  for (const std::int64_t c : {1, 4}) {
+    mri::DftOptions oc = dft_options(c);
+    oc.backend = Backend::kCpu;
+    auto cpu = build(oc);
+    const auto x = random_complex<float>(p.voxels * c, 2031);
+    const auto y = random_complex<float>(p.samples * c, 2032);
+    std::vector<std::complex<float>> fc(p.samples * c), ac(p.voxels * c);
+    cpu->forward(x.data(), fc.data());
+    cpu->adjoint(y.data(), ac.data());
+    const mri::DftTuning variants[] = {{0, -1}, {1, -1}, {2, -1}, {3, -1}, {4, -1}, {-1, 0}, {2, 0}};
+    for (const mri::DftTuning& t : variants) {
+      mri::DftOptions og = dft_options(c);
+      og.backend = Backend::kCuda;
+      og.tuning = t;
+      auto gpu = build(og);
+      std::vector<std::complex<float>> fg(p.samples * c), ag(p.voxels * c);
+      gpu->forward(x.data(), fg.data());
+      gpu->adjoint(y.data(), ag.data());
+      EXPECT_LT(rel_error(fg, widen(fc)), 1e-5) << c << " images, poly " << t.poly << ", tc_min_images " << t.tc_min_images;
+      EXPECT_LT(rel_error(ag, widen(ac)), 1e-5) << c << " images, poly " << t.poly << ", tc_min_images " << t.tc_min_images;
+    }
+  }
+  mri::DftOptions bad = dft_options(1);
+  bad.backend = Backend::kCuda;
+  bad.tuning.poly = 5;
+  EXPECT_THROW(build(bad), Error);
+  bad.tuning = {-1, -2};
+  EXPECT_THROW(build(bad), Error);
+}
+
 TEST_F(DftGpu, DevicePointersAndOperatorInterface) {
   const auto p = make_dft_problem<float>({16, 16, 8}, 3000, 1004);
   cudaStream_t user = nullptr;

@@ -106,7 +106,7 @@ double kernel_bound(double eps) {
 // plan's kernel, in every dimension, both mode orders, at three upsampling factors (three kernels).
 TYPED_TEST(NufftSpreadInterp, MatchesTheDirectKernelSums) {
   using T = TypeParam;
-  for (Method meth : methods_under_test())
+  for (Method meth : point_methods_under_test())
     for (int dim : {1, 2, 3})
       for (double sigma : {0.0, 1.25, 2.25})
         for (int modeord : {0, 1})
@@ -156,7 +156,7 @@ TYPED_TEST(NufftSpreadInterp, BatchesAndTheAdjointDirection) {
 TYPED_TEST(NufftSpreadInterp, SpreadingAndInterpolationAreAdjoint) {
   using T = TypeParam;
   const double tol = sizeof(T) == sizeof(float) ? 1e-5 : 1e-12;
-  for (Method meth : methods_under_test())
+  for (Method meth : point_methods_under_test())
     for (int dim : {1, 2, 3})
       for (int modeord : {0, 1}) guarded(meth, [&] {
         const auto cells = grid_cells(dim);
@@ -216,7 +216,7 @@ TYPED_TEST(NufftSpreadInterp, RefusesType3AndGridsNarrowerThanTwoKernels) {
 TYPED_TEST(NufftSpreadInterp, AgreesWithTheCpuBackend) {
   using T = TypeParam;
   if (kBackend == Backend::kCpu) GTEST_SKIP() << "compares a backend with the CPU backend; this battery is the CPU's";
-  for (Method meth : methods_under_test())
+  for (Method meth : point_methods_under_test())
     for (int dim : {1, 2, 3})
       for (int type : {1, 2}) guarded(meth, [&] {
         const auto cells = grid_cells(dim);

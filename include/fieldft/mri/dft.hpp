@@ -65,6 +65,18 @@
 
 namespace fieldft::mri {
 
+// Tuning knobs of the CUDA engine, for benchmarks and diagnosis; the CPU engine ignores them.
+// -1 keeps the default; out-of-range values are kInvalidArgument naming the knob.
+struct DftTuning {
+  // Float CUDA-core kernels: 0-3 of every 8 voxel-sample pairs per thread on the FMA-pipe
+  // polynomial sine/cosine instead of the SFU; 4 (the default) the warp-specialised forward
+  // kernel (a quarter of the warps on the polynomial; the adjoint then runs as 2). Double and
+  // the R2* model always use the polynomial.
+  int poly = -1;
+  // Smallest image count that runs on the tensor cores (float, no R2*): default 3; 0 never.
+  int tc_min_images = -1;
+};
+
 struct DftOptions {
   Backend backend = Backend::kAuto;  // kAuto: CUDA when compiled in and a device is present
   std::int64_t images = 1;           // C ≥ 1 images per call
@@ -73,6 +85,7 @@ struct DftOptions {
   int nthreads = 0;
   int device = 0;                    // CUDA device ordinal
   void* stream = nullptr;            // cudaStream_t to use; nullptr = the operator's own stream
+  DftTuning tuning{};                // CUDA engine knobs (above)
 };
 
 // Field-map gradients (Hz per voxel) along x, y, z; gz empty in 2D.
