@@ -71,8 +71,13 @@ Case<T> make_case(std::vector<std::int64_t> grid, std::int64_t m, std::uint64_t 
   for (int d = 0; d < dim; ++d) {
     const double half = static_cast<double>(grid[static_cast<std::size_t>(d)]) / 2;
     for (std::int64_t j = 0; j < m; ++j) {
-      const double u = rng.uniform(-half, half);
-      const T v = static_cast<T>(d == on_grid ? std::floor(u) + offset : u);
+      double u = rng.uniform(-half, half);
+      if (d == on_grid) {  // the nearest integer plus offset, moved by whole cycles into [-N/2, N/2]
+        u = std::floor(u + 0.5) + offset;
+        while (u > half) u -= 1;
+        while (u < -half) u += 1;
+      }
+      const T v = static_cast<T>(u);
       c.k[d].push_back(v);
       kd[d]->push_back(static_cast<double>(v));
     }
@@ -243,7 +248,7 @@ TYPED_TEST(ToeplitzTyped, PeriodicAxisMatchesTheExactNormal) {
 TYPED_TEST(ToeplitzTyped, OffGridAxisIsNotPeriodic) {
   using T = TypeParam;
   std::uint64_t seed = 1450;
-  for (double offset : {0.25, 1e-3, 3.0}) {
+  for (double offset : {0.25, 1e-3, -1.0}) {
     SCOPED_TRACE(::testing::Message() << "k_z offset " << offset);
     const auto c = make_case<T>({8, 7, 6}, 300, ++seed, true, 2, offset);
     auto t = make_toeplitz<T>(c, battery_context(), 1);
