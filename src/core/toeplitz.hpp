@@ -123,7 +123,8 @@ class ToeplitzEngine {
   }
 };
 
-// The FFT work of the pruned transforms on the L grid (2N, N_d on periodic axes), in units of one complex element passing
+// The FFT work of the pruned transforms on the L grid (2N, N_d on periodic axes), in units of
+// one complex element passing
 // one butterfly stage (L·log2 L per 1D transform of length L): the pass along axis a covers the
 // full extent of the axes before it and only the N_b kept (or nonzero) indices of the axes after
 // it, forward and inverse alike. Per image; 2D saves 1/4 of a full 2N FFT, 3D 5/12. A periodic

@@ -1,5 +1,6 @@
 // fieldft::mri::ToeplitzNormal: validation, the detection of periodic axes, the kernel set-up
-// (one type 1 NUFFT of the weights into the engine's embedding grid, then the engine's FFT) and the dispatch to a backend engine
+// (one type 1 NUFFT of the weights into the engine's embedding grid, then the engine's FFT) and
+// the dispatch to a backend engine
 // (src/cpu/toeplitz_cpu.hpp, src/cuda/toeplitz.hpp) in the operator's context.
 #include <chrono>
 #include <cmath>
@@ -154,7 +155,8 @@ std::string ToeplitzNormal<T>::name() const {
                   std::to_string(encoding_->num_samples()) + " samples";
   if (kernel_ && kernel_->weighted) s += ", weighted";
   if (options_.batch > 1) s += ", batch " + std::to_string(options_.batch);
-  return s + ", grid " + core::toeplitz_grid_string(detail::toeplitz_geometry(*encoding_, options_.batch, periodic_)) + ")";
+  const auto g = detail::toeplitz_geometry(*encoding_, options_.batch, periodic_);
+  return s + ", grid " + core::toeplitz_grid_string(g) + ")";
 }
 
 template <class T>

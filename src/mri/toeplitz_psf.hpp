@@ -30,7 +30,8 @@ namespace fieldft::mri::detail {
 // ≤ 2π|δ_j| with δ_j = k_{j,d} − round(k_{j,d}); so the kernel's extra error is at most
 // 2π·max|δ|·Σ_j|c_j| = eps/10 relative to Σ_j|c_j| (= p(0) for weights >= 0): an order below the
 // type 1 transform's own eps, which the kernel keeps. In practice stacks store k_z as exact
-// integers (mri::spiral_trajectory and radial stacks: k_z = p − P/2), which pass at any eps; near-integers from physical
+// integers (mri::spiral_trajectory and radial stacks: k_z = p − P/2), which pass at any eps;
+// near-integers from physical
 // units rounded in float (|δ| ~ 1e-7·|k|) fail at the default eps 1e-5 and keep the 2N axis.
 inline double periodic_tolerance(double eps) { return eps / (20 * std::numbers::pi); }
 

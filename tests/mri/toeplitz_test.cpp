@@ -428,13 +428,13 @@ TYPED_TEST(ToeplitzTyped, FieldCorrectedNormalMatchesTheExactOne) {
     o.eps = toeplitz_eps<T>();
     mri::FieldToeplitzNormal<T> plain(enc, ctx, {}, 1, std::span<const T>(c.w), o);
     mri::FieldToeplitzNormal<T> sense(enc, ctx, maps, coils, std::span<const T>(c.w), o);
-    o.chunk_bytes = 2.0 * (1 << grid.size()) * static_cast<double>(n) * sizeof(std::complex<T>) / (on_grid >= 0 ? 2 : 1);
+    const double cells = (1 << grid.size()) * static_cast<double>(n) / (on_grid >= 0 ? 2 : 1);  // ∏ L_d
+    o.chunk_bytes = 2.0 * cells * sizeof(std::complex<T>);
     mri::FieldToeplitzNormal<T> chunked(enc, ctx, maps, coils, std::span<const T>(c.w), o);
     o.chunk_bytes = 0;
     o.periodic_axes = false;
     mri::FieldToeplitzNormal<T> full(enc, ctx, maps, coils, std::span<const T>(c.w), o);
     SCOPED_TRACE(sense.name());
-    const double cells = (1 << grid.size()) * static_cast<double>(n) / (on_grid >= 0 ? 2 : 1);
     EXPECT_EQ(sense.kernel_bytes(), static_cast<double>(sense.segments()) * cells * sizeof(std::complex<T>));
     EXPECT_EQ(full.kernel_bytes(), static_cast<double>(full.segments()) * (1 << grid.size()) * static_cast<double>(n) *
                                        sizeof(std::complex<T>));
@@ -780,7 +780,8 @@ bool register_toeplitz(const std::string& p) {
     return op::batch<T>(make_toeplitz<T>(make_case<T>({6, 6, 4}, 200, 604, false), c, 2), 2);
   });
   // FieldToeplitzNormal (SENSE form, weighted, 2 coils) on {16, 8}, the device's fused path, and
-  // on {20, 12} and {12, 10, 8} (also as a stack along z: periodic z), its cuFFT path: Hermitian only up to the difference interpolator
+  // on {20, 12} and {12, 10, 8} (also as a stack along z: periodic z), its cuFFT path: Hermitian
+  // only up to the difference interpolator
   // (accuracy 1e-3, measured ~2e-5 against the exact normal), hence 5·accuracy for adjointness
   // and parity (each backend within that of the exact AᴴWA).
   const double f = 5e-3;

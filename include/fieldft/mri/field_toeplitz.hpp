@@ -35,7 +35,8 @@
 // approximation). Vectors in the context's memory; every apply is stream-ordered, allocates
 // nothing. Set-up (timed): the difference design on the host, L' type 1 transforms and FFTs.
 // Memory (∏L_a = 2^d·N without periodic axes): L' complex kernels of ∏L_a values
-// (kernel_bytes()), L' phase images and the maps; and the engine's grids: C·L' of ∏L_a on the CPU, half that on the fused path, one chunk of
+// (kernel_bytes()), L' phase images and the maps; and the engine's grids: C·L' of ∏L_a on the
+// CPU, half that on the fused path, one chunk of
 // core::kToeplitzChunkBytes at most on the cuFFT path (plus cuFFT's work area). On a device the
 // kernels are checked against the free memory before the type 1 transforms: kOutOfMemory, with
 // the numbers, when they do not fit.

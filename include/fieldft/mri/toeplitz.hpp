@@ -19,7 +19,8 @@
 // Toeplitz one (offset d at index d mod 2N_a; index N_a is never used). The kernel is the real
 // part of its FFT divided by ∏ 2N_a: the FFT of p's Hermitian part, which the exact p equals, so
 // the operator is Hermitian to rounding whatever the NUFFT's error.
-// Apply, per image (L_a = 2N_a; N_a on a periodic axis, below): zero-pad x to the L grid (x in the first N_a of each axis), FFT, multiply
+// Apply, per image (L_a = 2N_a; N_a on a periodic axis, below): zero-pad x to the L grid (x in
+// the first N_a of each axis), FFT, multiply
 // by the kernel, inverse FFT, keep the first N_a of each axis. The FFTs exploit the padding
 // (pruned passes: src/cpu/toeplitz_cpu.cpp, src/cuda/toeplitz.cu), and the B images go through
 // one batched FFT.
