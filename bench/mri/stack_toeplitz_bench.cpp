@@ -15,14 +15,13 @@
 #include <chrono>
 #include <complex>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <ctime>
 #include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "bench_args.hpp"
 #include "fieldft/context.hpp"
 #include "fieldft/mri/encoding.hpp"
 #include "fieldft/mri/field_toeplitz.hpp"
@@ -67,17 +66,12 @@ std::string grid_string(const std::array<std::int64_t, 3>& l) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::vector<std::string> pos;
-  bool use_cuda = false;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--cuda") == 0) use_cuda = true;
-    else pos.emplace_back(argv[i]);
-  }
-  const auto arg = [&](std::size_t i, long long def) { return pos.size() > i ? std::atoll(pos[i].c_str()) : def; };
+  const bench::BenchArgs args(argc, argv);
+  const auto arg = [&](std::size_t i, long long def) { return args.integer(i, def); };
   const std::int64_t n = arg(0, 64), coils = arg(1, 8), arms = arg(2, 16), per_arm = arg(3, 512);
   const int reps = static_cast<int>(arg(4, 5)), threads = static_cast<int>(arg(5, 0));
   try {
-    const Context ctx = use_cuda ? Context::cuda(0) : Context::host(threads);
+    const Context ctx = args.cuda ? Context::cuda(0) : Context::host(threads);
     const std::vector<std::int64_t> grid{n, n, n};
     const auto t = mri::spiral_trajectory(grid, {.interleaves = arms, .samples = per_arm});
     const auto times = mri::readout_times(t, 4.1e-3 / static_cast<double>(per_arm));
