@@ -5,6 +5,8 @@
 //     and 3;
 //   - NufftEncoding::apply_normal with Toeplitz::kOn against kOff, alone and inside a SENSE
 //     compose (which must reach the Toeplitz normal through compose's forwarding), and batched;
+//   - periodic axes (integer k, a stack's k_z: L = N): exact, on against off, the detection's
+//     line, and (CPU) the engine with an axis forced periodic for off-grid k, which must be wrong;
 //   - bad input: NaN, negative and wrongly sized weights, an encoding with a field map;
 //   - the generic operator battery (support/operator_battery.hpp).
 #include <algorithm>
@@ -272,9 +274,14 @@ double normal_tolerance() {
 TYPED_TEST(ToeplitzTyped, NufftEncodingNormalWithAndWithoutToeplitz) {
   using T = TypeParam;
   const Context ctx = test_context();
-  for (const auto& [grid, m] : {std::pair{std::vector<std::int64_t>{16, 11}, std::int64_t{240}},
-                                std::pair{std::vector<std::int64_t>{9, 8, 6}, std::int64_t{500}}}) {
-    const auto c = make_case<T>(grid, m, 501, false);
+  struct Geometry {
+    std::vector<std::int64_t> grid;
+    std::int64_t samples;
+    int on_grid;  // a stack's axis (periodic in the Toeplitz normal), or -1
+  };
+  for (const auto& [grid, m, on_grid] : {Geometry{{16, 11}, 240, -1}, Geometry{{9, 8, 6}, 500, -1},
+                                         Geometry{{9, 8, 6}, 500, 2}}) {
+    const auto c = make_case<T>(grid, m, 501, false, on_grid);
     auto on = make_nufft<T>(c, ctx, 2, mri::Toeplitz::kOn);
     auto off = make_nufft<T>(c, ctx, 2, mri::Toeplitz::kOff);
     auto* on_enc = dynamic_cast<mri::NufftEncoding<T>*>(on.get());
