@@ -61,7 +61,7 @@ struct ReconArgs {
   std::string chunk = "auto";
   std::string devices;        // --devices: empty = --device alone
   std::string split = "auto";
-  int slice_workers = 1;      // --slice-workers: slices in flight per CUDA device
+  int slice_workers = 0;  // --slice-workers: slices in flight per CUDA device; 0 = automatic
   std::string memory_limit_text;
   double memory_limit = 0;  // bytes; 0: none
   bool json = false;
@@ -244,17 +244,29 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
                    .pcsense = model == "pcsense", .real_bytes = sizeof(T)};
   const MemoryEstimate need_whole = estimate_memory(mp);
   double memory_share_bytes = 0;  // --split coils: the widest share's estimate
+  // Slices in flight per CUDA device. Automatic: two, where two slices fit every device (the
+  // set-up, transfers and scalar round trips of one slice overlap the other's kernels: 1.7-1.9x
+  // faster on 1, 2 and 4 H200s for 64 R1 slices, docs/benchmarks.md "Four GPUs", session 22);
+  // one on the CPU, where a slice already takes every thread.
+  int slice_workers = a.slice_workers > 0 ? a.slice_workers : (ctx.is_cuda() ? 2 : 1);
+  if (world && slice_workers > 1) {  // under mpirun each rank solves its slices one at a time
+    if (a.slice_workers > 1)
+      notes.push_back("--slice-workers is ignored under mpirun: each rank solves one slice at a time");
+    slice_workers = 1;
+  }
   std::optional<MemoryEstimate> need_slice;
+  MemoryProblem mp_slice = mp;  // one slice's parts
+  const auto estimate_slices = [&] {
+    MemoryProblem w = mp_slice;  // W slices at once on a device: W times one slice's parts
+    w.samples *= slice_workers;
+    w.voxels *= slice_workers;
+    need_slice = estimate_memory(w);
+  };
   if (stack) {
-    mp.dim = 2;
-    mp.samples = stack->plane_samples;
-    mp.voxels = n / d.grid[2];
-    need_slice = estimate_memory(mp);
-    if (a.slice_workers > 1) {  // W slices at once on a device: W times one slice's parts
-      mp.samples *= a.slice_workers;
-      mp.voxels *= a.slice_workers;
-      need_slice = estimate_memory(mp);
-    }
+    mp_slice.dim = 2;
+    mp_slice.samples = stack->plane_samples;
+    mp_slice.voxels = n / d.grid[2];
+    estimate_slices();
   }
   // The budget of one place: its free memory (the device's on CUDA, the host's on the CPU),
   // lowered by --memory-limit; and where that number comes from.
@@ -279,6 +291,17 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
   double available = 0;
   std::string where;
   double budget = budget_of(ctx, &available, &where);
+  if (stack && a.slice_workers == 0 && slice_workers > 1) {
+    double tightest = budget;
+    for (const Placement& p : places) {
+      std::string from_p;
+      tightest = std::min(tightest, budget_of(p.context, nullptr, &from_p));
+    }
+    if (need_slice->total > tightest) {  // the automatic choice falls back to one slice at a time
+      slice_workers = 1;
+      estimate_slices();
+    }
+  }
   const auto too_large = [&](const std::string& what, const MemoryEstimate& e, const std::string& advice) {
     return Error(ErrorCode::kTooLarge, what + " needs about " + e.text() + ", but " + bytes_text(budget) + " (" + where +
                                            ") is available; " + advice);
@@ -352,7 +375,7 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
   }
   const std::int64_t nz = slices ? d.grid[2] : 1, plane = n / nz;
   choices["chunk"] = slices ? "slices" : "none";
-  if (slices && ctx.is_cuda()) choices["slice_workers"] = a.slice_workers;
+  if (slices && ctx.is_cuda()) choices["slice_workers"] = slice_workers;
   nlohmann::json memory;
   memory["needed_bytes"] = need_whole.total;
   if (need_slice) memory["needed_per_slice_bytes"] = need_slice->total;
@@ -689,14 +712,14 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
         s.residuals.clear();
         for (int i = 0; i < s.res.iterations && i < a.iters; ++i) s.residuals.push_back(o[6 + i].real());
       }
-    } else if (parts > 1 || a.slice_workers > 1) {
+    } else if (parts > 1 || slice_workers > 1) {
       // Dealt dynamically: each device takes the next slice when it finishes one; with
       // --slice-workers W, W host threads per device, each with a stream of its own, so that one
       // slice's host set-up overlaps another's work on the device.
       std::vector<Context> contexts;
       for (const auto& p : places) {
         contexts.push_back(p.context);
-        for (int w = 1; w < a.slice_workers; ++w)
+        for (int w = 1; w < slice_workers; ++w)
           contexts.push_back(Context::from_options(Backend::kCuda, p.context.device(), nullptr, p.context.nthreads(),
                                                    /*own_stream=*/true));
       }
@@ -941,8 +964,9 @@ Subcommand add_recon_command(CLI::App& parent) {
       ->capture_default_str();
   app->add_option("--slice-workers", a->slice_workers,
                   "Slice by slice on CUDA: slices in flight per device (host threads, each with its own stream), "
-                  "so that one slice's set-up on the host overlaps another's solve on the device")
-      ->check(at_least(1))
+                  "so that one slice's set-up on the host overlaps another's solve on the device; 0 = automatic: 2 on "
+                  "CUDA where two slices fit each device's memory, else 1")
+      ->check(at_least(0))
       ->capture_default_str();
   app->add_option("--device", a->device, "CUDA device ordinal (0 .. devices-1; see `fieldft info`); ignored on the CPU")->check(at_least(0))->capture_default_str();
   add_threads_option(*app, a->threads);

@@ -74,8 +74,9 @@ def main():
     ap.add_argument("--counts", help="device counts of the strong-scaling rows, e.g. 1,2,4 (default: 1 and all)")
     ap.add_argument("--no-weak", action="store_true", help="skip the weak-scaling row (32 slices per device)")
     ap.add_argument("--no-coils", action="store_true", help="skip the coil-split rows of one slice")
-    ap.add_argument("--slice-workers", type=int, default=1,
-                    help="fieldft recon --slice-workers: slices in flight per device (every configuration)")
+    ap.add_argument("--slice-workers", type=int, default=0,
+                    help="fieldft recon --slice-workers: slices in flight per device (every configuration); "
+                         "0 = the tool's automatic choice")
     a = ap.parse_args()
     devs = a.devices.split(",")
     one, many = devs[0], a.devices
