@@ -625,7 +625,10 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
   } else {
     // Slice by slice: each slice's data go up, its image comes back; the bar counts slices.
     std::vector<Solved> solved(static_cast<std::size_t>(nz));
-    std::vector<double> slice_download(static_cast<std::size_t>(nz), 0.0);
+    // Each slice's seconds outside its set-up and solve: staging (buffers, its k-space uploaded,
+    // its maps cut out), the image's download, and the whole of run_slice (the rest: teardown).
+    std::vector<double> slice_download(static_cast<std::size_t>(nz), 0.0), slice_stage(slice_download),
+        slice_wall(slice_download);
     // The encoding every slice shares where the model allows (shared_encoding: no field map),
     // one per context, built by the context's first slice (its set-up time holds it).
     std::mutex encodings_mutex;
@@ -644,6 +647,7 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
       const auto te = std::chrono::steady_clock::now();
       op::OperatorPtr<T> shared = encoding_for(c);
       const double encoding_s = since(te);
+      const auto ts = std::chrono::steady_clock::now();
       op::Workspace y_ws(c), x_ws(c);  // one buffer each: a Workspace holds one
       const auto& yz = yhat[static_cast<std::size_t>(z)];
       const Complex* y_c = in_context(y_ws, yz);
@@ -659,6 +663,7 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
                           .shots = d.num_shots,
                           .phase = phase_z,
                           .encoding = shared};
+      slice_stage[static_cast<std::size_t>(z)] = since(ts);
       solved[static_cast<std::size_t>(z)] = solve_problem<T>(settings, pz, c, y_c, x_c, nullptr, {});
       solved[static_cast<std::size_t>(z)].setup_s += encoding_s;
       if (c.is_cuda()) {
@@ -667,6 +672,7 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
         slice_download[static_cast<std::size_t>(z)] = since(td);
       }
       std::copy(xz.begin(), xz.end(), x.begin() + plane * z);
+      slice_wall[static_cast<std::size_t>(z)] = since(te);
     };
     const std::int64_t own = world ? (nz - rank + ranks - 1) / ranks : nz;  // this rank's slices
     ProgressBar bar(show, static_cast<int>(own), world ? "slices (rank 0)" : "slices");
@@ -683,7 +689,7 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
         run_slice(z, ctx);
         count(z);
       }
-      const std::int64_t per = 6 + a.iters;
+      const std::int64_t per = 8 + a.iters;
       std::vector<std::complex<double>> stats(static_cast<std::size_t>(nz * per), std::complex<double>{});
       for (std::int64_t z = rank; z < nz; z += ranks) {
         const Solved& s = solved[static_cast<std::size_t>(z)];
@@ -694,7 +700,10 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
         o[3] = s.setup_s;
         o[4] = s.solve_s;
         o[5] = slice_download[static_cast<std::size_t>(z)];
-        for (std::size_t i = 0; i < s.residuals.size() && static_cast<std::int64_t>(i) < a.iters; ++i) o[6 + i] = s.residuals[i];
+        o[6] = slice_stage[static_cast<std::size_t>(z)];
+        o[7] = slice_wall[static_cast<std::size_t>(z)];
+        for (std::size_t i = 0; i < s.residuals.size() && static_cast<std::int64_t>(i) < a.iters; ++i)
+          o[8 + i] = s.residuals[i];
       }
       agree.checkpoint();
       const Context host = Context::host();
@@ -709,8 +718,10 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
         s.setup_s = o[3].real();
         s.solve_s = o[4].real();
         slice_download[static_cast<std::size_t>(z)] = o[5].real();
+        slice_stage[static_cast<std::size_t>(z)] = o[6].real();
+        slice_wall[static_cast<std::size_t>(z)] = o[7].real();
         s.residuals.clear();
-        for (int i = 0; i < s.res.iterations && i < a.iters; ++i) s.residuals.push_back(o[6 + i].real());
+        for (int i = 0; i < s.res.iterations && i < a.iters; ++i) s.residuals.push_back(o[8 + i].real());
       }
     } else if (parts > 1 || slice_workers > 1) {
       // Dealt dynamically: each device takes the next slice when it finishes one; with
@@ -760,6 +771,9 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
     }
     times["slice_setup"] = slice_setup;
     times["slice_solve"] = slice_solve;
+    times["slice_stage"] = slice_stage;
+    times["slice_download"] = slice_download;
+    times["slice_wall"] = slice_wall;
   }
   // Every collective is behind: from here on only rank 0 works (its errors are its own).
   agree.finish();

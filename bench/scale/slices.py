@@ -128,6 +128,18 @@ def main():
             if ss:
                 print("%-7s %-32s per slice: set-up first %.1f ms, median %.1f ms; solve first %.1f ms, median %.1f ms" % (
                     kind, what, 1e3 * ss[0], 1e3 * med(ss[1:]), 1e3 * so[0], 1e3 * med(so[1:])))
+        # Where a slice's wall goes outside set-up and CG (seconds.slice_stage / slice_download /
+        # slice_wall): staging (buffers, k-space upload, maps cut out), the image's download, and
+        # the rest of the slice's wall (teardown), medians over the slices.
+        for kind, what, j in rows:
+            s = j["seconds"]
+            if s.get("slice_wall"):
+                rest = [w - a - b - c - d for w, a, b, c, d in zip(s["slice_wall"], s["slice_setup"], s["slice_solve"],
+                                                                   s["slice_stage"], s["slice_download"])]
+                print("%-7s %-32s per slice, median ms: wall %.1f = set-up %.1f + CG %.1f + staging %.1f + download %.1f"
+                      " + rest %.1f" % (kind, what, 1e3 * med(s["slice_wall"]), 1e3 * med(s["slice_setup"]),
+                                       1e3 * med(s["slice_solve"]), 1e3 * med(s["slice_stage"]),
+                                       1e3 * med(s["slice_download"]), 1e3 * med(rest)))
         w = lambda j: j["seconds"]["solve_wall"]
         print()
         for c in counts[1:]:

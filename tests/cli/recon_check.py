@@ -252,6 +252,17 @@ def check_chunks(tool, margs, sim, rec):
             require_keys(j["memory"], ["needed_bytes", "needed_per_slice_bytes", "available_bytes", "budget_source"])
         if reports["slices"]["choices"].get("slices") != s["matrix"][2]:
             fail("expected %d slices, got %r" % (s["matrix"][2], reports["slices"]["choices"].get("slices")))
+        # Per-slice seconds: one of each per slice, and a slice's wall holds its parts.
+        secs = reports["slices"]["seconds"]
+        parts = ["slice_setup", "slice_solve", "slice_stage", "slice_download", "slice_wall"]
+        require_keys(secs, parts)
+        for k in parts:
+            if len(secs[k]) != s["matrix"][2] or min(secs[k]) < 0:
+                fail("seconds.%s: %r, expected %d non-negative values" % (k, secs[k], s["matrix"][2]))
+        for z, wall in enumerate(secs["slice_wall"]):
+            inside = sum(secs[k][z] for k in parts[:4])
+            if not inside <= wall * (1 + 1e-9) + 1e-6:
+                fail("slice %d: set-up + solve + staging + download %.6f s exceed its wall %.6f s" % (z, inside, wall))
         r = rel_l2(images["none"], images["slices"])
         print("|x_slices - x_whole| / |x_whole| = %.3e (NRMSE whole %.4f, slices %.4f)" % (
             r, reports["none"]["nrmse"], reports["slices"]["nrmse"]))
