@@ -19,6 +19,7 @@
 #include "core/toeplitz.hpp"
 #include "fieldft/error.hpp"
 #include "fieldft/nufft.hpp"
+#include "toeplitz_psf.hpp"
 
 namespace fieldft::mri {
 
@@ -248,7 +249,10 @@ FieldModelChoice choose_field_model(const FieldModelProblem& p, const FieldModel
   std::vector<double> differences;  // the field difference's sample (FieldToeplitzNormal's design)
   core::ToeplitzGeometry g;
   g.dim = dim;
-  for (int d = 0; d < dim; ++d) g.n[d] = p.grid[static_cast<std::size_t>(d)];
+  for (int d = 0; d < dim; ++d) {
+    g.n[d] = p.grid[static_cast<std::size_t>(d)];
+    g.periodic[d] = p.periodic[static_cast<std::size_t>(d)];
+  }
   // The field-corrected Toeplitz normal runs on every backend and grid (CUDA: fused in 2D for
   // 2N_d powers of two, else the slower cuFFT path).
   const bool toeplitz_runs = o.plan_toeplitz;
@@ -344,9 +348,9 @@ FieldModelChoice choose_field_model(const FieldModelProblem& p, const FieldModel
     c.segmented_toeplitz.iteration_seconds = tt_iter;
     c.segmented_toeplitz.setup_seconds = tt_setup;
     c.segmented_toeplitz.total_seconds = c.segmented_toeplitz.setup_seconds + iterations * tt_iter;
-    c.segmented_toeplitz.note = "L' = " + std::to_string(c.toeplitz_segments) + ": " +
-                                std::to_string(c.toeplitz_segments) + " × " + grouped(p.coils) + " padded FFT pairs" +
-                                (shots > 1 ? " per shot" : "");
+    c.segmented_toeplitz.note =
+        "L' = " + std::to_string(c.toeplitz_segments) + ": " + std::to_string(c.toeplitz_segments) + " × " +
+        grouped(p.coils) + " padded FFT pairs on " + core::toeplitz_grid_string(g) + (shots > 1 ? " per shot" : "");
   } else {
     c.segmented_toeplitz.note = segmented_ok ? toeplitz_note : "time segmentation does not reach the accuracy";
   }
@@ -398,6 +402,7 @@ FieldModelChoice choose_field_model(const Encoding<T>& e, std::int64_t coils, bo
   p.samples = e.num_samples();
   p.coils = coils;
   p.per_shot = per_shot;
+  p.periodic = detail::periodic_axes(e, options.eps, true);  // as the Toeplitz normals decide
   return choose_field_model(p, options);
 }
 

@@ -19,7 +19,8 @@
 //                           CUDA: by batch, the tensor-core path for several coils);
 //   kTimeSegmented          per shot (per_shot, pcSENSE) or once: L·C NUFFT pairs (fine-grid FFTs
 //                           and M·w^d spreading and interpolation cells) plus the segment passes;
-//   kTimeSegmented+Toeplitz C·L' pruned 2N FFT pairs per shot (CUDA: the fused rate in 2D with 2N_d
+//   kTimeSegmented+Toeplitz C·L' pruned 2N FFT pairs per shot (N on a periodic axis; CUDA: the fused rate in 2D with
+//   2N_d
 //                           powers of two in [16, 2048], the cuFFT path's elsewhere) where some L'
 //                           up to max(128, 2·max_segments) reaches the accuracy (src/mri/field_normal.hpp).
 // Time segmentation is infeasible when no L up to max_segments reaches the accuracy (then kDft,
@@ -38,6 +39,7 @@
 // in the field map or the times → kNonFinite; samples < 1 → kInvalidArgument.
 #pragma once
 
+#include <array>
 #include <complex>
 #include <cstdint>
 #include <span>
@@ -61,6 +63,10 @@ struct FieldModelProblem {
   // true: one encoding per shot (mri::pcsense), so time segmentation pays its FFTs per shot and
   // plans L from each shot's times; false: one encoding of all samples (mri::sense).
   bool per_shot = false;
+  // Axes (x, y, z) whose k are all integers (a stack's k_z): the Toeplitz normals embed them in N
+  // cells, not 2N (include/fieldft/mri/toeplitz.hpp, "Periodic axes"), which the Toeplitz
+  // candidate's cost counts. The Encoding overload fills it from the k, as the normals decide.
+  std::array<bool, 3> periodic{false, false, false};
 };
 
 struct FieldModelOptions {
