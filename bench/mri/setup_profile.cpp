@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_args.hpp"
 #include "fieldft/context.hpp"
 #include "fieldft/mri/encoding.hpp"
 #include "fieldft/mri/field_toeplitz.hpp"
@@ -29,16 +30,11 @@ double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock:
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::vector<std::string> pos;
-  bool use_cuda = false;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--cuda") == 0) use_cuda = true;
-    else pos.emplace_back(argv[i]);
-  }
-  const std::int64_t n = pos.size() > 0 ? std::atoll(pos[0].c_str()) : 96;
-  const std::int64_t coils = pos.size() > 1 ? std::atoll(pos[1].c_str()) : 8;
-  const int threads = pos.size() > 2 ? std::atoi(pos[2].c_str()) : 0;
-  const Context ctx = use_cuda ? Context::cuda(0) : Context::host(threads);
+  const bench::BenchArgs args(argc, argv);
+  const std::int64_t n = args.integer(0, 96);
+  const std::int64_t coils = args.integer(1, 8);
+  const int threads = static_cast<int>(args.integer(2, 0));
+  const Context ctx = args.cuda ? Context::cuda(0) : Context::host(threads);
 
   // The geometry of coil_split_bench's make_geometry: n planes × n/8 arms × 8n samples, 4 ms.
   auto t0 = Clock::now();

@@ -40,6 +40,16 @@ double toeplitz_fft_units(const ToeplitzGeometry& g) {
   return units;
 }
 
+std::string toeplitz_grid_string(const ToeplitzGeometry& g) {
+  const auto l = g.padded();
+  std::string s, axes;
+  for (int d = 0; d < g.dim; ++d) {
+    s += (d ? "x" : "") + std::to_string(l[d]);
+    if (g.periodic[d]) axes += (axes.empty() ? "" : ",") + std::string(1, "xyz"[d]);
+  }
+  return axes.empty() ? s : s + " (" + axes + " periodic)";
+}
+
 std::int64_t toeplitz_chunk(const ToeplitzGeometry& g, std::size_t complex_bytes) {
   const double grid = static_cast<double>(g.padded_cells()) * static_cast<double>(complex_bytes);
   const double fit = std::floor((g.chunk_bytes > 0 ? g.chunk_bytes : kToeplitzChunkBytes) / grid);

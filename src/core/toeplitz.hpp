@@ -13,17 +13,28 @@
 namespace fieldft::core {
 
 // An image grid of N_d voxels per axis (1 for unused axes), B stacked images, and the grid of
-// the circulant embedding, L_d = 2 N_d per used axis (1 beyond dim).
+// the circulant embedding: L_d = 2 N_d per used axis, or N_d on a PERIODIC axis, 1 beyond dim.
+// An axis is periodic when every sample's k_d is an integer (in cycles per field of view: the
+// stack's k_z): then exp(2πi k_d (n_d − m_d)/N_d) is N_d-periodic in the offset, the normal is
+// ALREADY a circulant convolution of length N_d along that axis (no embedding needed), and the
+// point-spread function has N_d distinct values there (mri::detail::periodic_axes decides;
+// include/fieldft/mri/toeplitz.hpp). Pad and crop are the identity along a periodic axis.
 struct ToeplitzGeometry {
   int dim = 0;
   std::array<std::int64_t, 3> n{1, 1, 1};
+  std::array<bool, 3> periodic{false, false, false};  // L_d = N_d (above)
   std::int64_t batch = 1;
   double chunk_bytes = 0;  // the CUDA cuFFT path's chunk budget (toeplitz_chunk); 0: kToeplitzChunkBytes
 
   std::array<std::int64_t, 3> padded() const {
     std::array<std::int64_t, 3> l{1, 1, 1};
-    for (int d = 0; d < dim; ++d) l[d] = 2 * n[d];
+    for (int d = 0; d < dim; ++d) l[d] = periodic[d] ? n[d] : 2 * n[d];
     return l;
+  }
+  bool any_periodic() const {
+    for (int d = 0; d < dim; ++d)
+      if (periodic[d]) return true;
+    return false;
   }
   std::int64_t voxels() const { return n[0] * n[1] * n[2]; }
   std::int64_t padded_cells() const {
@@ -32,10 +43,14 @@ struct ToeplitzGeometry {
   }
 };
 
+// "256x256x128 (z periodic)": the embedding grid L, x first, and its periodic axes; for reports.
+std::string toeplitz_grid_string(const ToeplitzGeometry& g);
+
 // The CUDA engine's fused path (src/cuda/toeplitz.cu) takes 2D grids whose 2N_d are powers of
-// two in [16, 2048] (its line FFTs); other geometries take its cuFFT path.
+// two in [16, 2048] (its line FFTs) and no periodic axis (its kernels zero-pad each line to 2N_d
+// and crop it); other geometries take its cuFFT path.
 inline bool fused_toeplitz_geometry(const ToeplitzGeometry& g) {
-  if (g.dim != 2) return false;
+  if (g.dim != 2 || g.any_periodic()) return false;
   for (int d = 0; d < 2; ++d) {
     const std::int64_t l = 2 * g.n[d];
     if (l < 16 || l > 2048 || (l & (l - 1)) != 0) return false;
@@ -69,8 +84,10 @@ class ToeplitzEngine {
 
   // padded_cells() complex values for the set-up: the caller writes the point-spread function
   // p there, x fastest, each axis in FFT (circulant) order, index i ↔ offset i for i < N_d and
-  // i − 2N_d above (what a type 1 NUFFT with modeord 1 and 2N_d modes writes). apply overwrites
-  // it (it is the engine's grid).
+  // i − 2N_d above (what a type 1 NUFFT with modeord 1 and 2N_d modes writes); on a periodic
+  // axis L_d = N_d values, index i ↔ offset i ≡ i − N_d (p is N_d-periodic there: a type 1 NUFFT
+  // with N_d modes). apply overwrites it (it is the engine's grid). Below, "2N", pad_2N and
+  // crop_N read L_d and the identity along a periodic axis.
   virtual Complex* psf_buffer() = 0;
   // kernel[i] = Re(FFT(p))[i] / ∏ L_d for the padded_cells() cells (x fastest): the real part is
   // the FFT of p's Hermitian part, which the exact p equals (p(−d) = conj p(d) for real weights),
@@ -106,19 +123,21 @@ class ToeplitzEngine {
   }
 };
 
-// The FFT work of the pruned transforms on the 2N grid, in units of one complex element passing
+// The FFT work of the pruned transforms on the L grid (2N, N_d on periodic axes), in units of
+// one complex element passing
 // one butterfly stage (L·log2 L per 1D transform of length L): the pass along axis a covers the
 // full extent of the axes before it and only the N_b kept (or nonzero) indices of the axes after
-// it, forward and inverse alike. Per image; 2D saves 1/4 of a full 2N FFT, 3D 5/12.
+// it, forward and inverse alike. Per image; 2D saves 1/4 of a full 2N FFT, 3D 5/12. A periodic
+// axis has L_d = N_d: half the cells and nothing pruned along it.
 double toeplitz_fft_units(const ToeplitzGeometry& g);
 
 // Toeplitz::kAuto (include/fieldft/mri/encoding.hpp): per image, in the units above,
-//   Toeplitz  2 · toeplitz_fft_units + 3 · 2^d N        two pruned FFTs; the pad, multiply and
-//                                                       crop passes over the 2N grid
+//   Toeplitz  2 · toeplitz_fft_units + 3 · ∏ L_d        two pruned FFTs; the pad, multiply and
+//                                                       crop passes over the L grid
 //   NUFFT     Σ over its type 2 and type 1 plan of      the fine grid's FFT, its zeroing or
 //             Σ_a (∏ nf) log2 nf_a + ∏ nf               copy with deconvolution, and spreading
 //             + kSpreadUnitsPerCell · M · w^d           or interpolation (w^d cells per sample)
-// and Toeplitz is taken when it costs less and its grid of 2^d·N·B complex values stays within
+// and Toeplitz is taken when it costs less and its grid of ∏L_d·B complex values stays within
 // kToeplitzAutoMaxBytes (kOn takes it regardless). At upsampling factor 2 both FFTs are on the
 // same 2N grid and the pruned ones are cheaper, so Toeplitz wins at any M; below 2 (a smaller
 // fine grid) the NUFFT pair wins for few samples. The set-up (one type 1 transform of one image

@@ -1,5 +1,8 @@
-// The CPU Toeplitz engine (src/cpu/toeplitz_cpu.hpp). The 2N grids of the B images are stacked,
-// x fastest (cell i of image b at i + b·∏L). The zero padding is exploited by pruning: the pass
+// The CPU Toeplitz engine (src/cpu/toeplitz_cpu.hpp). The L grids of the B images (L_d = 2N_d,
+// N_d on a periodic axis: core::ToeplitzGeometry) are stacked, x fastest (cell i of image b at
+// i + b·S, S = ∏L_d rounded up to 4 cells: see run()). A periodic axis has no padding, so its
+// pass prunes nothing and pad and crop copy all of it; the loops below read L_d and need no
+// special case. The zero padding is exploited by pruning: the pass
 // along axis a transforms the full extent of the axes before it and only the first N_b indices
 // of the axes after it — forward, those are the only nonzero lines (x sits in the first N_b of
 // every axis); inverse, run in the opposite axis order, the only lines the crop keeps. One FFTW
@@ -30,8 +33,8 @@ class ToeplitzCpu final : public core::ToeplitzEngine<T> {
   using Complex = std::complex<T>;
 
   ToeplitzCpu(const core::ToeplitzGeometry& g, int nthreads, bool measure, bool pruned)
-      : g_(g), l_(g.padded()), cells_(g.padded_cells()), nthreads_(nthreads), pruned_(pruned),
-        grid_(static_cast<std::size_t>(cells_ * g.batch)) {
+      : g_(g), l_(g.padded()), cells_(g.padded_cells()), stride_((cells_ + 3) / 4 * 4), nthreads_(nthreads),
+        pruned_(pruned), grid_(static_cast<std::size_t>(stride_ * g.batch)) {
     for (int a = 0; a < g_.dim; ++a) {
       forward_.push_back(pass(a, -1, measure));
       inverse_.push_back(pass(a, +1, measure));
@@ -62,6 +65,7 @@ class ToeplitzCpu final : public core::ToeplitzEngine<T> {
     Complex* grid = grid_.get();
     const std::int64_t nx = g_.n[0], ny = g_.n[1], nz = g_.n[2], lx = l_[0], ly = l_[1], lz = l_[2];
     const std::int64_t n = g_.voxels(), coils = g_.batch / k, rows = ly * lz * g_.batch, work = cells_ * g_.batch;
+    const std::int64_t stride = stride_;
     namespace dt = ::fieldft::detail::toeplitz;
     using ::fieldft::detail::Cplx;
     const dt::SenseImages<T> images{n, coils, reinterpret_cast<const Cplx<T>*>(maps),
@@ -70,7 +74,7 @@ class ToeplitzCpu final : public core::ToeplitzEngine<T> {
 #pragma omp parallel for schedule(static) num_threads(nthreads_) if (work >= kParallelMin)
     for (std::int64_t r = 0; r < rows; ++r) {
       const std::int64_t y = r % ly, z3 = (r / ly) % lz, b = r / (ly * lz);
-      Complex* row = grid + r * lx;
+      Complex* row = grid + b * stride + (r - b * ly * lz) * lx;
       std::int64_t copied = 0;
       if (y < ny && z3 < nz) {
         const std::int64_t v0 = nx * (y + ny * z3);
@@ -84,14 +88,14 @@ class ToeplitzCpu final : public core::ToeplitzEngine<T> {
     const std::int64_t cells = cells_, batch = g_.batch;
 #pragma omp parallel for schedule(static) num_threads(nthreads_) if (work >= kParallelMin)
     for (std::int64_t i = 0; i < cells; ++i)
-      for (std::int64_t b = 0; b < batch; ++b) grid[i + b * cells] *= kernels[(b / coils) * cells + i];
+      for (std::int64_t b = 0; b < batch; ++b) grid[i + b * stride] *= kernels[(b / coils) * cells + i];
     run(inverse_.rbegin(), inverse_.rend(), grid);
 #pragma omp parallel for schedule(static) num_threads(nthreads_) if (work >= kParallelMin)
     for (std::int64_t v = 0; v < n; ++v) {
       const std::int64_t i = v % nx, y = (v / nx) % ny, z3 = v / (nx * ny), cell = i + lx * (y + ly * z3);
       Cplx<T> acc{0, 0};
       for (std::int64_t b = 0; b < batch; ++b)
-        acc = dt::combine_value(images, b, v, reinterpret_cast<const Cplx<T>&>(grid[cell + b * cells]), acc);
+        acc = dt::combine_value(images, b, v, reinterpret_cast<const Cplx<T>&>(grid[cell + b * stride]), acc);
       z[v] = Complex(acc.re, acc.im);
     }
     return true;
@@ -100,13 +104,13 @@ class ToeplitzCpu final : public core::ToeplitzEngine<T> {
   void apply(const T* kernel, const Complex* x, Complex* z) override {
     Complex* grid = grid_.get();
     const std::int64_t nx = g_.n[0], ny = g_.n[1], nz = g_.n[2], lx = l_[0], ly = l_[1], lz = l_[2];
-    const std::int64_t rows = ly * lz * g_.batch, work = cells_ * g_.batch;
-    // Pad: every row of every 2N grid is written (data and zeros), so nothing of the last call
+    const std::int64_t rows = ly * lz * g_.batch, work = cells_ * g_.batch, stride = stride_;
+    // Pad: every row of every L grid is written (data and zeros), so nothing of the last call
     // survives.
 #pragma omp parallel for schedule(static) num_threads(nthreads_) if (work >= kParallelMin)
     for (std::int64_t r = 0; r < rows; ++r) {
       const std::int64_t y = r % ly, z3 = (r / ly) % lz, b = r / (ly * lz);
-      Complex* row = grid + r * lx;
+      Complex* row = grid + b * stride + (r - b * ly * lz) * lx;
       std::int64_t copied = 0;
       if (y < ny && z3 < nz) {
         std::copy_n(x + nx * (y + ny * (z3 + nz * b)), nx, row);
@@ -119,14 +123,14 @@ class ToeplitzCpu final : public core::ToeplitzEngine<T> {
 #pragma omp parallel for schedule(static) num_threads(nthreads_) if (work >= kParallelMin)
     for (std::int64_t i = 0; i < cells; ++i) {
       const T k = kernel[i];
-      for (std::int64_t b = 0; b < batch; ++b) grid[i + b * cells] *= k;
+      for (std::int64_t b = 0; b < batch; ++b) grid[i + b * stride] *= k;
     }
     run(inverse_.rbegin(), inverse_.rend(), grid);
     const std::int64_t kept = ny * nz * g_.batch;
 #pragma omp parallel for schedule(static) num_threads(nthreads_) if (work >= kParallelMin)
     for (std::int64_t r = 0; r < kept; ++r) {
       const std::int64_t y = r % ny, z3 = (r / ny) % nz, b = r / (ny * nz);
-      std::copy_n(grid + lx * (y + ly * (z3 + lz * b)), nx, z + r * nx);
+      std::copy_n(grid + b * stride + lx * (y + ly * z3), nx, z + r * nx);
     }
   }
 
@@ -140,16 +144,17 @@ class ToeplitzCpu final : public core::ToeplitzEngine<T> {
     return p;
   }
 
-  // The passes [first, last) on each image's grid. The images are cells_ = ∏ 2N_d apart, a
-  // multiple of 4 complex values (32 bytes or more): each keeps the planned array's SIMD
-  // alignment, as FFTW's new-array execute requires.
+  // The passes [first, last) on each image's grid. The images are stride_ apart, ∏ L_d rounded
+  // up to a multiple of 4 complex values (32 bytes or more; ∏ 2N_d already is one, a periodic
+  // axis of odd N_d may make ∏ L_d odd): each keeps the planned array's SIMD alignment, as
+  // FFTW's new-array execute requires.
   template <class It>
   void run(It first, It last, Complex* grid) const {
     for (std::int64_t b = 0; b < g_.batch; ++b)
-      for (It it = first; it != last; ++it) (*it)->execute(grid + b * cells_);
+      for (It it = first; it != last; ++it) (*it)->execute(grid + b * stride_);
   }
 
-  // The 1D pass along axis a over one 2N grid (see the top of the file).
+  // The 1D pass along axis a over one L grid (see the top of the file).
   std::unique_ptr<FftwPlan<T>> pass(int a, int sign, bool measure) {
     std::int64_t stride[3] = {1, l_[0], l_[0] * l_[1]};
     const fftw_iodim64 dim = {static_cast<ptrdiff_t>(l_[a]), static_cast<ptrdiff_t>(stride[a]),
@@ -167,7 +172,8 @@ class ToeplitzCpu final : public core::ToeplitzEngine<T> {
 
   core::ToeplitzGeometry g_;
   std::array<std::int64_t, 3> l_;
-  std::int64_t cells_;
+  std::int64_t cells_;   // ∏ L_d: one image's grid (and kernel)
+  std::int64_t stride_;  // images apart in grid_ (run())
   int nthreads_;
   bool pruned_;
   FftwBuffer<T> grid_;

@@ -1,7 +1,7 @@
 // The CUDA Toeplitz engine (src/cuda/toeplitz.hpp). Two ways to apply it:
 //
-// FUSED (2D, 2N_x and 2N_y powers of two in [16, 2048]): three kernels that each read and write
-// memory once, with the FFTs in registers and shared memory (line_fft.cuh), on a buffer of half
+// FUSED (2D, 2N_x and 2N_y powers of two in [16, 2048], no periodic axis): three kernels that
+// each read and write memory once, with the FFTs in registers and shared memory (line_fft.cuh), on a buffer of half
 // the 2N grid, B·N_y rows of 2N_x:
 //   rows_forward   row y < N_y of image b: load x (times the coil map S_b in the SENSE form),
 //                  zero-pad to 2N_x, FFT along x, store the row;
@@ -14,7 +14,10 @@
 // about 50 N for the cuFFT path below plus the separate coil expansion and combination (R1,
 // 256², 32 coils on an H100: see docs/benchmarks.md, "R1").
 //
-// CUFFT (every other geometry, any dim 1–3). The B images run in chunks of Bc
+// CUFFT (every other geometry, any dim 1–3, and every geometry with a periodic axis: L_d = N_d
+// there, core::ToeplitzGeometry; its grids below are L grids, 2N read L_d, and its kernels need no
+// special case: a periodic axis has no padding, so pad and crop copy all of it, and a periodic
+// last axis leaves no plane to zero and none to prune). The B images run in chunks of Bc
 // (core::toeplitz_chunk: a memory budget, so that the field-corrected normal's C·K images never
 // take C·K grids at once). Layout of a chunk's 2N grids: the image axis sits just before the LAST
 // used axis, cell (p, b, l) at p + P·(b + Bc·l), where p indexes the plane of the other axes
@@ -65,12 +68,12 @@ unsigned blocks_for(std::int64_t n) {
 struct Layout {
   int dim;
   std::int64_t nx, ny, nz;  // image
-  std::int64_t lx;          // 2 Nx
+  std::int64_t lx;          // L_x: 2 Nx (Nx if x is periodic)
   std::int64_t plane;       // P
   std::int64_t n_last;      // N of the last used axis
   std::int64_t chunk;       // Bc: images of one chunk
   std::int64_t voxels;      // Nx Ny Nz
-  std::int64_t cells;       // ∏ 2N_d: one image's grid
+  std::int64_t cells;       // ∏ L_d: one image's grid
 };
 
 // Voxel v's plane index p and last-axis index l.

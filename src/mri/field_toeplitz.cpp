@@ -33,15 +33,6 @@ namespace {
 
 constexpr int kQuantiles = 256;  // field values whose pairwise differences stand for Δ's histogram
 
-template <class T>
-core::ToeplitzGeometry geometry(const Encoding<T>& e, std::int64_t batch) {
-  core::ToeplitzGeometry g;
-  g.dim = e.dim();
-  g.n = e.grid();
-  g.batch = batch;
-  return g;
-}
-
 }  // namespace
 
 template <class T>
@@ -55,7 +46,8 @@ struct FieldToeplitzNormal<T>::Impl {
   const Complex* map_data = nullptr;  // null: no coils
   std::int64_t coils = 1;
   int segments = 0;
-  std::int64_t cells = 0;  // of one kernel: 2^d·N
+  std::int64_t cells = 0;  // of one kernel: ∏ L_d
+  core::ToeplitzGeometry geometry;  // the engine's (its periodic axes found once, in make_engine)
   int kernels_built = 0;    // by this rank
   double worst_error = 0, setup_seconds = 0, kernel_bytes = 0;
   SetupParts parts;
@@ -240,6 +232,7 @@ void FieldToeplitzNormal<T>::build(std::span<const Complex> maps, const Complex*
       print.add(e.grid().data(), sizeof(std::int64_t) * 3);
       print.add_value(sizeof(T));
       print.add_value(options.eps);
+      print.add(impl_->geometry.periodic.data(), sizeof(bool) * 3);
       print.add_value(static_cast<int>(options.nufft.method));
       print.add_value(d.segments);
       print.add(d.segment_times.data(), d.segment_times.size() * sizeof(double));
@@ -282,7 +275,7 @@ void FieldToeplitzNormal<T>::build(std::span<const Complex> maps, const Complex*
   bool any_mine = false;
   for (int l = 0; l < segs; ++l) any_mine = any_mine || mine(l);
   if (any_mine) {  // a rank with no kernel of its own (L' < K) makes no type 1 plan
-    detail::PsfTransform<T> psf(e, c, options.eps, options.nufft);
+    detail::PsfTransform<T> psf(e, impl_->geometry, c, options.eps, options.nufft);
     std::vector<Complex> strengths(static_cast<std::size_t>(m));
     for (int l = 0; l < segs; ++l) {
       if (!mine(l)) continue;
@@ -313,8 +306,10 @@ void FieldToeplitzNormal<T>::make_engine(const FieldToeplitzOptions& options) {
   const std::string who = "FieldToeplitzNormal";
   const Encoding<T>& e = *impl_->encoding;
   const int segs = impl_->segments;
-  core::ToeplitzGeometry g = geometry(e, impl_->coils * segs);
+  core::ToeplitzGeometry g = detail::toeplitz_geometry(
+      e, impl_->coils * segs, detail::periodic_axes(e, options.eps, options.periodic_axes));
   g.chunk_bytes = options.chunk_bytes;
+  impl_->geometry = g;
   const Context& c = this->context();
   if (c.is_host()) {
     impl_->engine = cpu::make_toeplitz_engine<T>(g, cpu_threads_for(c.nthreads()), /*measure=*/true);
@@ -335,12 +330,13 @@ void FieldToeplitzNormal<T>::make_engine(const FieldToeplitzOptions& options) {
     const double need = impl_->kernel_bytes + static_cast<double>(cells) * sizeof(Complex);
     const double free_b = static_cast<double>(cuda::free_memory(c.device()));
     if (need > free_b) {
-      char buf[400];
+      char buf[512];
       std::snprintf(buf, sizeof buf,
-                    "%s: its %d kernels of %lld complex values (2^d·N of the %s grid) need %.0f MiB on CUDA "
+                    "%s: its %d kernels of %lld complex values (the %s embedding of the %s grid) need %.0f MiB on CUDA "
                     "device %d, %.0f MiB free; a looser accuracy (fewer segments), a smaller grid, or "
                     "Toeplitz::kOff (the time-segmented passes) needs less",
-                    who.c_str(), segs, static_cast<long long>(cells), op::shape_string(e.image_shape()).c_str(),
+                    who.c_str(), segs, static_cast<long long>(cells), core::toeplitz_grid_string(g).c_str(),
+                    op::shape_string(e.image_shape()).c_str(),
                     need / (1 << 20), c.device(), free_b / (1 << 20));
       throw Error(ErrorCode::kOutOfMemory, buf);
     }
@@ -359,6 +355,7 @@ std::string FieldToeplitzNormal<T>::name() const {
                   std::to_string(impl_->segments);
   if (impl_->map_data) s += ", " + std::to_string(impl_->coils) + " coils";
   if (impl_->weighted) s += ", weighted";
+  if (impl_->engine) s += ", grid " + core::toeplitz_grid_string(impl_->geometry);
   return s + ")";
 }
 
@@ -385,6 +382,14 @@ double FieldToeplitzNormal<T>::worst_error() const noexcept {
 template <class T>
 double FieldToeplitzNormal<T>::setup_seconds() const noexcept {
   return impl_->setup_seconds;
+}
+template <class T>
+std::array<std::int64_t, 3> FieldToeplitzNormal<T>::embedding_grid() const noexcept {
+  return impl_->geometry.padded();
+}
+template <class T>
+std::array<bool, 3> FieldToeplitzNormal<T>::periodic_axes() const noexcept {
+  return impl_->geometry.periodic;
 }
 template <class T>
 double FieldToeplitzNormal<T>::kernel_bytes() const noexcept {

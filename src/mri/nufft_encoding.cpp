@@ -19,6 +19,7 @@
 #include "fieldft/op/vector_ops.hpp"
 #include "mri/encoding_points.hpp"
 #include "mri/encoding_shapes.hpp"
+#include "mri/toeplitz_psf.hpp"
 
 namespace fieldft::mri {
 
@@ -79,10 +80,9 @@ NufftEncoding<T>::NufftEncoding(std::shared_ptr<const Encoding<T>> encoding, Con
       toeplitz_reason_ = "on (options.toeplitz)";
       break;
     case Toeplitz::kAuto: {
-      core::ToeplitzGeometry g;
-      g.dim = dim;
-      g.n = e.grid();
-      g.batch = options_.batch;
+      // The geometry ToeplitzNormal will take (its periodic axes at this eps: prepare_normal).
+      const core::ToeplitzGeometry g =
+          detail::toeplitz_geometry(e, options_.batch, detail::periodic_axes(e, options_.eps, true));
       const auto shape = [](const nufft::PlanInfo& i) { return core::NufftShape{i.fine_grid, i.kernel_width}; };
       const auto c = core::choose_toeplitz(g, shape(forward_->info()), shape(adjoint_->info()), m, sizeof(Complex));
       uses_toeplitz_ = c.toeplitz;

@@ -1,5 +1,6 @@
-// fieldft::mri::ToeplitzNormal: validation, the kernel set-up (one type 1 NUFFT of the weights
-// into the engine's 2N grid, then the engine's FFT) and the dispatch to a backend engine
+// fieldft::mri::ToeplitzNormal: validation, the detection of periodic axes, the kernel set-up
+// (one type 1 NUFFT of the weights into the engine's embedding grid, then the engine's FFT) and
+// the dispatch to a backend engine
 // (src/cpu/toeplitz_cpu.hpp, src/cuda/toeplitz.hpp) in the operator's context.
 #include <chrono>
 #include <cmath>
@@ -54,15 +55,6 @@ void check_weights(std::span<const T> w, std::int64_t m) {
   }
 }
 
-template <class T>
-core::ToeplitzGeometry geometry(const Encoding<T>& e, std::int64_t batch) {
-  core::ToeplitzGeometry g;
-  g.dim = e.dim();
-  g.n = e.grid();
-  g.batch = batch;
-  return g;
-}
-
 using detail::initial_batch_shape;
 using detail::joined;
 
@@ -80,9 +72,10 @@ op::Shape checked_batch_shape(const std::shared_ptr<const Encoding<T>>& e, std::
 template <class T>
 struct ToeplitzNormal<T>::Kernel {
   explicit Kernel(const Context& c) : memory(c) {}
-  op::Workspace memory;  // the kernel: 2^d·N values of T in context memory
+  op::Workspace memory;  // the kernel: ∏ L_d values of T in context memory
   T* data = nullptr;
   bool weighted = false;
+  std::array<bool, 3> periodic{false, false, false};  // the geometry's periodic axes
   double setup_seconds = std::numeric_limits<double>::quiet_NaN();
 };
 
@@ -100,12 +93,13 @@ ToeplitzNormal<T>::ToeplitzNormal(std::shared_ptr<const Encoding<T>> encoding, C
   const std::int64_t m = e.num_samples();
   const auto start = std::chrono::steady_clock::now();
 
-  const core::ToeplitzGeometry g = geometry(e, options_.batch);
+  const core::ToeplitzGeometry g = detail::toeplitz_geometry(e, options_.batch, periodic_);
   auto kernel = std::make_shared<Kernel>(this->context());
   kernel->weighted = !weights.empty();
+  kernel->periodic = periodic_;
   kernel->data = kernel->memory.template get_as<T>(g.padded_cells());
 
-  detail::PsfTransform<T> psf(e, this->context(), options_.eps, options_.nufft);
+  detail::PsfTransform<T> psf(e, g, this->context(), options_.eps, options_.nufft);
   std::vector<Complex> c(static_cast<std::size_t>(m), Complex(1, 0));
   for (std::size_t j = 0; j < weights.size(); ++j) c[j] = Complex(weights[j], 0);
   // Host strengths: on a device the plan stages them and waits for the result.
@@ -125,7 +119,10 @@ ToeplitzNormal<T>::ToeplitzNormal(std::shared_ptr<const Encoding<T>> encoding, C
       encoding_(std::move(encoding)),
       options_(std::move(options)),
       batch_shape_(std::move(batch_shape)),
-      kernel_(std::move(kernel)) {
+      kernel_(std::move(kernel)),
+      // Once per kernel: batched copies share it, and its geometry.
+      periodic_(kernel_ ? kernel_->periodic
+                        : detail::periodic_axes(*encoding_, options_.eps, options_.periodic_axes)) {
   make_engine();
 }
 
@@ -135,7 +132,7 @@ ToeplitzNormal<T>::~ToeplitzNormal() = default;
 template <class T>
 void ToeplitzNormal<T>::make_engine() {
   const auto start = std::chrono::steady_clock::now();
-  core::ToeplitzGeometry g = geometry(*encoding_, options_.batch);
+  core::ToeplitzGeometry g = detail::toeplitz_geometry(*encoding_, options_.batch, periodic_);
   g.chunk_bytes = options_.chunk_bytes;
   engine_ = std::make_unique<Engine>();
   const Context& c = this->context();
@@ -158,7 +155,8 @@ std::string ToeplitzNormal<T>::name() const {
                   std::to_string(encoding_->num_samples()) + " samples";
   if (kernel_ && kernel_->weighted) s += ", weighted";
   if (options_.batch > 1) s += ", batch " + std::to_string(options_.batch);
-  return s + ")";
+  const auto g = detail::toeplitz_geometry(*encoding_, options_.batch, periodic_);
+  return s + ", grid " + core::toeplitz_grid_string(g) + ")";
 }
 
 template <class T>
@@ -192,6 +190,11 @@ typename op::LinearOperator<T>::Ptr ToeplitzNormal<T>::batched(std::int64_t k) c
 template <class T>
 bool ToeplitzNormal<T>::weighted() const noexcept {
   return kernel_->weighted;
+}
+
+template <class T>
+std::array<std::int64_t, 3> ToeplitzNormal<T>::embedding_grid() const {
+  return detail::toeplitz_geometry(*encoding_, options_.batch, periodic_).padded();
 }
 
 template <class T>

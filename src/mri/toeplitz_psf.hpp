@@ -1,16 +1,21 @@
-// The point-spread function of the NUFFT encoding model on the 2N grid, shared by the Toeplitz
-// normals (toeplitz.cpp, field_toeplitz.cpp): f[q] = Σ_j c_j exp(+i q·x_j) with 2N_d modes per
-// axis in FFT order (modeord 1) at the encoding's own points x_{j,d} = 2π k_{j,d} / N_d, i.e.
-// p(d) = Σ_j c_j exp(+2πi k_j·d/N) at offset d (index d mod 2N_d): ONE type 1 plan, its points
-// set once, executed for each set of strengths c. Internal.
+// The point-spread function of the NUFFT encoding model on the embedding grid, shared by the
+// Toeplitz normals (toeplitz.cpp, field_toeplitz.cpp): f[q] = Σ_j c_j exp(+i q·x_j) with L_d
+// modes per axis (2N_d, or N_d on a periodic axis) in FFT order (modeord 1) at the encoding's
+// own points x_{j,d} = 2π k_{j,d} / N_d, i.e. p(d) = Σ_j c_j exp(+2πi k_j·d/N) at offset d
+// (index d mod L_d): ONE type 1 plan, its points set once, executed for each set of strengths c.
+// Also the detection of periodic axes and the geometry both normals (and NufftEncoding's cost
+// model) build from it. Internal.
 #pragma once
 
+#include <array>
+#include <cmath>
 #include <complex>
 #include <cstdint>
 #include <numbers>
 #include <span>
 #include <vector>
 
+#include "core/toeplitz.hpp"
 #include "fieldft/context.hpp"
 #include "fieldft/mri/encoding.hpp"
 #include "fieldft/nufft.hpp"
@@ -18,11 +23,57 @@
 
 namespace fieldft::mri::detail {
 
+// An axis is periodic (core::ToeplitzGeometry) when every k_{j,d} lies within
+// periodic_tolerance(eps) of an integer, eps the kernel's type 1 tolerance. Why that bound: the
+// periodic kernel uses p(d − N_d) = p(d) for the offsets d in [N_d/2, N_d) (or the other half),
+// where the exact value differs by the factor exp(−2πi k_{j,d}) per sample, |1 − exp(−2πiδ_j)|
+// ≤ 2π|δ_j| with δ_j = k_{j,d} − round(k_{j,d}); so the kernel's extra error is at most
+// 2π·max|δ|·Σ_j|c_j| = eps/10 relative to Σ_j|c_j| (= p(0) for weights >= 0): an order below the
+// type 1 transform's own eps, which the kernel keeps. In practice stacks store k_z as exact
+// integers (mri::spiral_trajectory and radial stacks: k_z = p − P/2), which pass at any eps;
+// near-integers from physical
+// units rounded in float (|δ| ~ 1e-7·|k|) fail at the default eps 1e-5 and keep the 2N axis.
+inline double periodic_tolerance(double eps) { return eps / (20 * std::numbers::pi); }
+
+// Which axes of e are periodic at the kernel's eps; enabled = false (ToeplitzOptions::periodic_axes):
+// none. O(M) per axis, stopping at the first off-grid sample (at once for a non-Cartesian axis).
+template <class T>
+std::array<bool, 3> periodic_axes(const Encoding<T>& e, double eps, bool enabled) {
+  std::array<bool, 3> p{false, false, false};
+  if (!enabled) return p;
+  const double tol = periodic_tolerance(eps);
+  for (int d = 0; d < e.dim(); ++d) {
+    bool on = true;
+    for (const T k : e.k(d)) {
+      const double v = static_cast<double>(k);
+      if (!(std::abs(v - std::nearbyint(v)) <= tol)) {  // NaN fails too
+        on = false;
+        break;
+      }
+    }
+    p[d] = on;
+  }
+  return p;
+}
+
+// The engine's geometry for e with B images and the given periodic axes.
+template <class T>
+core::ToeplitzGeometry toeplitz_geometry(const Encoding<T>& e, std::int64_t batch, std::array<bool, 3> periodic) {
+  core::ToeplitzGeometry g;
+  g.dim = e.dim();
+  g.n = e.grid();
+  g.periodic = periodic;
+  g.batch = batch;
+  return g;
+}
+
 template <class T>
 class PsfTransform {
  public:
-  PsfTransform(const Encoding<T>& e, const Context& context, double eps, nufft::Options options)
-      : plan_(1, modes(e), +1, 1, eps, context, with_modeord(options)) {
+  // g: the engine's geometry (its padded() grid are the modes).
+  PsfTransform(const Encoding<T>& e, const core::ToeplitzGeometry& g, const Context& context, double eps,
+               nufft::Options options)
+      : plan_(1, modes(g), +1, 1, eps, context, with_modeord(options)) {
     const std::int64_t m = e.num_samples();
     const T* p[3] = {nullptr, nullptr, nullptr};
     for (int d = 0; d < e.dim(); ++d) {  // in double, as NufftEncoding computes its points
@@ -35,15 +86,14 @@ class PsfTransform {
     }
     plan_.set_points(m, p[0], p[1], p[2]);
   }
-  // out (context memory, ∏ 2N_d values) = f for the M strengths c (host memory; a device plan
+  // out (context memory, ∏ L_d values) = f for the M strengths c (host memory; a device plan
   // stages them and waits for the result).
   void execute(const std::complex<T>* c, std::complex<T>* out) { plan_.execute(c, out); }
 
  private:
-  static std::vector<std::int64_t> modes(const Encoding<T>& e) {
-    std::vector<std::int64_t> m;
-    for (int d = 0; d < e.dim(); ++d) m.push_back(2 * e.grid()[d]);
-    return m;
+  static std::vector<std::int64_t> modes(const core::ToeplitzGeometry& g) {
+    const auto l = g.padded();
+    return std::vector<std::int64_t>(l.begin(), l.begin() + g.dim);
   }
   static nufft::Options with_modeord(nufft::Options o) {
     o.modeord = 1;

@@ -2,6 +2,7 @@
 // choice of Toeplitz::kAuto.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <complex>
 
@@ -28,6 +29,27 @@ double full_units(int dim, std::int64_t n) {
 TEST(ToeplitzCost, PrunedPassesSaveAQuarterIn2DAndFiveTwelfthsIn3D) {
   EXPECT_DOUBLE_EQ(toeplitz_fft_units(square(2, 64)) / full_units(2, 64), 0.75);
   EXPECT_DOUBLE_EQ(toeplitz_fft_units(square(3, 32)) / full_units(3, 32), 7.0 / 12.0);
+}
+
+// A periodic axis (integer k: L = N) halves its cells and prunes nothing along it: a 3D stack
+// with z periodic has 2N·2N·N cells; its FFT units are the x pass over N·N lines, the y pass
+// over 2N·N, both of 2N points, and the N-point z pass over 2N·2N lines: 2/3 of the non-periodic
+// pruned work at N = 32 (the z pass was already pruned in x and y). The fused CUDA path refuses it.
+TEST(ToeplitzCost, PeriodicAxisTakesNCells) {
+  ToeplitzGeometry g = square(3, 32);
+  g.periodic = {false, false, true};
+  EXPECT_EQ(g.padded(), (std::array<std::int64_t, 3>{64, 64, 32}));
+  EXPECT_EQ(g.padded_cells(), 64 * 64 * 32);
+  EXPECT_TRUE(g.any_periodic());
+  const double units = 32.0 * 32 * 64 * 6 + 64.0 * 32 * 64 * 6 + 64.0 * 64 * 32 * 5;  // x, y, z passes
+  EXPECT_DOUBLE_EQ(toeplitz_fft_units(g), units);
+  EXPECT_DOUBLE_EQ(toeplitz_fft_units(g) / toeplitz_fft_units(square(3, 32)), 2.0 / 3.0);
+  EXPECT_EQ(toeplitz_grid_string(g), "64x64x32 (z periodic)");
+  EXPECT_EQ(toeplitz_grid_string(square(2, 8)), "16x16");
+  ToeplitzGeometry f = square(2, 64);
+  EXPECT_TRUE(fused_toeplitz_geometry(f));
+  f.periodic[1] = true;
+  EXPECT_FALSE(fused_toeplitz_geometry(f));
 }
 
 // The CUDA cuFFT path's chunks: R3's 3D 128³ float grids (134 MB each) four at a time, its C·K

@@ -5,6 +5,8 @@
 //     and 3;
 //   - NufftEncoding::apply_normal with Toeplitz::kOn against kOff, alone and inside a SENSE
 //     compose (which must reach the Toeplitz normal through compose's forwarding), and batched;
+//   - periodic axes (integer k, a stack's k_z: L = N): exact, on against off, the detection's
+//     line, and (CPU) the engine with an axis forced periodic for off-grid k, which must be wrong;
 //   - bad input: NaN, negative and wrongly sized weights, an encoding with a field map;
 //   - the generic operator battery (support/operator_battery.hpp).
 #include <algorithm>
@@ -27,6 +29,11 @@
 #include "fieldft/op/combinators.hpp"
 #include "fieldft/solve/cg.hpp"
 #include "support/operator_battery.hpp"
+#if FIELDFT_TEST_BACKEND == 1  // the engine below the operator: private headers (CPU executable only)
+#include "core/toeplitz.hpp"
+#include "cpu/toeplitz_cpu.hpp"
+#include "mri/toeplitz_psf.hpp"
+#endif
 
 namespace fieldft::test {
 namespace {
@@ -41,7 +48,9 @@ constexpr double toeplitz_eps() {
 }
 
 // A random trajectory over the whole k-space box [-N/2, N/2) per axis (rounded to T; the oracle
-// reads the same values), M samples, and optional weights uniform in [0.2, 2).
+// reads the same values), M samples, and optional weights uniform in [0.2, 2). on_grid >= 0: that
+// axis takes integer k (a stack's k_z: the Toeplitz normal's periodic axis) plus `offset` (off
+// the grid when not an integer).
 template <class T>
 struct Case {
   std::vector<std::int64_t> grid;
@@ -52,7 +61,8 @@ struct Case {
 };
 
 template <class T>
-Case<T> make_case(std::vector<std::int64_t> grid, std::int64_t m, std::uint64_t seed, bool weights) {
+Case<T> make_case(std::vector<std::int64_t> grid, std::int64_t m, std::uint64_t seed, bool weights, int on_grid = -1,
+                  double offset = 0) {
   Case<T> c;
   c.grid = grid;
   const int dim = static_cast<int>(grid.size());
@@ -63,7 +73,13 @@ Case<T> make_case(std::vector<std::int64_t> grid, std::int64_t m, std::uint64_t 
   for (int d = 0; d < dim; ++d) {
     const double half = static_cast<double>(grid[static_cast<std::size_t>(d)]) / 2;
     for (std::int64_t j = 0; j < m; ++j) {
-      const T v = static_cast<T>(rng.uniform(-half, half));
+      double u = rng.uniform(-half, half);
+      if (d == on_grid) {  // the nearest integer plus offset, moved by whole cycles into [-N/2, N/2]
+        u = std::floor(u + 0.5) + offset;
+        while (u > half) u -= 1;
+        while (u < -half) u += 1;
+      }
+      const T v = static_cast<T>(u);
       c.k[d].push_back(v);
       kd[d]->push_back(static_cast<double>(v));
     }
@@ -88,11 +104,12 @@ Case<T> make_case(std::vector<std::int64_t> grid, std::int64_t m, std::uint64_t 
 
 template <class T>
 std::shared_ptr<mri::ToeplitzNormal<T>> make_toeplitz(const Case<T>& c, const Context& ctx, std::int64_t batch,
-                                                     double chunk_bytes = 0) {
+                                                     double chunk_bytes = 0, bool periodic_axes = true) {
   mri::ToeplitzOptions o;
   o.eps = toeplitz_eps<T>();
   o.batch = batch;
   o.chunk_bytes = chunk_bytes;
+  o.periodic_axes = periodic_axes;
   return std::make_shared<mri::ToeplitzNormal<T>>(c.encoding, ctx, std::span<const T>(c.w), o);
 }
 
@@ -133,6 +150,28 @@ double oracle_tolerance() {
   return 3 * toeplitz_eps<T>() + (sizeof(T) == sizeof(float) ? 1e-5 : 0.0);
 }
 
+// The exact AᴴWA (c.w, or W = I when empty) of each of the `batch` images of x against got,
+// within oracle_tolerance; returns the largest relative error.
+template <class T>
+double expect_exact_normal(const Case<T>& c, const std::vector<std::complex<T>>& x,
+                           const std::vector<std::complex<T>>& got, std::int64_t batch) {
+  const std::int64_t n = c.voxels, m = static_cast<std::int64_t>(c.k[0].size());
+  const std::vector<double> zeros_v(static_cast<std::size_t>(n), 0.0), zeros_m(static_cast<std::size_t>(m), 0.0);
+  double worst = 0;
+  for (std::int64_t b = 0; b < batch; ++b) {
+    SCOPED_TRACE(::testing::Message() << "image " << b << " of " << batch);
+    const std::vector<cdouble> xb(x.begin() + b * n, x.begin() + (b + 1) * n);
+    auto s = reference::field_dft_forward(c.ksp, c.pos, zeros_v, zeros_m, xb);
+    for (std::size_t j = 0; j < c.w.size(); ++j) s[j] *= static_cast<double>(c.w[j]);
+    const auto want = reference::field_dft_adjoint(c.ksp, c.pos, zeros_v, zeros_m, s);
+    const std::vector<std::complex<T>> gb(got.begin() + b * n, got.begin() + (b + 1) * n);
+    const double e = rel_error(gb, want);
+    EXPECT_LE(e, oracle_tolerance<T>());
+    worst = std::max(worst, e);
+  }
+  return worst;
+}
+
 TYPED_TEST(ToeplitzTyped, MatchesTheExactWeightedNormal) {
   using T = TypeParam;
   struct Geometry {
@@ -156,23 +195,72 @@ TYPED_TEST(ToeplitzTyped, MatchesTheExactWeightedNormal) {
         const auto got = battery_detail::run_apply(*t, x, false);
         const auto got_adjoint = battery_detail::run_apply(*t, x, true);
         EXPECT_EQ(got, got_adjoint) << "apply_adjoint must be apply (the operator is Hermitian)";
-        const std::int64_t n = c.voxels, samples = m;
-        const std::vector<double> zeros_v(static_cast<std::size_t>(n), 0.0), zeros_m(static_cast<std::size_t>(m), 0.0);
-        for (std::int64_t b = 0; b < batch; ++b) {
-          SCOPED_TRACE(::testing::Message() << "image " << b << " of " << batch);
-          const std::vector<cdouble> xb(x.begin() + b * n, x.begin() + (b + 1) * n);
-          auto s = reference::field_dft_forward(c.ksp, c.pos, zeros_v, zeros_m, xb);
-          for (std::int64_t j = 0; j < samples; ++j)
-            if (weights) s[static_cast<std::size_t>(j)] *= static_cast<double>(c.w[static_cast<std::size_t>(j)]);
-          const auto want = reference::field_dft_adjoint(c.ksp, c.pos, zeros_v, zeros_m, s);
-          const std::vector<std::complex<T>> gb(got.begin() + b * n, got.begin() + (b + 1) * n);
-          const double e = rel_error(gb, want);
-          EXPECT_LE(e, oracle_tolerance<T>());
-          worst = std::max(worst, e);
-        }
+        worst = std::max(worst, expect_exact_normal(c, x, got, batch));
       }
   std::printf("[ Toeplitz vs exact AᴴWA, %s, eps %.0e ] largest relative error %.2e (threshold %.2e)\n",
               sizeof(T) == sizeof(float) ? "float" : "double", toeplitz_eps<T>(), worst, oracle_tolerance<T>());
+}
+
+// Periodic axes (include/fieldft/mri/toeplitz.hpp): an axis of integer k (a stack's k_z, or
+// Cartesian phase-encoding lines in 2D) takes L = N, not 2N, and the operator is still the exact
+// AᴴWA within oracle_tolerance: 3D stacks along z (the R3 geometry; even and odd N), 2D with y on
+// the grid (odd N_y: ∏L_d not a multiple of 4, the CPU engine's image stride; {16, 8}: 2N powers
+// of two, which the CUDA engine's fused path must leave to its cuFFT path) and with x on the grid.
+// With options.periodic_axes = false the same operator on the 2N grid: the two agree within twice
+// the tolerance (each within it of the exact one).
+TYPED_TEST(ToeplitzTyped, PeriodicAxisMatchesTheExactNormal) {
+  using T = TypeParam;
+  struct Geometry {
+    std::vector<std::int64_t> grid;
+    std::int64_t samples;
+    int axis;
+  };
+  const Geometry geometries[] = {{{8, 7, 6}, 420, 2}, {{7, 6, 5}, 260, 2}, {{11, 7}, 150, 1},
+                                 {{16, 8}, 200, 1},   {{9, 10}, 150, 0}};
+  std::uint64_t seed = 1400;
+  double worst = 0;
+  for (const auto& [grid, m, axis] : geometries)
+    for (bool weights : {false, true})
+      for (std::int64_t batch : {1, 3}) {
+        const auto c = make_case<T>(grid, m, ++seed, weights, axis);
+        auto t = make_toeplitz<T>(c, battery_context(), batch);
+        auto full = make_toeplitz<T>(c, battery_context(), batch, 0, /*periodic_axes=*/false);
+        SCOPED_TRACE(t->name());
+        for (int d = 0; d < static_cast<int>(grid.size()); ++d) {
+          EXPECT_EQ(t->periodic_axes()[d], d == axis) << "axis " << d;
+          EXPECT_EQ(t->embedding_grid()[d], (d == axis ? 1 : 2) * grid[d]) << "axis " << d;
+          EXPECT_FALSE(full->periodic_axes()[d]);
+          EXPECT_EQ(full->embedding_grid()[d], 2 * grid[d]);
+        }
+        EXPECT_NE(t->name().find(std::string(1, "xyz"[axis]) + " periodic"), std::string::npos);
+        const auto x = random_complex<T>(c.voxels * batch, seed + 1000);
+        const auto got = battery_detail::run_apply(*t, x, false);
+        EXPECT_EQ(got, battery_detail::run_apply(*t, x, true)) << "apply_adjoint must be apply";
+        worst = std::max(worst, expect_exact_normal(c, x, got, batch));
+        EXPECT_LE(battery_detail::rel_diff(got, battery_detail::run_apply(*full, x, false)), 2 * oracle_tolerance<T>())
+            << "periodic axes on and off";
+      }
+  std::printf("[ Toeplitz with a periodic axis vs exact AᴴWA, %s ] largest relative error %.2e (threshold %.2e)\n",
+              sizeof(T) == sizeof(float) ? "float" : "double", worst, oracle_tolerance<T>());
+}
+
+// The detection: k off the integers by more than eps/(20π) (src/mri/toeplitz_psf.hpp) keeps the
+// 2N axis — here k_z = integer + 0.25, and + 1e-3 (well above the tolerance at either eps) — and
+// the operator is still exact; integers shifted by a whole number stay periodic.
+TYPED_TEST(ToeplitzTyped, OffGridAxisIsNotPeriodic) {
+  using T = TypeParam;
+  std::uint64_t seed = 1450;
+  for (double offset : {0.25, 1e-3, -1.0}) {
+    SCOPED_TRACE(::testing::Message() << "k_z offset " << offset);
+    const auto c = make_case<T>({8, 7, 6}, 300, ++seed, true, 2, offset);
+    auto t = make_toeplitz<T>(c, battery_context(), 1);
+    const bool on_grid = offset == std::floor(offset);
+    EXPECT_EQ(t->periodic_axes()[2], on_grid);
+    EXPECT_EQ(t->embedding_grid()[2], on_grid ? 6 : 12);
+    EXPECT_FALSE(t->periodic_axes()[0] || t->periodic_axes()[1]);
+    const auto x = random_complex<T>(c.voxels, seed + 1000);
+    expect_exact_normal(c, x, battery_detail::run_apply(*t, x, false), 1);
+  }
 }
 
 // kOn against kOff: each is AᴴA to within its error, Toeplitz about eps (above) and the NUFFT
@@ -186,9 +274,14 @@ double normal_tolerance() {
 TYPED_TEST(ToeplitzTyped, NufftEncodingNormalWithAndWithoutToeplitz) {
   using T = TypeParam;
   const Context ctx = test_context();
-  for (const auto& [grid, m] : {std::pair{std::vector<std::int64_t>{16, 11}, std::int64_t{240}},
-                                std::pair{std::vector<std::int64_t>{9, 8, 6}, std::int64_t{500}}}) {
-    const auto c = make_case<T>(grid, m, 501, false);
+  struct Geometry {
+    std::vector<std::int64_t> grid;
+    std::int64_t samples;
+    int on_grid;  // a stack's axis (periodic in the Toeplitz normal), or -1
+  };
+  for (const auto& [grid, m, on_grid] : {Geometry{{16, 11}, 240, -1}, Geometry{{9, 8, 6}, 500, -1},
+                                         Geometry{{9, 8, 6}, 500, 2}}) {
+    const auto c = make_case<T>(grid, m, 501, false, on_grid);
     auto on = make_nufft<T>(c, ctx, 2, mri::Toeplitz::kOn);
     auto off = make_nufft<T>(c, ctx, 2, mri::Toeplitz::kOff);
     auto* on_enc = dynamic_cast<mri::NufftEncoding<T>*>(on.get());
@@ -312,16 +405,20 @@ TYPED_TEST(ToeplitzTyped, WeightedNormalsForTheSolvers) {
 // (the bound is per phase factor and per kernel, whatever the dimension). Grids: {16, 8} (the
 // CUDA fused path), {12, 10} and the 3D {12, 10, 8} (its cuFFT path). A third operator takes
 // chunks of two images (chunk_bytes: two grids), so that the CUDA cuFFT path runs several chunks
-// and a partial last one (3·L' images): the same operator up to the summation order.
+// and a partial last one (3·L' images): the same operator up to the summation order. The last
+// grid is a stack along z (integer k_z): its kernels and grids take the periodic z axis (L_z =
+// N_z), and the operator with options.periodic_axes = false (2N_z) agrees with it to rounding
+// and the kernels' eps (the same segments, the same interpolator).
 TYPED_TEST(ToeplitzTyped, FieldCorrectedNormalMatchesTheExactOne) {
   using T = TypeParam;
   const Context ctx = test_context();
   const double accuracy = 1e-3, tol = 5 * accuracy + 3 * toeplitz_eps<T>();
-  const std::vector<std::vector<std::int64_t>> grids{{16, 8}, {12, 10}, {12, 10, 8}};
+  const std::vector<std::pair<std::vector<std::int64_t>, int>> grids{
+      {{16, 8}, -1}, {{12, 10}, -1}, {{12, 10, 8}, -1}, {{12, 10, 8}, 2}};
   std::uint64_t seed = 800;
-  for (const auto& grid : grids) {
+  for (const auto& [grid, on_grid] : grids) {
     const std::int64_t m = grid.size() == 3 ? 640 : 320, coils = 3;
-    const auto c = make_case<T>(grid, m, ++seed, true);
+    const auto c = make_case<T>(grid, m, ++seed, true, on_grid);
     const std::int64_t n = c.voxels;
     std::vector<T> times(static_cast<std::size_t>(m)), field(static_cast<std::size_t>(n));
     for (std::int64_t j = 0; j < m; ++j) times[static_cast<std::size_t>(j)] = static_cast<T>(10e-3 * static_cast<double>(j % (m / 8)) / static_cast<double>(m / 8));
@@ -338,11 +435,21 @@ TYPED_TEST(ToeplitzTyped, FieldCorrectedNormalMatchesTheExactOne) {
     o.eps = toeplitz_eps<T>();
     mri::FieldToeplitzNormal<T> plain(enc, ctx, {}, 1, std::span<const T>(c.w), o);
     mri::FieldToeplitzNormal<T> sense(enc, ctx, maps, coils, std::span<const T>(c.w), o);
-    o.chunk_bytes = 2.0 * (1 << grid.size()) * static_cast<double>(n) * sizeof(std::complex<T>);
+    const double cells = (1 << grid.size()) * static_cast<double>(n) / (on_grid >= 0 ? 2 : 1);  // ∏ L_d
+    o.chunk_bytes = 2.0 * cells * sizeof(std::complex<T>);
     mri::FieldToeplitzNormal<T> chunked(enc, ctx, maps, coils, std::span<const T>(c.w), o);
+    o.chunk_bytes = 0;
+    o.periodic_axes = false;
+    mri::FieldToeplitzNormal<T> full(enc, ctx, maps, coils, std::span<const T>(c.w), o);
     SCOPED_TRACE(sense.name());
-    EXPECT_EQ(sense.kernel_bytes(), static_cast<double>(sense.segments()) * (1 << grid.size()) *
-                                        static_cast<double>(n) * sizeof(std::complex<T>));
+    EXPECT_EQ(sense.kernel_bytes(), static_cast<double>(sense.segments()) * cells * sizeof(std::complex<T>));
+    EXPECT_EQ(full.kernel_bytes(), static_cast<double>(full.segments()) * (1 << grid.size()) * static_cast<double>(n) *
+                                       sizeof(std::complex<T>));
+    for (int d = 0; d < static_cast<int>(grid.size()); ++d) {
+      EXPECT_EQ(sense.periodic_axes()[d], d == on_grid);
+      EXPECT_EQ(sense.embedding_grid()[d], (d == on_grid ? 1 : 2) * grid[d]);
+      EXPECT_FALSE(full.periodic_axes()[d]);
+    }
     EXPECT_GE(plain.segments(), 2) << "a ±150 Hz field over 10 ms needs several segments";
     EXPECT_LE(plain.worst_error(), accuracy);
     const auto parts = sense.setup_parts();  // the set-up's parts: each its own, within the whole
@@ -371,6 +478,9 @@ TYPED_TEST(ToeplitzTyped, FieldCorrectedNormalMatchesTheExactOne) {
     EXPECT_LE(e_sense, tol);
     EXPECT_LE(battery_detail::rel_diff(battery_detail::run_apply(chunked, x, false), z_sense), default_tolerance<T>())
         << "chunks of two images";
+    // Each within oracle_tolerance of the same operator (the same segments and interpolator).
+    EXPECT_LE(battery_detail::rel_diff(battery_detail::run_apply(full, x, false), z_sense), 2 * oracle_tolerance<T>())
+        << "periodic axes on and off";
     std::printf("[ %s, L' %d: vs the exact field-corrected normal ] plain %.2e, SENSE %.2e (threshold %.2e)\n",
                 sense.name().c_str(), sense.segments(), e_plain, e_sense, tol);
 
@@ -476,6 +586,59 @@ TYPED_TEST(ToeplitzTyped, BatchedSharesTheKernel) {
               default_tolerance<T>());
 }
 
+#if FIELDFT_TEST_BACKEND == 1
+// What the detection protects, with the engine below the operator (src/core/toeplitz.hpp): the
+// CPU engine with the z axis FORCED periodic (L_z = N_z, a type 1 transform of N_z modes) is the
+// exact normal for integer k_z and far from it for k_z = integer + 0.25 (the wrapped offsets take
+// p(d − N_z) = p(d), off by exp(−2πi k_z) per sample); periodic_axes draws the line at
+// eps/(20π): half of it is periodic (and exact), twice it is not (double: float cannot place k
+// that close to an integer).
+TYPED_TEST(ToeplitzTyped, ForcedPeriodicAxisNeedsIntegerK) {
+  using T = TypeParam;
+  using C = std::complex<T>;
+  const Context host = Context::host();
+  const auto forced = [&](const Case<T>& c, const std::vector<C>& x) {
+    core::ToeplitzGeometry g = mri::detail::toeplitz_geometry(*c.encoding, 1, {false, false, true});
+    auto engine = cpu::make_toeplitz_engine<T>(g, 1, /*measure=*/false);
+    mri::detail::PsfTransform<T> psf(*c.encoding, g, host, toeplitz_eps<T>(), nufft::Options{});
+    std::vector<C> strengths(c.w.size());
+    for (std::size_t j = 0; j < c.w.size(); ++j) strengths[j] = C(c.w[j], 0);
+    psf.execute(strengths.data(), engine->psf_buffer());
+    std::vector<T> kernel(static_cast<std::size_t>(g.padded_cells()));
+    engine->make_kernel(kernel.data());
+    std::vector<C> z(x.size());
+    engine->apply(kernel.data(), x.data(), z.data());
+    return z;
+  };
+  std::uint64_t seed = 1500;
+  const auto on = make_case<T>({8, 7, 6}, 300, ++seed, true, 2);
+  const auto x = random_complex<T>(on.voxels, ++seed);
+  expect_exact_normal(on, x, forced(on, x), 1);
+  const auto off = make_case<T>({8, 7, 6}, 300, ++seed, true, 2, 0.25);
+  const auto zeros = std::vector<double>(static_cast<std::size_t>(off.voxels), 0.0);
+  auto s = reference::field_dft_forward(off.ksp, off.pos, zeros, std::vector<double>(off.w.size(), 0.0),
+                                        std::vector<cdouble>(x.begin(), x.end()));
+  for (std::size_t j = 0; j < s.size(); ++j) s[j] *= static_cast<double>(off.w[j]);
+  const auto want = reference::field_dft_adjoint(off.ksp, off.pos, zeros, std::vector<double>(off.w.size(), 0.0), s);
+  const double wrong = rel_error(forced(off, x), want);
+  EXPECT_GT(wrong, 100 * oracle_tolerance<T>()) << "a periodic z axis for k_z off the grid must be wrong";
+  std::printf("[ z forced periodic, k_z = integer + 0.25, %s ] relative error %.2e (the exact k_z: within %.2e)\n",
+              sizeof(T) == sizeof(float) ? "float" : "double", wrong, oracle_tolerance<T>());
+  EXPECT_FALSE(mri::detail::periodic_axes(*off.encoding, toeplitz_eps<T>(), true)[2]);
+  EXPECT_FALSE(mri::detail::periodic_axes(*on.encoding, toeplitz_eps<T>(), false)[2]) << "disabled";
+  if constexpr (sizeof(T) == sizeof(double)) {
+    const double tol = mri::detail::periodic_tolerance(toeplitz_eps<T>());
+    const auto near = make_case<T>({8, 7, 6}, 300, ++seed, true, 2, 0.5 * tol);
+    EXPECT_TRUE(mri::detail::periodic_axes(*near.encoding, toeplitz_eps<T>(), true)[2]);
+    auto t = make_toeplitz<T>(near, host, 1);
+    ASSERT_TRUE(t->periodic_axes()[2]);
+    expect_exact_normal(near, x, battery_detail::run_apply(*t, x, false), 1);
+    const auto far = make_case<T>({8, 7, 6}, 300, ++seed, true, 2, 2 * tol);
+    EXPECT_FALSE(mri::detail::periodic_axes(*far.encoding, toeplitz_eps<T>(), true)[2]);
+  }
+}
+#endif
+
 #if FIELDFT_TEST_BACKEND == 2
 // The device engine against the host engine (FFTW) for one case and 1 and 5 images: the plain
 // apply, and the SENSE form (ToeplitzNormal::apply_sense) against expand, apply, combine on the
@@ -539,6 +702,27 @@ TYPED_TEST(ToeplitzTyped, CufftPathInChunksMatchesTheHost) {
     }
   }
 }
+
+// Periodic axes (L_d = N_d, integer k): the cuFFT path with a periodic last axis (3D stacks, even
+// and odd N_z: no plane to zero, none pruned), a periodic y in 2D (odd N_y) and {16, 8} with y
+// periodic (2N powers of two: the fused path must refuse it, core::fused_toeplitz_geometry), a
+// periodic x; all images in one chunk and in chunks of two grids.
+TYPED_TEST(ToeplitzTyped, PeriodicAxisMatchesTheHost) {
+  using T = TypeParam;
+  const std::pair<std::vector<std::int64_t>, int> cases[] = {
+      {{8, 7, 6}, 2}, {{7, 6, 5}, 2}, {{11, 7}, 1}, {{16, 8}, 1}, {{9, 10}, 0}};
+  std::uint64_t seed = 1550;
+  for (const auto& [grid, axis] : cases) {
+    const auto c = make_case<T>(grid, 400, ++seed, true, axis);
+    const auto cells = make_toeplitz<T>(c, test_context(), 1)->embedding_grid();
+    ASSERT_EQ(cells[axis], grid[axis]) << "periodic";
+    const double two_grids = 2.0 * static_cast<double>(cells[0] * cells[1] * cells[2]) * sizeof(std::complex<T>);
+    for (double chunk_bytes : {0.0, two_grids}) {
+      SCOPED_TRACE(::testing::Message() << "periodic axis " << axis << ", chunk_bytes " << chunk_bytes);
+      expect_device_matches_host<T>(c, seed, chunk_bytes);
+    }
+  }
+}
 #endif
 
 TEST_F(ToeplitzTest, RefusesBadInput) {
@@ -595,19 +779,24 @@ bool register_toeplitz(const std::string& p) {
       [](const Context& c) { return make_toeplitz<T>(make_case<T>({11, 10}, 150, 602, true), c, 3); });
   reg("ToeplitzNormal3DWeighted",
       [](const Context& c) { return make_toeplitz<T>(make_case<T>({7, 6, 5}, 300, 603, true), c, 1); });
+  reg("ToeplitzNormal3DStackWeighted",  // z periodic (integer k_z): L_z = N_z
+      [](const Context& c) { return make_toeplitz<T>(make_case<T>({7, 6, 5}, 300, 610, true, 2), c, 1); });
+  reg("ToeplitzNormal2DPeriodicYBatch3",
+      [](const Context& c) { return make_toeplitz<T>(make_case<T>({11, 7}, 150, 611, true, 1), c, 3); });
   reg("BatchOfToeplitzNormal3D", [](const Context& c) {
     return op::batch<T>(make_toeplitz<T>(make_case<T>({6, 6, 4}, 200, 604, false), c, 2), 2);
   });
   // FieldToeplitzNormal (SENSE form, weighted, 2 coils) on {16, 8}, the device's fused path, and
-  // on {20, 12} and {12, 10, 8}, its cuFFT path: Hermitian only up to the difference interpolator
+  // on {20, 12} and {12, 10, 8} (also as a stack along z: periodic z), its cuFFT path: Hermitian
+  // only up to the difference interpolator
   // (accuracy 1e-3, measured ~2e-5 against the exact normal), hence 5·accuracy for adjointness
   // and parity (each backend within that of the exact AᴴWA).
   const double f = 5e-3;
   const OperatorTolerances ftol{.adjointness = f, .normal = default_tolerance<T>(), .parity = f};
   const auto field_toeplitz = [&](const std::string& name, std::vector<std::int64_t> grid, std::int64_t m,
-                                  std::uint64_t seed) {
-    register_operator_battery<T>(name + p, [grid, m, seed](const Context& c) -> OperatorPtr<T> {
-      const auto q = make_case<T>(grid, m, seed, true);
+                                  std::uint64_t seed, int on_grid = -1) {
+    register_operator_battery<T>(name + p, [grid, m, seed, on_grid](const Context& c) -> OperatorPtr<T> {
+      const auto q = make_case<T>(grid, m, seed, true, on_grid);
       std::vector<T> times(static_cast<std::size_t>(m)), field(static_cast<std::size_t>(q.voxels));
       for (std::size_t j = 0; j < times.size(); ++j) times[j] = static_cast<T>(1e-3 * static_cast<double>(j % 30) / 3);
       for (std::size_t v = 0; v < field.size(); ++v) field[v] = static_cast<T>(600 * std::sin(0.5 * static_cast<double>(v)));
@@ -625,6 +814,7 @@ bool register_toeplitz(const std::string& p) {
   field_toeplitz("FieldToeplitzNormalSense2D", {16, 8}, 240, 605);
   field_toeplitz("FieldToeplitzNormalSense2DNonPowerOfTwo", {20, 12}, 300, 607);
   field_toeplitz("FieldToeplitzNormalSense3D", {12, 10, 8}, 600, 609);
+  field_toeplitz("FieldToeplitzNormalSense3DStack", {12, 10, 8}, 600, 612, 2);  // z periodic
   return true;
 }
 

@@ -20,6 +20,11 @@
 // are the coils of one fused pass whose factor S_c·b_l is formed on the fly (the L' phase images
 // are stored once, never per coil) and whose kernel is picked per segment.
 //
+// Periodic axes (as ToeplitzNormal, fieldft/mri/toeplitz.hpp): where every k_{j,a} of an axis is
+// an integer (a stack's k_z), each p_l is N_a-periodic along it (the same samples, the same k),
+// so the kernels and grids take L_a = N_a there instead of 2N_a: half the cells and FFT work
+// per such axis, the same operator. options.periodic_axes = false pads every axis.
+//
 // Accuracy: each term's phase factor is within `accuracy` (worst case over the readout times and
 // the difference histogram), so the operator is within about accuracy·Σ_l|h_l| of the exact
 // AᴴWA, plus the type 1 transforms' eps (tested against the exact DFT normal).
@@ -29,13 +34,15 @@
 // Shapes: domain = codomain = the image; apply = apply_adjoint (Hermitian up to the
 // approximation). Vectors in the context's memory; every apply is stream-ordered, allocates
 // nothing. Set-up (timed): the difference design on the host, L' type 1 transforms and FFTs.
-// Memory: L' complex kernels of 2^d·N values (kernel_bytes()), L' phase images and the maps; and
-// the engine's grids: C·L' of 2^d·N on the CPU, half that on the fused path, one chunk of
+// Memory (∏L_a = 2^d·N without periodic axes): L' complex kernels of ∏L_a values
+// (kernel_bytes()), L' phase images and the maps; and the engine's grids: C·L' of ∏L_a on the
+// CPU, half that on the fused path, one chunk of
 // core::kToeplitzChunkBytes at most on the cuFFT path (plus cuFFT's work area). On a device the
 // kernels are checked against the free memory before the type 1 transforms: kOutOfMemory, with
 // the numbers, when they do not fit.
 #pragma once
 
+#include <array>
 #include <complex>
 #include <cstdint>
 #include <memory>
@@ -55,6 +62,7 @@ struct FieldToeplitzOptions {
   double eps = 1e-5;       // the type 1 transforms' tolerance
   nufft::Options nufft;    // their method and tuning (backend, device, stream: the context's)
   double chunk_bytes = 0;  // as ToeplitzOptions::chunk_bytes (CUDA's cuFFT path; 0: 512 MiB)
+  bool periodic_axes = true;  // as ToeplitzOptions::periodic_axes (false: every axis 2N)
   // Ranks that split the L' kernels (op::NormalShare; size 1, the default: none): kernel l is built
   // on rank l mod K and broadcast from it. Collective when size > 1: every rank of the group
   // constructs its operator with its share, for the same encoding (coil shares of one problem;
@@ -90,7 +98,10 @@ class FieldToeplitzNormal final : public op::LinearOperator<T> {
   int segments() const noexcept;           // L'
   double worst_error() const noexcept;     // of the difference interpolator at L'
   double setup_seconds() const noexcept;   // wall time of the construction
-  double kernel_bytes() const noexcept;    // memory of the L' kernels: L'·2^d·N complex values
+  double kernel_bytes() const noexcept;    // memory of the L' kernels: L'·∏L_d complex values
+  // The embedding grid L_d (x first, 1 beyond dim): 2N_d, or N_d on a periodic axis (above).
+  std::array<std::int64_t, 3> embedding_grid() const noexcept;
+  std::array<bool, 3> periodic_axes() const noexcept;
   int kernels_built() const noexcept;      // of the L' kernels, those this rank computed (L' unless shared)
   // Where setup_seconds() went, in seconds of wall time (each part ends with the context
   // synchronised): design (the difference interpolator, host), phases (the L' phase images, made

@@ -19,10 +19,19 @@
 // Toeplitz one (offset d at index d mod 2N_a; index N_a is never used). The kernel is the real
 // part of its FFT divided by ∏ 2N_a: the FFT of p's Hermitian part, which the exact p equals, so
 // the operator is Hermitian to rounding whatever the NUFFT's error.
-// Apply, per image: zero-pad x to the 2N grid (x in the first N_a of each axis), FFT, multiply
+// Apply, per image (L_a = 2N_a; N_a on a periodic axis, below): zero-pad x to the L grid (x in
+// the first N_a of each axis), FFT, multiply
 // by the kernel, inverse FFT, keep the first N_a of each axis. The FFTs exploit the padding
 // (pruned passes: src/cpu/toeplitz_cpu.cpp, src/cuda/toeplitz.cu), and the B images go through
 // one batched FFT.
+//
+// Periodic axes: where every k_{j,a} of an axis is an integer (a stack's k_z, on the Cartesian
+// grid), exp(+i 2π k_{j,a} d_a / N_a) is N_a-periodic in d_a, so p is, and the normal is ALREADY
+// circulant of length N_a along that axis: the embedding takes L_a = N_a there instead of 2N_a
+// (no pad, no crop; the type 1 transform N_a modes), half the cells per such axis, exactly the
+// same operator. Detected at construction (integer within eps/(20π): the kernel's extra error is
+// then at most eps/10, see src/mri/toeplitz_psf.hpp), once per kernel; options.periodic_axes =
+// false pads every axis (for comparisons). name() and embedding_grid() report the grid.
 //
 // Accuracy: p is accurate to the type 1 transform's eps (relative l2); for a generic x the
 // relative error of the result is about eps, then the rounding of T in the FFTs.
@@ -34,7 +43,8 @@
 // original's). Vectors live in the operator's context; on a device every apply is
 // stream-ordered and allocates nothing (the 2N grid, kernel and cuFFT plans are made at
 // construction; the construction synchronises the stream once, to time the set-up). Memory:
-// 2^d·N·B complex values (the grid) and 2^d·N values of T (the kernel).
+// ∏L_a·B complex values (the grid; 2^d·N·B without periodic axes) and ∏L_a values of T (the
+// kernel).
 //
 // Errors (fieldft::Error): null encoding, or an encoding with a field map (field maps need time
 // segmentation), → kInvalidArgument; weights of a length other than M (or 0) → kShapeMismatch;
@@ -42,6 +52,7 @@
 // options.batch < 1 → kInvalidArgument; eps outside the NUFFT's range → the NUFFT's error.
 #pragma once
 
+#include <array>
 #include <complex>
 #include <cstdint>
 #include <memory>
@@ -65,6 +76,8 @@ struct ToeplitzOptions {
   double chunk_bytes = 0;  // CUDA, every geometry but the fused 2D one: the B images' 2N grids
                            // are transformed in chunks of at most this many bytes (at least one
                            // image); 0: core::kToeplitzChunkBytes, 512 MiB (src/core/toeplitz.hpp)
+  bool periodic_axes = true;  // an axis whose k are all integers takes L = N, not 2N (above);
+                              // false: every axis 2N (the same operator; for tests and timings)
 };
 
 template <class T>
@@ -92,6 +105,9 @@ class ToeplitzNormal final : public op::LinearOperator<T> {
   const Encoding<T>& encoding() const noexcept { return *encoding_; }
   std::int64_t batch() const noexcept { return options_.batch; }
   bool weighted() const noexcept;
+  // The embedding grid L_d (x first, 1 beyond dim): 2N_d, or N_d on a periodic axis (above).
+  std::array<std::int64_t, 3> embedding_grid() const;
+  std::array<bool, 3> periodic_axes() const noexcept { return periodic_; }
   // Wall time of the set-up in seconds, measured at construction: the engine (2N grid, FFT
   // plans), the type 1 transform with its plan, and the kernel's FFT, up to the stream's
   // completion.
@@ -107,6 +123,7 @@ class ToeplitzNormal final : public op::LinearOperator<T> {
   ToeplitzOptions options_;
   op::Shape batch_shape_;
   std::shared_ptr<const Kernel> kernel_;
+  std::array<bool, 3> periodic_{false, false, false};  // after kernel_: initialised from it
   struct Engine;  // the backend's engine (src/core/toeplitz.hpp)
   std::unique_ptr<Engine> engine_;
   double engine_seconds_ = 0;  // making the engine (grid, FFT plans), part of the set-up
