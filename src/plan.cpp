@@ -203,7 +203,8 @@ std::unique_ptr<detail::PlanImpl<T>> measured_plan(const detail::PlanImpl<T>& im
     if (!unreadable.empty()) where += ", replacing an unreadable file (" + unreadable + ")";
   }
   best->set_requested_options(req);
-  best->set_planning_note("measured now (" + std::to_string(timed.size()) + " candidates, best " + described(best->info()) +
+  const std::size_t count = timed.size();  // before timed is moved into the note
+  best->set_planning_note("measured now (" + std::to_string(count) + " candidates, best " + described(best->info()) +
                               " " + ms(best_seconds) + " vs the planner's " + ms(planner_seconds) + "; " + where + ")",
                           std::move(timed));
   return best;

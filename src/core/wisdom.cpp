@@ -226,10 +226,12 @@ std::string wisdom_signature(const nufft::PlanInfo& info, const nufft::Options& 
                              int precision_bytes, std::int64_t m) {
   // M to the nearest power of two (in log2); 0 stays 0.
   const int m_log2 = m > 0 ? static_cast<int>(std::lround(std::log2(static_cast<double>(m)))) : -1;
+  char eps_text[24];
+  std::snprintf(eps_text, sizeof eps_text, "%.9g", info.eps);  // 1e-06, not 9.9999999999999995e-07
   std::ostringstream s;
   s << "v" << kWisdomVersion << " " << device << " | type " << info.type << " modes";
   for (int d = 0; d < info.dim; ++d) s << (d ? "x" : " ") << info.modes[d];
-  s << " " << (precision_bytes == 4 ? "float" : "double") << " eps " << num(info.eps) << " ntransf "
+  s << " " << (precision_bytes == 4 ? "float" : "double") << " eps " << eps_text << " ntransf "
     << info.ntransf << " M 2^" << m_log2 << " modeord " << info.modeord << " | method "
     << nufft::method_name(o.method) << " upsampfac " << num(o.upsampfac) << " bins " << o.bin_size[0] << "x"
     << o.bin_size[1] << "x" << o.bin_size[2] << " max_batch " << o.max_batch << " reuse " << o.reuse

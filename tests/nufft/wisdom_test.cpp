@@ -66,6 +66,8 @@ TYPED_TEST(NufftWisdom, MeasuresOnceThenReusesTheWisdom) {
     ASSERT_FALSE(a.measured.empty());
     EXPECT_EQ(std::count_if(a.measured.begin(), a.measured.end(), [](const auto& c) { return c.planner_choice; }), 1);
     for (std::size_t i = 1; i < a.measured.size(); ++i) EXPECT_LE(a.measured[i - 1].seconds, a.measured[i].seconds);
+    EXPECT_NE(a.configured_by.find("(" + std::to_string(a.measured.size()) + " candidates"), std::string::npos)
+        << a.configured_by;
     // The plan runs the fastest candidate.
     EXPECT_EQ(a.method, a.measured[0].method);
     EXPECT_EQ(a.upsampfac, a.measured[0].upsampfac);
