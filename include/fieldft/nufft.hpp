@@ -319,7 +319,7 @@ struct PlanInfo {
   struct MeasuredCandidate {
     Method method = Method::kAuto;
     double upsampfac = 0;
-    std::array<int, 3> bin_size{0, 0, 0};  // as requested (0: the planner's)
+    std::array<int, 3> bin_size{0, 0, 0};  // method, upsampfac and bins as the candidate ran
     double seconds = 0;
     bool planner_choice = false;  // the configuration kEstimate would have used
   };
