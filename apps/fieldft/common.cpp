@@ -144,6 +144,16 @@ void add_transform_options(CLI::App& app, TransformArgs& args) {
                  "(chosen at random; the oracle costs check-count x inputs operations)")
       ->check(at_least(1))
       ->capture_default_str();
+  app.add_option("--planning", args.planning,
+                 "estimate: the planner's rules; measure: the configuration stored in the wisdom file for "
+                 "this problem, or, where it has none, the fastest candidate timed now (then stored); "
+                 "remeasure: time the candidates even where the wisdom has the problem (docs/tuning.md)")
+      ->check(CLI::IsMember({"estimate", "measure", "remeasure"}))
+      ->capture_default_str();
+  app.add_option("--wisdom", args.wisdom,
+                 "Wisdom file (JSON) of --planning measure; default: $FIELDFT_WISDOM, else none (measured "
+                 "configurations last for this run only)")
+      ->type_name("PATH");
   app.add_flag("--json", args.json, "Print one JSON object (one line) instead of text");
 }
 
@@ -154,6 +164,8 @@ nufft::Options plan_options(const TransformArgs& args) {
   opts.upsampfac = args.upsampfac;
   opts.nthreads = args.threads;
   opts.device = args.device;
+  opts.planning = nufft::parse_planning(args.planning);
+  opts.wisdom_path = args.wisdom;
   return opts;
 }
 
@@ -242,6 +254,7 @@ void add_plan_info(nlohmann::json& j, const nufft::PlanInfo& info) {
   j["eps"] = info.eps;
   j["backend"] = backend_name(info.backend);
   j["method"] = nufft::method_name(info.method);
+  j["configured_by"] = info.configured_by;
   j["precomputed_bytes"] = info.precomputed_bytes;
   j["upsampfac"] = info.upsampfac;
   j["kernel_width"] = info.kernel_width;
@@ -291,6 +304,7 @@ std::string describe_plan(const nufft::PlanInfo& info) {
     << ", upsampfac " << info.upsampfac << ", kernel width " << info.kernel_width << " (beta "
     << info.kernel_beta << "), fine grid " << format_sizes(info.fine_grid, info.dim) << ", batch "
     << info.max_batch;
+  if (info.configured_by != "estimate") s << "; configuration: " << info.configured_by;
   return s.str();
 }
 

@@ -49,6 +49,7 @@ Subcommand add_demo_command(CLI::App& parent);
 Subcommand add_dft_command(CLI::App& parent);
 Subcommand add_simulate_command(CLI::App& parent);
 Subcommand add_recon_command(CLI::App& parent);
+Subcommand add_tune_command(CLI::App& parent);
 
 // Options of every command that builds a plan. Defaults here are the ones --help shows.
 struct TransformArgs {
@@ -63,6 +64,8 @@ struct TransformArgs {
   std::uint64_t seed = 42;
   std::int64_t check_count = 1000;
   bool json = false;
+  std::string planning = "estimate";  // nufft::Planning by name
+  std::string wisdom;                 // Options::wisdom_path ("" = $FIELDFT_WISDOM or none)
 };
 
 // An image grid from "N" (N x N), "NxM" or "NxMxK", sizes in [2, 4096]; UsageError naming

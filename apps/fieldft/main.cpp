@@ -32,7 +32,8 @@ int run(int argc, char** argv) {
 
   const Subcommand commands[] = {add_info_command(app), add_nufft_command(app),
                                  add_demo_command(app), add_dft_command(app),
-                                 add_simulate_command(app), add_recon_command(app)};
+                                 add_simulate_command(app), add_recon_command(app),
+                                 add_tune_command(app)};
   // After the subcommands, which copied the exit codes into their own footers.
   app.footer(exit_codes_text() + "\nRun 'fieldft SUBCOMMAND --help' for a subcommand's options.");
   const auto usage_error = [&](const std::string& what) {

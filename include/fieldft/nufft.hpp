@@ -79,6 +79,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "fieldft/context.hpp"  // Backend, Context
 #include "fieldft/error.hpp"
@@ -117,6 +118,21 @@ const char* method_name(Method m) noexcept;  // "auto", "nupts", "subproblem", "
 Method parse_method(const std::string& name);          // throws kInvalidArgument
 
 enum class FftPlanning : int { kEstimate = 0, kMeasure = 1 };
+
+// How a plan of type 1 or 2 chooses its configuration (Options::planning; docs/tuning.md,
+// "Measured planning and wisdom"). Not to be confused with FftPlanning (FFTW's own planning).
+//   kEstimate:  the planner's rules (docs/tuning.md), nothing timed.
+//   kMeasure:   at set_points, the configuration stored in the wisdom for this problem's
+//               signature (backend, device, type, dimensions, modes, precision, eps, ntransf,
+//               M to a power of two, the fixed options); where there is none, every candidate
+//               (method x upsampling factor x bins, over the knobs the options leave automatic)
+//               is planned with the same points and timed, the fastest is kept, stored and used.
+//   kRemeasure: as kMeasure, but times the candidates even where the wisdom has an entry and
+//               replaces it (`fieldft tune`).
+// Type 3 and spread/interpolate-only plans are always estimated (PlanInfo::configured_by says so).
+enum class Planning : int { kEstimate = 0, kMeasure = 1, kRemeasure = 2 };
+const char* planning_name(Planning p) noexcept;  // "estimate", "measure", "remeasure"
+Planning parse_planning(const std::string& name);  // throws kInvalidArgument
 
 // The CUDA backend's spreading kernel (PlanInfo::spread_kernel, chosen by the planner at
 // set_points; docs/tuning.md). kNone: the CPU backend, or no points yet.
@@ -191,6 +207,17 @@ struct Options {
                                      // per parallel region); docs/architecture.md,
                                      // "CPU threads of a NUFFT plan"
   FftPlanning fft_planning = FftPlanning::kEstimate;
+  // The plan's configuration: the planner's estimate or measured (Planning above).
+  Planning planning = Planning::kEstimate;
+  // The wisdom file of planning kMeasure / kRemeasure (JSON, docs/tuning.md). Empty: the
+  // environment variable FIELDFT_WISDOM when set and not empty (the one environment variable the
+  // library reads, and only here), else no file: measured configurations are then kept in this
+  // process only. A file that is missing is created; one that cannot be parsed is ignored (the
+  // plan measures) and replaced when the result is stored. A path whose lock file
+  // (path + ".lock") cannot be created is kInvalidArgument at set_points, before anything is
+  // timed. Several processes may share one file: writes are serialised by flock on the lock file
+  // and land by an atomic rename.
+  std::string wisdom_path;
   // CUDA
   int device = 0;                    // CUDA device ordinal
   void* stream = nullptr;            // cudaStream_t; nullptr = the default stream
@@ -282,6 +309,21 @@ struct PlanInfo {
   std::int64_t subproblem_points = 0;    // points per subproblem at most
   // Every decision of the planner and why, one a line (`fieldft nufft --explain` prints it).
   std::string plan_reason;
+  // Where the configuration came from (Options::planning): "estimate"; "measured now (N
+  // candidates, best X ms vs the planner's Y ms)" plus where it was stored; "wisdom PATH" (or
+  // "wisdom (this process)"). Also the first line of plan_reason's planning note.
+  std::string configured_by = "estimate";
+  // Planning kMeasure / kRemeasure that timed candidates at the last set_points: each candidate,
+  // fastest first (empty otherwise). seconds: one execute plus, where reuse is given, set_points
+  // divided by Options::reuse (see docs/tuning.md); the times are this run's, never stored.
+  struct MeasuredCandidate {
+    Method method = Method::kAuto;
+    double upsampfac = 0;
+    std::array<int, 3> bin_size{0, 0, 0};  // method, upsampfac and bins as the candidate ran
+    double seconds = 0;
+    bool planner_choice = false;  // the configuration kEstimate would have used
+  };
+  std::vector<MeasuredCandidate> measured;
   std::int64_t num_modes() const { return modes[0] * modes[1] * modes[2]; }
 };
 

@@ -25,7 +25,8 @@ from ._engine import (COMPLEX_DTYPES, Engine, c_int, c_int_capped, check_isign, 
                       expected_shape_text, lead_shape)
 
 OPTION_NAMES = ("modeord", "upsampfac", "max_batch", "bin_size", "nthreads", "fft_planning", "method", "device",
-                "stream", "spread_boxes", "type3_direct", "spread_interp_only", "reuse", "precompute_max_bytes")
+                "stream", "spread_boxes", "type3_direct", "spread_interp_only", "reuse", "precompute_max_bytes",
+                "planning", "wisdom_path")
 
 
 def complex_dtype(dtype) -> np.dtype:
@@ -79,6 +80,10 @@ def make_options(backend: str, opts: dict) -> "_core.Options":
         o.method = str(opts["method"])
     if "fft_planning" in opts:
         o.fft_planning = str(opts["fft_planning"])
+    if "planning" in opts:
+        o.planning = str(opts["planning"])
+    if "wisdom_path" in opts:
+        o.wisdom_path = str(opts["wisdom_path"])
     if "bin_size" in opts:
         bins = opts["bin_size"]
         bins = (bins,) if isinstance(bins, numbers.Integral) else tuple(bins)
@@ -114,7 +119,9 @@ class Plan:
 
     opts: modeord (0 increasing, 1 FFT order), upsampfac (0 automatic, else 1.25 to 2.25),
     max_batch, bin_size (array order), nthreads (CPU; capped, see the nthreads property),
-    fft_planning ("estimate"/"measure", CPU), method ("auto", "nupts", "subproblem", "output":
+    fft_planning ("estimate"/"measure", CPU), planning ("estimate", "measure" or "remeasure": the
+    configuration timed at set_points and kept in the wisdom file wisdom_path, default
+    $FIELDFT_WISDOM; docs/tuning.md "Measured planning and wisdom"), method ("auto", "nupts", "subproblem", "output":
     CUDA; "auto", "nupts", "precomputed": CPU), reuse (expected executes per set_points, 0
     unknown: the CPU precomputes the kernel weights from 8 under "auto"), precompute_max_bytes
     (CPU "precomputed": limit of the weights' memory, 0 a quarter of physical memory),
@@ -158,6 +165,8 @@ class Plan:
     isign = property(lambda self: self._engine.core.isign, doc="sign of the exponent (+1 or -1)")
     backend = property(lambda self: self._engine.core.backend, doc='"cpu" or "cuda"')
     method = property(lambda self: self._engine.core.method, doc="spreading method")
+    configured_by = property(lambda self: self._engine.core.configured_by,
+                             doc='where the configuration came from: "estimate", "measured now (...)", "wisdom PATH"')
     modeord = property(lambda self: self._engine.core.modeord, doc="0 increasing, 1 FFT order")
     upsampfac = property(lambda self: self._engine.core.upsampfac, doc="fine grid / modes")
     kernel_width = property(lambda self: self._engine.core.kernel_width, doc="kernel width in fine-grid cells")

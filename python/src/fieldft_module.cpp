@@ -303,6 +303,7 @@ void bind_plan(nb::module_& m, const char* name) {
       .def_prop_ro("precomputed_bytes", [](const P& p) { return p.info().precomputed_bytes; })
       .def_prop_ro("backend", [](const P& p) { return std::string(backend_name(p.info().backend)); })
       .def_prop_ro("method", [](const P& p) { return std::string(nufft::method_name(p.info().method)); })
+      .def_prop_ro("configured_by", [](const P& p) { return p.info().configured_by; })
       .def_prop_ro("modeord", [](const P& p) { return p.info().modeord; })
       .def_prop_ro("num_points", [](const P& p) { return p.info().num_points; })
       .def_prop_ro("num_targets", &P::num_targets);
@@ -328,6 +329,10 @@ void bind_options(nb::module_& m) {
                     "fft_planning must be 'estimate' or 'measure', got '" + s + "'");
             o.fft_planning = s == "measure" ? nufft::FftPlanning::kMeasure : nufft::FftPlanning::kEstimate;
           })
+      .def_prop_rw(
+          "planning", [](const Options& o) { return std::string(nufft::planning_name(o.planning)); },
+          [](Options& o, const std::string& s) { o.planning = nufft::parse_planning(s); })
+      .def_rw("wisdom_path", &Options::wisdom_path)
       .def_rw("modeord", &Options::modeord)
       .def_rw("upsampfac", &Options::upsampfac)
       .def_rw("max_batch", &Options::max_batch)

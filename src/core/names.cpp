@@ -95,5 +95,20 @@ Method parse_method(const std::string& name) {
               "unknown method '" + name + "'; expected auto, nupts, subproblem, output or precomputed");
 }
 
+const char* planning_name(Planning p) noexcept {
+  switch (p) {
+    case Planning::kEstimate: return "estimate";
+    case Planning::kMeasure: return "measure";
+    case Planning::kRemeasure: return "remeasure";
+  }
+  return "unknown";
+}
+
+Planning parse_planning(const std::string& name) {
+  for (Planning p : {Planning::kEstimate, Planning::kMeasure, Planning::kRemeasure})
+    if (name == planning_name(p)) return p;
+  throw Error(ErrorCode::kInvalidArgument, "unknown planning '" + name + "'; expected estimate, measure or remeasure");
+}
+
 }  // namespace nufft
 }  // namespace fieldft

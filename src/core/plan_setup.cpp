@@ -184,6 +184,11 @@ PlanSetup make_plan_setup(int type, std::span<const std::int64_t> modes, int isi
   require(options.type3_direct >= -1 && options.type3_direct <= 1, ErrorCode::kInvalidArgument,
           "type3_direct must be -1 (automatic), 0 (grid) or 1 (direct sums), got " +
               std::to_string(options.type3_direct));
+  require(options.planning == nufft::Planning::kEstimate || options.planning == nufft::Planning::kMeasure ||
+              options.planning == nufft::Planning::kRemeasure,
+          ErrorCode::kInvalidArgument,
+          "planning must be estimate (0), measure (1) or remeasure (2), got " +
+              std::to_string(static_cast<int>(options.planning)));
   require(options.reuse >= 0, ErrorCode::kInvalidArgument,
           "reuse (expected executes per set_points) must be >= 0 (0 = unknown), got " + std::to_string(options.reuse));
   require(std::isfinite(options.precompute_max_bytes) && options.precompute_max_bytes >= 0, ErrorCode::kInvalidArgument,

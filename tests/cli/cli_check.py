@@ -16,6 +16,10 @@ modes:
   png -- ARGS                  `demo ARGS --out F.png` and `--out F.pgm`: F.png is a valid PNG
                                (signature, IHDR, chunk CRCs, zlib data) of the pixels of F.pgm,
                                and nothing else is left in the directory
+  tune FACTOR -- ARGS          `tune ARGS --json --wisdom F` times candidates (one the planner's,
+                               fastest first) and stores F; `nufft ARGS --planning measure
+                               --wisdom F --check --json` then takes F's entry, rel_error <
+                               FACTOR * eps (ARGS: type 1 or 2 problem with --points)
   threads_cap -- ARGS          `ARGS --threads 100000` succeeds, with one notice on stderr of the
                                thread count used, at most 4 x the CPUs; a JSON result reports
                                that count
@@ -115,7 +119,10 @@ def check_info(tool):
 
 HELP_OPTIONS = {
     "nufft": ["--type", "--dim", "--modes", "--points", "--targets", "--eps", "--prec", "--backend",
-              "--ntransf", "--upsampfac", "--method", "--check", "--repeat", "--seed", "--json"],
+              "--ntransf", "--upsampfac", "--method", "--check", "--repeat", "--seed", "--planning",
+              "--wisdom", "--json"],
+    "tune": ["--type", "--modes", "--points", "--density", "--ntransf", "--reuse", "--eps", "--prec",
+             "--backend", "--method", "--upsampfac", "--wisdom", "--json"],
     "demo": ["--size", "--trajectory", "--out", "--eps", "--prec", "--backend", "--json"],
     "info": ["--json"],
     "dft": ["--dim", "--size", "--samples", "--prec", "--backend", "--r2", "--images", "--check",
@@ -191,6 +198,30 @@ def check_fails(tool, code, texts, args):
     for text in texts:
         if text.lower() not in p.stderr.lower():
             fail("stderr does not mention %r" % text)
+
+
+def check_tune(tool, factor, args):
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "wisdom.json")
+        j = run_json(tool, ["tune"] + args + ["--json", "--wisdom", path])
+        rows = j.get("candidates", [])
+        if not rows or sum(1 for r in rows if r["planner_choice"]) != 1:
+            fail("tune: candidates %r lack exactly one planner's choice" % rows)
+        if any(a["ms"] > b["ms"] for a, b in zip(rows, rows[1:])):
+            fail("tune: candidates not fastest first")
+        if not j["configured_by"].startswith("measured now"):
+            fail("tune: configured_by %r" % j["configured_by"])
+        with open(path) as f:
+            w = json.load(f)
+        if len(w.get("entries", [])) != 1:
+            fail("tune: wisdom file %r does not hold one entry" % w)
+        n = run_json(tool, ["nufft"] + args + ["--planning", "measure", "--wisdom", path, "--check", "--json",
+                                               "--repeat", "1"])
+        if not n["configured_by"].startswith("wisdom " + path):
+            fail("nufft --planning measure did not take the wisdom: %r" % n["configured_by"])
+        eps = float(arg_value(args, "--eps"))
+        if not n["rel_error"] < factor * eps:
+            fail("rel_error %.3e >= %g * eps" % (n["rel_error"], factor))
 
 
 def check_threads_cap(tool, args):
@@ -298,6 +329,8 @@ def main(argv):
         check_text(tool, args)
     elif mode == "fails":
         check_fails(tool, margs[0], margs[1:], args)
+    elif mode == "tune":
+        check_tune(tool, float(margs[0]), args)
     elif mode == "threads_cap":
         check_threads_cap(tool, args)
     elif mode == "png":
