@@ -69,7 +69,8 @@ std::vector<Options> measure_candidates(const Options& req, int dim, const std::
   const bool cuda = req.backend == Backend::kCuda;
   std::vector<Method> methods{req.method};
   if (req.method == Method::kAuto)
-    methods = cuda ? std::vector<Method>{Method::kNuptsDriven, Method::kSubproblem, Method::kOutputDriven}
+    methods = cuda ? std::vector<Method>{Method::kNuptsDriven, Method::kSubproblem, Method::kOutputDriven,
+                                         Method::kPrecomputed}
                    : std::vector<Method>{Method::kNuptsDriven, Method::kPrecomputed};
   std::vector<double> sigmas{req.upsampfac};
   if (req.upsampfac == 0) sigmas = {1.25, 2.0, 2.25};
@@ -86,7 +87,8 @@ std::vector<Options> measure_candidates(const Options& req, int dim, const std::
     for (double s : sigmas)
       for (const auto& b : bins) {
         // Bins matter to the tiled CUDA methods only (the CPU's and nupts' sort by the planner's).
-        if (b != req.bin_size && (m == Method::kNuptsDriven || m == Method::kAuto)) continue;
+        if (b != req.bin_size && (m == Method::kNuptsDriven || m == Method::kPrecomputed || m == Method::kAuto))
+          continue;
         Options o = req;
         o.method = m;
         o.upsampfac = s;

@@ -121,7 +121,7 @@ void add_transform_options(CLI::App& app, TransformArgs& args) {
       ->capture_default_str();
   app.add_option("--method", args.method,
                  "Spreading method: auto lets the planner choose; the CPU backend accepts auto, "
-                 "nupts and precomputed (kernel weights computed once at set_points, CPU only)")
+                 "nupts and precomputed (kernel weights computed once at set_points, types 1 and 2)")
       ->check(CLI::IsMember(method_names()))
       ->capture_default_str();
   app.add_option("--upsampfac", args.upsampfac,

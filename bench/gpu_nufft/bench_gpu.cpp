@@ -10,7 +10,8 @@
 //   TYPE 3:    M sources uniform in [-π, π)^DIM and N^DIM targets uniform in [-N/2, N/2)^DIM (the
 //              frequencies of an N^DIM type 1), isign +1.
 //   Inputs (strengths or modes): real and imaginary parts uniform in [-1, 1], NTRANSF stacked.
-//   METHODS: auto, output, subproblem or nupts, or several separated by commas: each is planned and
+//   METHODS: auto, output, subproblem, nupts or precomputed (nupts' kernels reading kernel weights
+//            stored at set_points; types 1 and 2), or several separated by commas: each is planned and
 //            timed on the same data and checked against the same reference values. A suffix
 //            +boxes or -boxes forces Options::spread_boxes on or off (e.g. output+boxes); a
 //            last suffix @S sets Options::upsampfac to S (e.g. output@2.5, auto+boxes@2).
@@ -518,6 +519,7 @@ int run(const Args& a) {
          << "\", \"interp_kernel\": \"" << fieldft::nufft::interp_kernel_name(info.interp_kernel)
          << "\", \"fft\": \"" << fieldft::nufft::fft_strategy_name(info.fft)
          << "\", \"mode_fft\": " << (info.mode_fft ? "true" : "false")
+         << ", \"precomputed_bytes\": " << info.precomputed_bytes
          << ", \"upsampfac\": " << json_number(info.upsampfac) << ", \"plan_ms\": " << json_number(ms_between(t0, t1), "%.3f")
          << ", \"setpts_ms\": " << json_number(ms_between(t2, t3), "%.3f")
          << ", \"setpts_again_ms\": " << json_number(ms_between(t4, t5), "%.3f") << ", \"exec_ms\": " << json_number(best, "%.4f")

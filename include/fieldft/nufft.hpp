@@ -99,19 +99,21 @@ namespace nufft {
 // How the non-uniform points meet the fine grid. The CPU backend has one race-free strategy
 // (slab-owned spreading through per-tile subgrids, see src/cpu/spread_interp_impl.hpp) and
 // accepts kAuto, kNuptsDriven or kPrecomputed (the same loops with the kernel weights computed
-// once at set_points, see kPrecomputed); the CUDA backend implements the first four and refuses
-// kPrecomputed (kNotImplemented).
+// once at set_points, see kPrecomputed); the CUDA backend implements all five (kPrecomputed with
+// its one-thread-per-point kernels).
 enum class Method : int {
   kAuto = 0,
   kNuptsDriven = 1,   // one thread per (sorted) point
   kSubproblem = 2,    // shared-memory subproblems, capped in size
   kOutputDriven = 3,  // a block owns an output tile, points are streamed through shared memory
-  // CPU, types 1 and 2: set_points evaluates each point's kernel weights once (per dimension the
-  // w values ψ(cell − u), stored in T in sorted point order: PlanInfo::precomputed_bytes), and
+  // Types 1 and 2: set_points evaluates each point's kernel weights once (per dimension the w
+  // values ψ(cell − u), stored in T in sorted point order: PlanInfo::precomputed_bytes), and
   // every execute spreads and interpolates with them instead of evaluating the kernel (the same
-  // values, from the same table in T: results agree with kNuptsDriven to rounding). Costs memory (dim·⌈w/L⌉·L values of T per point, L = 32
-  // bytes / sizeof(T)), refused with kTooLarge above Options::precompute_max_bytes. Type 3:
-  // kInvalidArgument. kAuto takes it where Options::reuse says it pays (docs/tuning.md).
+  // values, from the same table in T: results agree with kNuptsDriven to rounding). Costs memory:
+  // CPU dim·⌈w/L⌉·L values of T per point (L = 32 bytes / sizeof(T)), CUDA dim·w values of T per
+  // point (device memory; the one-thread-per-point kernels of kNuptsDriven read them). Refused
+  // with kTooLarge above Options::precompute_max_bytes. Type 3: kInvalidArgument. kAuto takes it
+  // where Options::reuse says it pays (CPU; on CUDA never yet, docs/tuning.md).
   kPrecomputed = 4,
 };
 const char* method_name(Method m) noexcept;  // "auto", "nupts", "subproblem", "output", "precomputed"
@@ -235,12 +237,13 @@ struct Options {
   // Expected number of execute / execute_adjoint calls per set_points (0 = unknown). The CPU
   // backend, with method kAuto, takes kPrecomputed for types 1 and 2 when reuse >= 8 (the
   // measured break-even with margin, docs/tuning.md "Precomputed kernel weights") and the
-  // weights fit precompute_max_bytes; otherwise kNuptsDriven. Negative: kInvalidArgument.
+  // weights fit precompute_max_bytes; otherwise kNuptsDriven. The CUDA backend does not yet take
+  // kPrecomputed automatically (its break-even is to be measured). Negative: kInvalidArgument.
   std::int64_t reuse = 0;
-  // CPU, kPrecomputed: the most bytes the precomputed weights may take; 0 = automatic: a quarter
-  // of the machine's physical memory. Above it an explicit kPrecomputed is refused at
-  // set_points (kTooLarge, naming both sizes) and kAuto keeps kNuptsDriven. Negative:
-  // kInvalidArgument.
+  // kPrecomputed: the most bytes the precomputed weights may take; 0 = automatic: a quarter of
+  // the machine's physical memory (CPU) or of the device's free memory at set_points (CUDA).
+  // Above it an explicit kPrecomputed is refused at set_points (kTooLarge, naming both sizes)
+  // and kAuto keeps kNuptsDriven. Negative: kInvalidArgument.
   double precompute_max_bytes = 0;
   // The CUDA backend's knobs (above); the defaults are the planner's automatic choices.
   Tuning tuning{};
@@ -294,8 +297,8 @@ struct PlanInfo {
   // CPU backend: the OpenMP threads the plan uses at most (Options::nthreads resolved and
   // capped, see cpu_threads_for; small stages use fewer, see Options::nthreads); 0 on CUDA
   int nthreads = 0;
-  // CPU, method kPrecomputed (as chosen by set_points): the bytes of the precomputed kernel
-  // weights of the current points (0 otherwise)
+  // Method kPrecomputed (as chosen by set_points): the bytes of the precomputed kernel weights of
+  // the current points, host (CPU) or device (CUDA) memory (0 otherwise)
   std::int64_t precomputed_bytes = 0;
   // CUDA: the planner's configuration (src/core/nufft_planner.hpp; kNone / false on the CPU).
   // The spreading and interpolation kernels, sort sub-bins and subproblem size are set by

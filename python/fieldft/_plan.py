@@ -121,10 +121,11 @@ class Plan:
     max_batch, bin_size (array order), nthreads (CPU; capped, see the nthreads property),
     fft_planning ("estimate"/"measure", CPU), planning ("estimate", "measure" or "remeasure": the
     configuration timed at set_points and kept in the wisdom file wisdom_path, default
-    $FIELDFT_WISDOM; docs/tuning.md "Measured planning and wisdom"), method ("auto", "nupts", "subproblem", "output":
-    CUDA; "auto", "nupts", "precomputed": CPU), reuse (expected executes per set_points, 0
-    unknown: the CPU precomputes the kernel weights from 8 under "auto"), precompute_max_bytes
-    (CPU "precomputed": limit of the weights' memory, 0 a quarter of physical memory),
+    $FIELDFT_WISDOM; docs/tuning.md "Measured planning and wisdom"), method ("auto", "nupts",
+    "subproblem", "output", "precomputed": CUDA; "auto", "nupts", "precomputed": CPU), reuse
+    (expected executes per set_points, 0 unknown: the CPU precomputes the kernel weights from 8
+    under "auto"; CUDA not yet), precompute_max_bytes ("precomputed": limit of the weights'
+    memory, 0 a quarter of physical memory on the CPU, of free device memory on CUDA),
     spread_boxes (CUDA, 3D output-driven at kernel width <= 7: -1 automatic, 0 off,
     1 on), type3_direct (type 3: -1
     automatic: direct sums where they cost less than the grid, 0 the grid, 1 the direct sums),

@@ -68,7 +68,7 @@ std::size_t warp_tile_bytes(int dim, const int* bin, int width) {
 }
 
 std::array<int, 3> sort_sub_bins(int dim, nufft::Method method, bool boxes, const std::array<int, 3>& bins) {
-  const bool tiles3d = dim == 3 && method != nufft::Method::kNuptsDriven;
+  const bool tiles3d = dim == 3 && !nupts_driven(method);
   const std::array<int, 3> sub = boxes || tiles3d ? std::array<int, 3>{2, 2, 2}
                                  : dim == 3       ? std::array<int, 3>{16, 4, 2}
                                  : dim == 2       ? std::array<int, 3>{8, 4, 1}
@@ -249,7 +249,7 @@ std::optional<PlanSetup> choose_upsampfac(const PlanSetup& setup, int max_batch,
 
 template <class T>
 PointsConfig plan_points(const PlanSetup& setup, const GridConfig& grid, const DeviceCaps& caps, std::int64_t m,
-                         const std::array<std::int64_t, 3>& nf) {
+                         const std::array<std::int64_t, 3>& nf, std::size_t free_device_bytes) {
   const nufft::PlanInfo& info = setup.info;
   const nufft::Options& opt = setup.options;
   const int dim = info.dim, w = info.kernel_width;
@@ -280,7 +280,7 @@ PointsConfig plan_points(const PlanSetup& setup, const GridConfig& grid, const D
 
   // The spreading kernel.
   using nufft::SpreadKernel;
-  if (grid.method == nufft::Method::kNuptsDriven) {
+  if (nupts_driven(grid.method)) {
     p.spread = SpreadKernel::kNupts;
   } else if (grid.method == nufft::Method::kSubproblem) {
     p.spread = SpreadKernel::kSubproblem;
@@ -310,13 +310,26 @@ PointsConfig plan_points(const PlanSetup& setup, const GridConfig& grid, const D
 
   // Interpolation: 3D from a shared-memory copy of each subproblem's tile when it fits the
   // budget of a block with several per SM, unless method nupts; else one thread per point.
-  const bool tile_interp = dim == 3 && grid.method != nufft::Method::kNuptsDriven && m > 0 &&
+  const bool tile_interp = dim == 3 && !nupts_driven(grid.method) && m > 0 &&
                            detail::interp_tile_bytes<T>(dim, p.bins.data(), w) <= kSubproblemSmem;
   p.interp = tile_interp ? nufft::InterpKernel::kTile : nufft::InterpKernel::kNupts;
   why << "interp " << nufft::interp_kernel_name(p.interp)
       << (tile_interp ? " (3D tile fits " + kib(kSubproblemSmem) + ")"
                       : " (1D/2D, method nupts, no points, or the tile exceeds " + kib(kSubproblemSmem) + ")")
       << "\n";
+  // Precomputed kernel weights (types 1 and 2): an explicit kPrecomputed (plan_grid kept it as
+  // the method; the nupts kernels above), refused above the limit; kAuto: kCudaPrecomputeAuto.
+  if (info.type != 3 && (grid.method == nufft::Method::kPrecomputed || opt.method == nufft::Method::kAuto)) {
+    const std::int64_t bytes = cuda_precomputed_bytes(dim, w, m, sizeof(T));
+    nufft::Options o = opt;
+    o.method = grid.method == nufft::Method::kPrecomputed ? nufft::Method::kPrecomputed : nufft::Method::kAuto;
+    const PrecomputeChoice pc = plan_cuda_precompute(o, static_cast<double>(bytes), static_cast<double>(free_device_bytes));
+    p.precompute = pc.precompute;
+    p.precomputed_bytes = pc.precompute ? bytes : 0;
+    if (pc.precompute)  // kCudaPrecomputeAuto: kAuto may take it, with the nupts kernels
+      require(nupts_driven(grid.method), ErrorCode::kInternal, "precomputed weights planned for a tile method");
+    why << pc.reason;
+  }
   p.reason = why.str();
   return p;
 }
@@ -333,7 +346,9 @@ NufftConfig plan_nufft(const PlanSetup& setup, const DeviceCaps& caps, const Poi
   }
   c.grid = plan_grid<T>(*s, caps);
   c.grid.reason += factor;
-  if (stats != nullptr) c.points = plan_points<T>(*s, c.grid, caps, stats->m, c.replanned ? s->info.fine_grid : stats->grid);
+  if (stats != nullptr)
+    c.points = plan_points<T>(*s, c.grid, caps, stats->m, c.replanned ? s->info.fine_grid : stats->grid,
+                              stats->free_device_bytes);
   return c;
 }
 
@@ -345,17 +360,23 @@ std::string NufftConfig::reason() const { return grid.reason + (points ? points-
   template std::optional<PlanSetup> choose_upsampfac<T>(const PlanSetup&, int, std::int64_t, std::size_t,           \
                                                         std::string&);                                              \
   template PointsConfig plan_points<T>(const PlanSetup&, const GridConfig&, const DeviceCaps&, std::int64_t,        \
-                                       const std::array<std::int64_t, 3>&);                                         \
+                                       const std::array<std::int64_t, 3>&, std::size_t);                            \
   template std::size_t warp_tile_bytes<T>(int, const int*, int);
 FIELDFT_PLANNER_INST(float)
 FIELDFT_PLANNER_INST(double)
 #undef FIELDFT_PLANNER_INST
 
-PrecomputeChoice plan_cpu_precompute(const nufft::Options& options, double bytes, double physical_bytes) {
+namespace {
+
+// The precompute rule of both backends: an explicit kPrecomputed within the limit (kTooLarge
+// above it), kAuto where auto_min_reuse > 0 and Options::reuse reaches it within the limit.
+// memory: what the default limit is a share of (fraction · memory; 0: unknown, no limit), named
+// in messages by memory_name.
+PrecomputeChoice choose_precompute(const nufft::Options& options, double bytes, double memory, double fraction,
+                                   const char* memory_name, std::int64_t auto_min_reuse, const char* no_auto) {
   PrecomputeChoice c;
-  c.limit_bytes = options.precompute_max_bytes > 0 ? options.precompute_max_bytes
-                                                   : kPrecomputeMemoryFraction * physical_bytes;
-  const bool fits = c.limit_bytes <= 0 || bytes <= c.limit_bytes;  // unknown physical memory: no limit
+  c.limit_bytes = options.precompute_max_bytes > 0 ? options.precompute_max_bytes : fraction * memory;
+  const bool fits = c.limit_bytes <= 0 || bytes <= c.limit_bytes;  // unknown memory: no limit
   std::ostringstream os;
   os.precision(3);
   const double mib = 1.0 / (1 << 20);
@@ -363,27 +384,44 @@ PrecomputeChoice plan_cpu_precompute(const nufft::Options& options, double bytes
     if (!fits) {
       os << "method precomputed: the kernel weights of these points need " << bytes * mib << " MiB, above the limit of "
          << c.limit_bytes * mib << " MiB (Options::precompute_max_bytes"
-         << (options.precompute_max_bytes > 0 ? "" : " = 0: a quarter of physical memory")
+         << (options.precompute_max_bytes > 0 ? "" : std::string(" = 0: a quarter of ") + memory_name)
          << "); use method nupts, fewer points or a larger limit";
       throw Error(ErrorCode::kTooLarge, os.str());
     }
     c.precompute = true;
     os << "method precomputed (Options::method): kernel weights " << bytes * mib << " MiB";
-  } else if (options.method == nufft::Method::kAuto && options.reuse >= kPrecomputeMinReuse && fits) {
+  } else if (options.method == nufft::Method::kAuto && auto_min_reuse > 0 && options.reuse >= auto_min_reuse &&
+             fits) {
     c.precompute = true;
-    os << "method precomputed (auto: reuse " << options.reuse << " >= " << kPrecomputeMinReuse << ", kernel weights "
+    os << "method precomputed (auto: reuse " << options.reuse << " >= " << auto_min_reuse << ", kernel weights "
        << bytes * mib << " MiB within " << c.limit_bytes * mib << " MiB)";
+  } else if (options.method == nufft::Method::kAuto && auto_min_reuse <= 0) {
+    os << "kernel evaluated per execute (auto: " << no_auto << ", reuse " << options.reuse << ")";
   } else if (options.method == nufft::Method::kAuto) {
     os << "method nupts (auto: ";
-    if (options.reuse < kPrecomputeMinReuse)
-      os << "reuse " << options.reuse << " < " << kPrecomputeMinReuse << ", kernel evaluated per execute)";
+    if (options.reuse < auto_min_reuse)
+      os << "reuse " << options.reuse << " < " << auto_min_reuse << ", kernel evaluated per execute)";
     else
       os << "precomputed kernel weights " << bytes * mib << " MiB exceed " << c.limit_bytes * mib << " MiB)";
   } else {
-    os << "method nupts (Options::method)";
+    os << "method " << nufft::method_name(options.method) << " (Options::method)";
   }
   c.reason = os.str() + "\n";
   return c;
+}
+
+}  // namespace
+
+PrecomputeChoice plan_cpu_precompute(const nufft::Options& options, double bytes, double physical_bytes) {
+  return choose_precompute(options, bytes, physical_bytes, kPrecomputeMemoryFraction, "physical memory",
+                           kPrecomputeMinReuse, "");
+}
+
+PrecomputeChoice plan_cuda_precompute(const nufft::Options& options, double bytes, double free_device_bytes) {
+  return choose_precompute(options, bytes, free_device_bytes, kCudaPrecomputeMemoryFraction, "free device memory",
+                           kCudaPrecomputeAuto ? kPrecomputeMinReuse : 0,
+                           "precomputed weights are not taken automatically on CUDA until their break-even is "
+                           "measured, docs/tuning.md");
 }
 
 }  // namespace fieldft::core

@@ -72,6 +72,10 @@ struct PointsConfig {
   std::int64_t subproblem_points = kMaxSubproblem;  // points per subproblem at most
   nufft::SpreadKernel spread = nufft::SpreadKernel::kNone;
   nufft::InterpKernel interp = nufft::InterpKernel::kNone;
+  // Method kPrecomputed (plan_cuda_precompute): set_points stores the points' kernel weights,
+  // precomputed_bytes of them (cuda_precomputed_bytes), and the nupts kernels read them.
+  bool precompute = false;
+  std::int64_t precomputed_bytes = 0;
   std::string reason;
 };
 
@@ -80,7 +84,9 @@ struct PointStats {
   std::int64_t m = 0;
   std::array<std::int64_t, 3> grid{1, 1, 1};  // the grid they are spread on (type 3: its own)
   bool choose_upsampfac = false;  // GridConfig::auto_upsampfac and the first set_points with points
-  std::size_t free_device_bytes = 0;  // for a larger grid (cudaMemGetInfo), with choose_upsampfac
+  // cudaMemGetInfo's free bytes (plus those of weights the new points replace): for a larger
+  // grid (choose_upsampfac) and the default limit of precomputed weights (plan_cuda_precompute)
+  std::size_t free_device_bytes = 0;
 };
 
 struct NufftConfig {
@@ -106,9 +112,16 @@ GridConfig plan_grid(const PlanSetup& setup, const DeviceCaps& caps);
 template <class T>
 std::optional<PlanSetup> choose_upsampfac(const PlanSetup& setup, int max_batch, std::int64_t m,
                                           std::size_t free_device_bytes, std::string& reason);
+// free_device_bytes: as PointStats (0: unknown, no default limit on precomputed weights).
 template <class T>
 PointsConfig plan_points(const PlanSetup& setup, const GridConfig& grid, const DeviceCaps& caps, std::int64_t m,
-                         const std::array<std::int64_t, 3>& nf);
+                         const std::array<std::int64_t, 3>& nf, std::size_t free_device_bytes = 0);
+
+// The methods run by the one-thread-per-point kernels (spread_nupts, interp_nupts): kNuptsDriven,
+// and kPrecomputed, the same kernels reading the weights stored at set_points.
+inline bool nupts_driven(nufft::Method m) {
+  return m == nufft::Method::kNuptsDriven || m == nufft::Method::kPrecomputed;
+}
 
 // Sort sub-bins of a grid's bins: 2x2x2 for 3D tile methods and register boxes, else rows of 16
 // (3D) or 8 (2D) cells along x, each trimmed to divide its bin.
@@ -138,5 +151,22 @@ struct PrecomputeChoice {
 // when options.reuse >= kPrecomputeMinReuse and `bytes` fit the limit; otherwise not.
 // physical_bytes: the machine's memory (host_memory_bytes(); a parameter for tests).
 PrecomputeChoice plan_cpu_precompute(const nufft::Options& options, double bytes, double physical_bytes);
+
+// ---- CUDA backend: precomputed kernel weights (Method::kPrecomputed) ----
+// Per sorted point and dimension the w values of T, stored dimension by dimension and weight by
+// weight across the points (weight k of dimension d of point j at (d·w + k)·m + j: a warp's
+// loads are coalesced, no padding): dim·w·sizeof(T) bytes per point.
+inline std::int64_t cuda_precomputed_bytes(int dim, int width, std::int64_t m, std::size_t value_bytes) {
+  return m * dim * width * static_cast<std::int64_t>(value_bytes);
+}
+// Automatic choice on CUDA: none yet. The nupts kernels with stored weights trade ~w·dim Horner
+// evaluations per point for dim·w loads per point and transform; their break-even on a GPU is not
+// measured (docs/tuning.md, "to be measured"), so method kAuto never takes them.
+inline constexpr bool kCudaPrecomputeAuto = false;
+inline constexpr double kCudaPrecomputeMemoryFraction = 0.25;  // default limit: this share of free device memory
+// method kPrecomputed: precompute, or kTooLarge when `bytes` exceed the limit
+// (Options::precompute_max_bytes, or kCudaPrecomputeMemoryFraction of free_device_bytes; no
+// default limit where free_device_bytes is 0); other methods: not (with a reason line for kAuto).
+PrecomputeChoice plan_cuda_precompute(const nufft::Options& options, double bytes, double free_device_bytes);
 
 }  // namespace fieldft::core

@@ -197,9 +197,6 @@ PlanSetup make_plan_setup(int type, std::span<const std::int64_t> modes, int isi
     require(type != 3, ErrorCode::kInvalidArgument,
             "method precomputed is for type 1 and 2 plans; type 3 spreads onto a grid chosen from its points and "
             "does not precompute its kernel weights (use method auto or nupts)");
-    require(options.backend != Backend::kCuda, ErrorCode::kNotImplemented,
-            "method precomputed (kernel weights computed at set_points) is implemented on the CPU backend only; "
-            "on CUDA use method auto, nupts, subproblem or output");
   }
   // Validated for every backend; only the CPU backend uses threads (the backend is resolved by
   // the caller, nufft::Plan, before the setup is made).

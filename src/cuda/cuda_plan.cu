@@ -103,11 +103,12 @@ class CudaPlan final : public PlanImpl<T> {
     stats.m = m;
     stats.grid = {dg_.nf[0], dg_.nf[1], dg_.nf[2]};
     stats.choose_upsampfac = choose_upsampfac_ && m > 0;
-    if (stats.choose_upsampfac) {
+    {  // free memory as it will be: the earlier points' precomputed weights are replaced
       std::size_t free_b = 0, total_b = 0;
       FIELDFT_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-      stats.free_device_bytes = free_b;
+      stats.free_device_bytes = free_b + weights_.size() * sizeof(T);
     }
+    // May refuse (precomputed weights above their limit): the plan keeps its earlier points.
     core::NufftConfig cfg = core::plan_nufft<T>(this->setup_, caps_, &stats);
     if (stats.choose_upsampfac) {
       choose_upsampfac_ = false;
@@ -122,7 +123,29 @@ class CudaPlan final : public PlanImpl<T> {
       allocate_fine_grid();
     }
     this->has_points_ = false;  // until the new points are in place (the sort reuses their buffers)
-    sort_device<T>(m, dx, *cfg.points);
+    const core::PointsConfig& pc = *cfg.points;
+    pts_.w = nullptr;
+    // The weights' buffer: kept when its size is unchanged (as the sort's), else the earlier
+    // points' freed before the new one is allocated.
+    const std::size_t nweights = static_cast<std::size_t>(pc.precomputed_bytes) / sizeof(T);
+    if (weights_.size() != nweights) {
+      weights_ = DeviceBuffer<T>();
+      if (nweights > 0) {
+        check_device_memory(static_cast<double>(pc.precomputed_bytes), "the precomputed kernel weights");
+        weights_ = DeviceBuffer<T>(nweights, "precomputed kernel weights");
+      }
+    }
+    sort_device<T>(m, dx, pc);
+    auto& info = this->setup_.info;
+    if (pc.precompute && m > 0) {
+      dispatch_dim([&]<int D>() {
+        Launch<T, D>::store_weights(stream_, pts_, dg_, info.kernel_width, horner_.get(), info.horner_degree,
+                                    weights_.get());
+      });
+      pts_.w = weights_.get();
+    }
+    info.method = pc.precompute ? nufft::Method::kPrecomputed : grid_.method;
+    info.precomputed_bytes = pc.precomputed_bytes;
     prepare_ffts();
     this->has_points_ = true;
   }
@@ -732,6 +755,7 @@ class CudaPlan final : public PlanImpl<T> {
   DevPoints<T> pts_{};
   DeviceBuffer<Cplx<T>> fine_, stage_in_, stage_out_;
   DeviceBuffer<T> horner_, deconv_[3], coords_[3], target_coords_[3], t_[3];
+  DeviceBuffer<T> weights_;  // Method kPrecomputed: the sorted points' kernel weights (DevPoints::w)
   DeviceBuffer<std::int64_t> fine_index_[3], perm_, sub_begin_, sub_end_, bin_start_;
   DeviceBuffer<std::int32_t> i0_[3];
   DeviceBuffer<int> sub_bin_;

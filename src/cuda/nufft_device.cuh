@@ -55,6 +55,12 @@ struct DevPoints {
   const T* t[3];
   const std::int64_t* perm;
   std::int64_t m;
+  // Method kPrecomputed: the points' kernel weights stored at set_points (store_point_weights),
+  // weight k of dimension d of sorted point j at w[(d·W + k)·m + j] (core::cuda_precomputed_bytes:
+  // a warp's loads of one weight are coalesced); null: evaluated from t per execute. Read by
+  // the one-thread-per-point kernels only (thread_point_footprint); the tile kernels evaluate
+  // their weights once per point and tile anyway.
+  const T* w;
 };
 
 
@@ -108,12 +114,12 @@ struct PointFootprint {
   int idx[D][W];
 };
 
+// The wrapped cell indices of sorted point j's footprint.
 template <class T, int D, int W>
-__device__ inline void point_footprint(const DevPoints<T>& p, std::int64_t j, const DevGrid& g, const T* horner,
-                                       int degree, PointFootprint<T, D, W>& f) {
+__device__ inline void footprint_cells(const DevPoints<T>& p, std::int64_t j, const DevGrid& g,
+                                       PointFootprint<T, D, W>& f) {
   for (int d = 0; d < D; ++d) {
     const int i0 = p.i0[d][j], nf = static_cast<int>(g.nf[d]);
-    horner_weights<T, W>(horner, degree, p.t[d][j], f.k[d]);
     for (int k = 0; k < W; ++k) {
       const int i = i0 + k;
       f.idx[d][k] = i < 0 ? i + nf : (i >= nf ? i - nf : i);
@@ -121,17 +127,55 @@ __device__ inline void point_footprint(const DevPoints<T>& p, std::int64_t j, co
   }
 }
 
-// The prologue of the one-thread-per-point kernels (spread_nupts, interp_nupts): stages the
-// Horner table in sh (every thread of the block takes part), then the footprint of sorted point
-// j, this thread's; false past the last point.
+template <class T, int D, int W>
+__device__ inline void point_footprint(const DevPoints<T>& p, std::int64_t j, const DevGrid& g, const T* horner,
+                                       int degree, PointFootprint<T, D, W>& f) {
+  for (int d = 0; d < D; ++d) horner_weights<T, W>(horner, degree, p.t[d][j], f.k[d]);
+  footprint_cells<T, D, W>(p, j, g, f);
+}
+
+// The prologue of the one-thread-per-point kernels (spread_nupts, interp_nupts): the footprint
+// of sorted point j, this thread's; false past the last point. Its weights are the stored ones
+// where p.w is set (Method kPrecomputed), else evaluated from the Horner table, which is first
+// staged in sh (every thread of the block takes part; p.w is the same for the whole launch, so
+// the branch is uniform and the barrier in stage_horner is reached by all or none).
 template <class T, int D, int W>
 __device__ inline bool thread_point_footprint(const DevPoints<T>& p, const DevGrid& g, const T* horner, int degree,
                                               T* sh, std::int64_t& j, PointFootprint<T, D, W>& f) {
+  if (p.w != nullptr) {
+    j = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
+    if (j >= p.m) return false;
+#pragma unroll
+    for (int d = 0; d < D; ++d)
+#pragma unroll
+      for (int k = 0; k < W; ++k) f.k[d][k] = __ldg(p.w + (d * W + k) * p.m + j);
+    footprint_cells<T, D, W>(p, j, g, f);
+    return true;
+  }
   const T* hz = stage_horner<T, W>(horner, degree, sh);
   j = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
   if (j >= p.m) return false;
   point_footprint<T, D, W>(p, j, g, hz, degree, f);
   return true;
+}
+
+// Method kPrecomputed, at set_points: stores the weights thread_point_footprint evaluates for
+// every sorted point (p.w null) in w, in DevPoints::w's layout, so that the nupts kernels read
+// exactly the values they would have evaluated. The factored form of the spreading matrix: the
+// w^D products are formed in registers by the kernels (src/cpu/spread_interp.hpp argues the
+// layout; docs/architecture.md).
+template <class T, int D, int W>
+__global__ void store_point_weights(DevPoints<T> p, DevGrid g, const T* __restrict__ horner, int degree,
+                                    T* __restrict__ w) {
+  __shared__ alignas(16) T sh[horner_smem<T, W>()];
+  p.w = nullptr;
+  std::int64_t j = 0;
+  PointFootprint<T, D, W> f;
+  if (!thread_point_footprint<T, D, W>(p, g, horner, degree, sh, j, f)) return;
+#pragma unroll
+  for (int d = 0; d < D; ++d)
+#pragma unroll
+    for (int k = 0; k < W; ++k) w[(d * W + k) * p.m + j] = f.k[d][k];
 }
 
 // Offset of row (ky, kz) of a footprint: cells idx[0][kx] follow at + idx[0][kx].

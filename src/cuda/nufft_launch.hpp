@@ -29,6 +29,10 @@ struct Launch {
   static void write_sorted(cudaStream_t s, std::int64_t m, const T* const* x, const DevGrid& g, int width,
                            const std::int64_t* bin_start, const int* rank, const int* bin_of,
                            std::int32_t* const* i0, T* const* t, std::int64_t* perm);
+  // Method kPrecomputed: the kernel weights of the sorted points p (p.w ignored) into w
+  // (DevPoints::w's layout, core::cuda_precomputed_bytes).
+  static void store_weights(cudaStream_t s, const DevPoints<T>& p, const DevGrid& g, int width, const T* horner,
+                            int degree, T* w);
   static void spread_nupts(cudaStream_t s, const DevPoints<T>& p, const DevGrid& g, int width, const T* horner,
                            int degree, const Cplx<T>* c, std::int64_t c_stride, Cplx<T>* grid, int nbatch);
   static void spread_subproblem(cudaStream_t s, const DevPoints<T>& p, const DevGrid& g, int width, const T* horner,

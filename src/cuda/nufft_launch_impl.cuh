@@ -47,6 +47,16 @@ void Launch<T, D>::write_sorted(cudaStream_t s, std::int64_t m, const T* const* 
 }
 
 template <class T, int D>
+void Launch<T, D>::store_weights(cudaStream_t s, const DevPoints<T>& p, const DevGrid& g, int width, const T* horner,
+                                 int degree, T* w) {
+  if (p.m == 0) return;
+  core::dispatch_width(width, [&]<int W>() {
+    fieldft::cuda::store_point_weights<T, D, W><<<blocks_for(p.m, 128), 128, 0, s>>>(p, g, horner, degree, w);
+  });
+  FIELDFT_CUDA_CHECK_LAUNCH();
+}
+
+template <class T, int D>
 void Launch<T, D>::spread_nupts(cudaStream_t s, const DevPoints<T>& p, const DevGrid& g, int width, const T* horner,
                                 int degree, const Cplx<T>* c, std::int64_t c_stride, Cplx<T>* grid, int nbatch) {
   if (p.m == 0) return;

@@ -1,4 +1,5 @@
-// Spreading, one thread per sorted point with global atomics (Method::kNuptsDriven).
+// Spreading, one thread per sorted point with global atomics (Method::kNuptsDriven, and
+// kPrecomputed with the weights stored at set_points, see thread_point_footprint).
 #pragma once
 
 #include "cuda/nufft_device.cuh"

@@ -309,3 +309,63 @@ TEST(NufftPlanner, CpuPrecomputeRule) {
     EXPECT_NE(std::string(e.what()).find("precompute_max_bytes"), std::string::npos) << e.what();
   }
 }
+
+// The CUDA backend's precomputed kernel weights (docs/tuning.md): an explicit kPrecomputed runs
+// the one-thread-per-point kernels with dim·w weights of T per point, within a quarter of the
+// free device memory (kTooLarge above it, naming both sizes); kAuto never takes it (not yet
+// measured on a GPU), whatever Options::reuse; type 3 refuses it at construction.
+TEST(NufftPlanner, CudaPrecomputeRule) {
+  Problem p{true, 1, {128, 128, 128}, 1e-6, 2'000'000};
+  p.opt.method = Method::kPrecomputed;
+  p.opt.upsampfac = 2.0;
+  const core::NufftConfig c = plan(p, h100());
+  EXPECT_EQ(c.grid.method, Method::kPrecomputed);
+  ASSERT_TRUE(c.points.has_value());
+  EXPECT_TRUE(c.points->precompute);
+  const core::PlanSetup s = setup_of(p);
+  EXPECT_EQ(c.points->precomputed_bytes, p.m * 3 * s.info.kernel_width * std::int64_t(sizeof(float)));
+  EXPECT_EQ(c.points->spread, SpreadKernel::kNupts);
+  EXPECT_EQ(c.points->interp, InterpKernel::kNupts);
+  EXPECT_EQ(c.points->sub_bins, core::sort_sub_bins(3, Method::kNuptsDriven, false, c.points->bins));
+  EXPECT_NE(c.reason().find("method precomputed"), std::string::npos) << c.reason();
+
+  // The default limit: a quarter of the free device memory.
+  core::PointStats st;
+  st.m = p.m;
+  st.grid = s.info.fine_grid;
+  st.free_device_bytes = static_cast<std::size_t>(3.9 * static_cast<double>(c.points->precomputed_bytes));
+  try {
+    (void)core::plan_nufft<float>(s, h100(), &st);
+    ADD_FAILURE() << "no refusal above a quarter of the free memory";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kTooLarge);
+    EXPECT_NE(std::string(e.what()).find("free device memory"), std::string::npos) << e.what();
+  }
+  st.free_device_bytes = static_cast<std::size_t>(4.1 * static_cast<double>(c.points->precomputed_bytes));
+  EXPECT_TRUE(core::plan_nufft<float>(s, h100(), &st).points->precompute);
+
+  nufft::Options o;
+  o.reuse = 1'000'000;
+  const double free = 80.0 * (1 << 30);
+  const core::PrecomputeChoice a = core::plan_cuda_precompute(o, 1 << 20, free);
+  EXPECT_FALSE(a.precompute);
+  EXPECT_NE(a.reason.find("measured"), std::string::npos) << a.reason;
+  p.opt.method = Method::kAuto;
+  p.opt.reuse = 1'000'000;
+  const core::NufftConfig automatic = plan(p, h100());
+  EXPECT_FALSE(automatic.points->precompute);
+  EXPECT_EQ(automatic.points->precomputed_bytes, 0);
+  o.method = Method::kPrecomputed;
+  o.precompute_max_bytes = 1000;
+  try {
+    (void)core::plan_cuda_precompute(o, 2000, free);
+    ADD_FAILURE() << "no refusal over precompute_max_bytes";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kTooLarge);
+    EXPECT_NE(std::string(e.what()).find("precompute_max_bytes"), std::string::npos) << e.what();
+  }
+  Problem t3{false, 3, {1, 1, 1}, 1e-6, 1000};
+  t3.opt.method = Method::kPrecomputed;
+  t3.opt.backend = Backend::kCuda;
+  EXPECT_THROW((void)setup_of(t3), Error);
+}

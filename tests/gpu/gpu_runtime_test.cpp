@@ -166,10 +166,11 @@ TEST(GpuRuntime, ThousandPlanLifetimesDoNotLeak) {
     plan.set_points(pts.size(), pts.x.data(), pts.y.data());
     plan.execute(c.data(), f.data());
   };
-  for (auto m : {nufft::Method::kNuptsDriven, nufft::Method::kSubproblem, nufft::Method::kOutputDriven}) cycle(m);
+  const nufft::Method methods[] = {nufft::Method::kNuptsDriven, nufft::Method::kSubproblem,
+                                   nufft::Method::kOutputDriven, nufft::Method::kPrecomputed};
+  for (auto m : methods) cycle(m);
   const std::size_t before = free_device_memory();
-  for (int i = 0; i < 1000; ++i)
-    cycle(i % 3 == 0 ? nufft::Method::kNuptsDriven : (i % 3 == 1 ? nufft::Method::kSubproblem : nufft::Method::kOutputDriven));
+  for (int i = 0; i < 1000; ++i) cycle(methods[i % 4]);
   EXPECT_EQ(free_device_memory(), before);
 }
 
@@ -398,7 +399,8 @@ TEST(GpuRuntime, CpuAndGpuAgreeOnTheSamePoints) {
   SKIP_WITHOUT_GPU();
   for (int dim : {1, 2, 3})
     for (int type : {1, 2})
-      for (auto m : {nufft::Method::kNuptsDriven, nufft::Method::kSubproblem, nufft::Method::kOutputDriven}) {
+      for (auto m : {nufft::Method::kNuptsDriven, nufft::Method::kSubproblem, nufft::Method::kOutputDriven,
+                     nufft::Method::kPrecomputed}) {
         const std::vector<std::int64_t> modes(dim, dim == 1 ? 200 : (dim == 2 ? 40 : 14));
         std::int64_t n = 1;
         for (auto v : modes) n *= v;

@@ -18,11 +18,11 @@ inline std::vector<nufft::Method> methods_under_test() {
   return {nufft::Method::kAuto};
 }
 
-// The methods of tests of types 1 and 2 only: the CPU backend adds kPrecomputed (kernel weights
+// The methods of tests of types 1 and 2 only: both backends add kPrecomputed (kernel weights
 // computed at set_points), which type 3 refuses.
 inline std::vector<nufft::Method> point_methods_under_test() {
   std::vector<nufft::Method> v = methods_under_test();
-  if (kBackend == Backend::kCpu) v.push_back(nufft::Method::kPrecomputed);
+  v.push_back(nufft::Method::kPrecomputed);
   return v;
 }
 
