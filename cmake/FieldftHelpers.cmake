@@ -33,3 +33,30 @@ function(fieldft_add_instantiations target template stem ext)
     endforeach()
   endforeach()
 endfunction()
+
+# One layer of the library (docs/architecture.md, "Layers"): an OBJECT library fieldft_<name>
+# whose objects go into `fieldft`. Its sources see the public headers (include/) and, of src/,
+# only the folders named in SEES (its own and the layers below it): the include root
+# <build>/layers/<name>/ holds a symbolic link per such folder and nothing else, so that an
+# upward `#include "mri/..."` from src/core does not compile. tools/check_layers.py checks the
+# same table, public headers included.
+#   fieldft_layer(<name> SEES <src folder>... [SOURCES <file>...])
+# More sources: target_sources(fieldft_<name> PRIVATE ...).
+function(fieldft_layer name)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "" "SEES;SOURCES")
+  set(_target fieldft_${name})
+  add_library(${_target} OBJECT ${arg_SOURCES})
+  target_link_libraries(${_target} PRIVATE fieldft_layer_settings)
+  set(_root ${PROJECT_BINARY_DIR}/layers/${name})
+  file(REMOVE_RECURSE ${_root})
+  file(MAKE_DIRECTORY ${_root})
+  foreach(d ${arg_SEES})
+    if(NOT IS_DIRECTORY ${PROJECT_SOURCE_DIR}/src/${d})
+      message(FATAL_ERROR "fieldft_layer(${name}): src/${d} is not a folder")
+    endif()
+    file(CREATE_LINK ${PROJECT_SOURCE_DIR}/src/${d} ${_root}/${d} SYMBOLIC)
+  endforeach()
+  target_include_directories(${_target} PRIVATE ${_root})
+  set_target_properties(${_target} PROPERTIES FIELDFT_LAYER_ROOT ${_root})
+  target_sources(fieldft PRIVATE $<TARGET_OBJECTS:${_target}>)
+endfunction()

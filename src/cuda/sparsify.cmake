@@ -1,3 +1,3 @@
 # The sparsifying operators on CUDA devices (src/op/sparsify.cpp dispatches here). Included by
 # src/cuda/CMakeLists.txt.
-target_sources(fieldft PRIVATE ${CMAKE_CURRENT_LIST_DIR}/sparsify.cu)
+target_sources(fieldft_cuda PRIVATE ${CMAKE_CURRENT_LIST_DIR}/sparsify.cu)
