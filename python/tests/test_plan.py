@@ -165,6 +165,31 @@ def test_upsampfac_2_25_narrows_the_kernel_and_meets_eps(rng):
     assert widths == [7, 6]
 
 
+def test_planning_measure_stores_wisdom_and_a_second_plan_takes_it(rng, tmp_path):
+    # planning="measure" times the candidates at setpts and stores the winner in wisdom_path; a
+    # second plan of the same problem (another isign: not part of the signature) takes it from the
+    # file. Both still meet eps against the direct sums; no timing is asserted.
+    modes, m, eps = (24, 20), 600, 1e-6
+    pts = random_points(rng, 2, m, np.complex128)
+    c = random_complex(rng, (m,), np.complex128)
+    wisdom = tmp_path / "wisdom.json"
+    first = fieldft.Plan(1, modes, eps=eps, dtype="complex128", backend="cpu", planning="measure",
+                         wisdom_path=str(wisdom), nthreads=1)
+    assert first.configured_by == "estimate"  # nothing measured before setpts
+    first.setpts(*pts)
+    assert first.configured_by.startswith("measured now"), first.configured_by
+    assert wisdom.exists() and "fieldft_wisdom" in wisdom.read_text()
+    assert rel_err(first.execute(c), direct_type1(pts, c, modes, +1)) < eps
+    second = fieldft.Plan(1, modes, eps=eps, isign=-1, dtype="complex128", backend="cpu", planning="measure",
+                          wisdom_path=str(wisdom), nthreads=1)
+    second.setpts(*pts)
+    assert second.configured_by.startswith("wisdom"), second.configured_by
+    assert second.method == first.method and second.upsampfac == first.upsampfac
+    assert rel_err(second.execute(c), direct_type1(pts, c, modes, -1)) < eps
+    with pytest.raises(ValueError):
+        fieldft.Plan(1, modes, eps=eps, backend="cpu", planning="guess")
+
+
 def test_properties(rng):
     plan = fieldft.Plan(2, (16, 12), n_trans=3, eps=1e-5, dtype="complex128", backend="cpu", upsampfac=1.25)
     assert (plan.type, plan.dim, plan.n_modes, plan.n_trans) == (2, 2, (16, 12), 3)
