@@ -63,8 +63,6 @@ struct DevPoints {
   const T* w;
 };
 
-
-
 // Columns of the shared-memory copy of the Horner table: W rounded up to whole 16-byte vectors,
 // so that each degree's coefficients are read as vector loads (kernel.hpp's w_pad; the extra
 // columns are zero and their results unused).
