@@ -11,7 +11,9 @@
 //              frequencies of an N^DIM type 1), isign +1.
 //   Inputs (strengths or modes): real and imaginary parts uniform in [-1, 1], NTRANSF stacked.
 //   METHODS: auto, output, subproblem, nupts or precomputed (nupts' kernels reading kernel weights
-//            stored at set_points; types 1 and 2), or several separated by commas: each is planned and
+//            stored at set_points; types 1 and 2), measured (auto with Options::planning remeasure and
+//            no wisdom file: the JSON adds every timed candidate, the planner's marked, types 1 and
+//            2), or several separated by commas: each is planned and
 //            timed on the same data and checked against the same reference values. A suffix
 //            +boxes or -boxes forces Options::spread_boxes on or off (e.g. output+boxes); a
 //            last suffix @S sets Options::upsampfac to S (e.g. output@2.5, auto+boxes@2).
@@ -469,7 +471,14 @@ int run(const Args& a) {
           name.resize(name.size() - suffix.size());
           opt.spread_boxes = value;
         }
-      opt.method = fieldft::nufft::parse_method(name);
+      // "measured": method auto with planning remeasure (no wisdom file: every candidate is timed
+      // in this run, and the JSON lists them with the planner's own marked).
+      if (name == "measured") {
+        opt.planning = fieldft::nufft::Planning::kRemeasure;
+        opt.wisdom_path.clear();
+      } else {
+        opt.method = fieldft::nufft::parse_method(name);
+      }
       opt.bin_size = a.bins;
       const auto t0 = Clock::now();
       fieldft::nufft::Plan<T> plan(a.type, p.modes, p.isign, a.ntransf, a.eps, opt);
@@ -524,6 +533,17 @@ int run(const Args& a) {
          << ", \"setpts_ms\": " << json_number(ms_between(t2, t3), "%.3f")
          << ", \"setpts_again_ms\": " << json_number(ms_between(t4, t5), "%.3f") << ", \"exec_ms\": " << json_number(best, "%.4f")
          << ", \"repeat\": " << a.repeat << ", \"rel_error\": " << json_number(err, "%.3e");
+      if (!info.measured.empty()) {
+        js << ", \"configured_by\": \"" << json_escape(info.configured_by) << "\", \"candidates\": [";
+        for (std::size_t c = 0; c < info.measured.size(); ++c) {
+          const auto& mc = info.measured[c];
+          js << (c ? ", " : "") << "{\"method\": \"" << fieldft::nufft::method_name(mc.method)
+             << "\", \"upsampfac\": " << json_number(mc.upsampfac) << ", \"bins\": \"" << mc.bin_size[0] << ","
+             << mc.bin_size[1] << "," << mc.bin_size[2] << "\", \"ms\": " << json_number(mc.seconds * 1e3, "%.4f")
+             << ", \"planner\": " << (mc.planner_choice ? "true" : "false") << "}";
+        }
+        js << "]";
+      }
     } catch (const std::exception& e) {
       status = 1;
       js << ", \"error\": \"" << json_escape(e.what()) << "\"";

@@ -42,7 +42,10 @@ import numpy as np
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EPS = 1e-5
-TYPE1_METHODS = ("output", "subproblem", "nupts")
+# The methods timed beside auto (not with --quick): each forced, and "measured" (planning remeasure:
+# the library times its candidates, method x upsampling factor x bins, and keeps the fastest).
+FORCED_METHODS = {1: ("output", "subproblem", "nupts", "precomputed"), 2: ("subproblem", "nupts", "precomputed"), 3: ()}
+SHORT = {"output": "out", "subproblem": "sub", "nupts": "nupts", "precomputed": "pre"}
 # cuFINUFFT's gpu_method values and their names; which ones each type supports.
 CUF_METHOD_NAMES = {1: "GM-sort", 2: "SM", 3: "output-driven"}
 CUF_METHODS_BY_TYPE = {1: (1, 2, 3), 2: (1, 2), 3: (1, 2)}
@@ -346,8 +349,15 @@ def summarise(case: Case, lines: list[dict], note: str, cuf: dict | None, cuf_re
     row["rel_error"] = auto.get("rel_error")
     row["check_outputs"] = auto.get("check_outputs")
     row["ref_ms"] = auto.get("ref_ms")
-    per = [by_method[mm]["exec_ms"] for mm in TYPE1_METHODS if mm in by_method and "exec_ms" in by_method[mm]]
+    per = [by_method[mm]["exec_ms"] for mm in (*FORCED_METHODS[case.nufft_type], "measured")
+           if mm in by_method and "exec_ms" in by_method[mm]]
     row["auto_over_best_method"] = row["auto_ms"] / min(per) if per and row["auto_ms"] else None
+    # The same question inside one plan's measurement: the planner's candidate against the fastest
+    # (one execute plus its adjoint, timed back to back by the library).
+    cands = by_method.get("measured", {}).get("candidates") or []
+    planner = [c["ms"] for c in cands if c.get("planner")]
+    row["measured_best"] = cands[0] if cands else None
+    row["auto_over_best_measured"] = planner[0] / cands[0]["ms"] if planner and cands and cands[0]["ms"] else None
     if cuf is not None:
         ok = {k: v for k, v in cuf.items() if "exec_ms" in v}
         best = min(ok, key=lambda k: ok[k]["exec_ms"]) if ok else None
@@ -363,18 +373,22 @@ def summarise(case: Case, lines: list[dict], note: str, cuf: dict | None, cuf_re
 
 
 def print_table(rows: list[dict]) -> None:
-    head = ["case", "problem", "fieldft auto ms (method, bins)", "output ms", "subproblem ms", "nupts ms",
-            "auto/best", "set_points ms", "fieldft err (outputs)", "cuFINUFFT best ms", "cuFINUFFT method",
+    head = ["case", "problem", "fieldft auto ms (method, bins)", "forced methods ms", "measured best (ms per pair)",
+            "auto/best", "auto/best measured", "set_points ms", "fieldft err (outputs)", "cuFINUFFT best ms", "cuFINUFFT method",
             "cuFINUFFT err", "cuFINUFFT source", "ratio cuF/fieldft"]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     for r in rows:
         f = r["fieldft"]
-        per = [fmt_ms(f[mm].get("exec_ms")) if mm in f else "—" for mm in TYPE1_METHODS]
+        per = " / ".join(f"{SHORT[mm]} {fmt_ms(f[mm].get('exec_ms')) if 'exec_ms' in f[mm] else 'failed'}"
+                         for mm in FORCED_METHODS[r["type"]] if mm in f) or "—"
+        mb = r.get("measured_best")
+        per = [per, "—" if not mb else f"{mb['method']} @{mb['upsampfac']} bins {mb['bins']} ({fmt_ms(mb['ms'])})"]
         auto = "failed" if r["auto_ms"] is None else f"{fmt_ms(r['auto_ms'])} ({r['auto_method']}, {r['auto_bins']})"
         c = r["cufinufft"]
         cells = [r["case"], r["label"], auto, *per,
                  "—" if r["auto_over_best_method"] is None else f"{r['auto_over_best_method']:.2f}",
+                 "—" if r.get("auto_over_best_measured") is None else f"{r['auto_over_best_measured']:.2f}",
                  fmt_ms(r["setpts_ms"]),
                  f"{fmt_err(r['rel_error'])} ({r['check_outputs']})" if r["rel_error"] is not None else "—",
                  fmt_ms(c["best_ms"]), c["best_method"] or "—", fmt_err(c["rel_error"]), c["source"],
@@ -450,7 +464,8 @@ def main() -> int:
 
     rows = []
     for case in cases:
-        methods = ["auto"] + (list(TYPE1_METHODS) if case.nufft_type == 1 and not args.quick else [])
+        methods = ["auto"] + ([] if args.quick else list(FORCED_METHODS[case.nufft_type]) +
+                              (["measured"] if case.nufft_type != 3 else []))
         dump_dir = None
         if mods is not None:
             base = args.dump_dir or tempfile.gettempdir()

@@ -133,14 +133,15 @@ __device__ inline void point_footprint(const DevPoints<T>& p, std::int64_t j, co
 }
 
 // The prologue of the one-thread-per-point kernels (spread_nupts, interp_nupts): the footprint
-// of sorted point j, this thread's; false past the last point. Its weights are the stored ones
-// where p.w is set (Method kPrecomputed), else evaluated from the Horner table, which is first
-// staged in sh (every thread of the block takes part; p.w is the same for the whole launch, so
-// the branch is uniform and the barrier in stage_horner is reached by all or none).
-template <class T, int D, int W>
+// of sorted point j, this thread's; false past the last point. Pre (Method kPrecomputed): the
+// weights are the ones stored in p.w at set_points; else they are evaluated from the Horner
+// table, which is first staged in sh (every thread of the block takes part). Pre is a template
+// parameter, not a branch on p.w: with the branch in the kernel, 2D type 2 (matrix case G, which
+// interpolates with interp_nupts) ran 6% slower on an H100 (docs/benchmarks.md, "precomputed").
+template <class T, int D, int W, bool Pre>
 __device__ inline bool thread_point_footprint(const DevPoints<T>& p, const DevGrid& g, const T* horner, int degree,
                                               T* sh, std::int64_t& j, PointFootprint<T, D, W>& f) {
-  if (p.w != nullptr) {
+  if constexpr (Pre) {
     j = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
     if (j >= p.m) return false;
 #pragma unroll
@@ -149,16 +150,17 @@ __device__ inline bool thread_point_footprint(const DevPoints<T>& p, const DevGr
       for (int k = 0; k < W; ++k) f.k[d][k] = __ldg(p.w + (d * W + k) * p.m + j);
     footprint_cells<T, D, W>(p, j, g, f);
     return true;
+  } else {
+    const T* hz = stage_horner<T, W>(horner, degree, sh);
+    j = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
+    if (j >= p.m) return false;
+    point_footprint<T, D, W>(p, j, g, hz, degree, f);
+    return true;
   }
-  const T* hz = stage_horner<T, W>(horner, degree, sh);
-  j = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
-  if (j >= p.m) return false;
-  point_footprint<T, D, W>(p, j, g, hz, degree, f);
-  return true;
 }
 
 // Method kPrecomputed, at set_points: stores the weights thread_point_footprint evaluates for
-// every sorted point (p.w null) in w, in DevPoints::w's layout, so that the nupts kernels read
+// every sorted point in w, in DevPoints::w's layout, so that the nupts kernels read
 // exactly the values they would have evaluated. The factored form of the spreading matrix: the
 // w^D products are formed in registers by the kernels (src/cpu/spread_interp.hpp argues the
 // layout; docs/architecture.md).
@@ -166,10 +168,9 @@ template <class T, int D, int W>
 __global__ void store_point_weights(DevPoints<T> p, DevGrid g, const T* __restrict__ horner, int degree,
                                     T* __restrict__ w) {
   __shared__ alignas(16) T sh[horner_smem<T, W>()];
-  p.w = nullptr;
   std::int64_t j = 0;
   PointFootprint<T, D, W> f;
-  if (!thread_point_footprint<T, D, W>(p, g, horner, degree, sh, j, f)) return;
+  if (!thread_point_footprint<T, D, W, false>(p, g, horner, degree, sh, j, f)) return;
 #pragma unroll
   for (int d = 0; d < D; ++d)
 #pragma unroll

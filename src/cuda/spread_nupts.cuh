@@ -7,14 +7,14 @@
 namespace fieldft::cuda {
 
 // One thread per sorted point, atomic adds into the fine grid in global memory.
-template <class T, int D, int W>
+template <class T, int D, int W, bool Pre>
 __global__ void spread_nupts(DevPoints<T> p, DevGrid g, const T* __restrict__ horner, int degree,
                              const Cplx<T>* __restrict__ c, std::int64_t c_stride, Cplx<T>* __restrict__ grid,
                              int nbatch) {
-  __shared__ alignas(16) T sh[horner_smem<T, W>()];
+  __shared__ alignas(16) T sh[Pre ? 1 : horner_smem<T, W>()];
   std::int64_t j = 0;
   PointFootprint<T, D, W> f;
-  if (!thread_point_footprint<T, D, W>(p, g, horner, degree, sh, j, f)) return;
+  if (!thread_point_footprint<T, D, W, Pre>(p, g, horner, degree, sh, j, f)) return;
   const std::int64_t src = p.perm[j];
   for (int b = 0; b < nbatch; ++b) {
     const Cplx<T> cv = c[b * c_stride + src];
