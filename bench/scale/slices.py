@@ -16,7 +16,7 @@ are printed beside it: with D devices busy all the time, wall ~ (set-up + solve)
 is load imbalance and the devices' contention for the host.
 
 usage: bench/scale/slices.py --fieldft build/app/apps/fieldft/fieldft [--devices 0,1]
-       [--iters 20] [--repeat 3] [--workdir DIR] [--keep] [--slices 64] [--counts 1,2,4]
+       [--iters 30] [--repeat 3] [--workdir DIR] [--keep] [--slices 64] [--counts 1,2,4]
        [--no-weak] [--no-coils]
 Only the standard library. The data (about 2.5 GB for 64 slices) are simulated by `fieldft
 simulate` into --workdir (default: a temporary directory, removed afterwards unless --keep).
@@ -66,7 +66,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--fieldft", required=True)
     ap.add_argument("--devices", default="0,1")
-    ap.add_argument("--iters", type=int, default=20)
+    ap.add_argument("--iters", type=int, default=30,
+                    help="CG iterations per slice (default 30: shared/BENCHMARKS.md's reconstruction protocol)")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--workdir")
     ap.add_argument("--keep", action="store_true")
