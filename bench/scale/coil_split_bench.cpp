@@ -510,7 +510,8 @@ int main(int argc, char** argv) {
   app.add_option("--coils", a.coils, "coils")->check(CLI::Range(1, 1024));
   app.add_option("--arms", a.arms, "spiral arms per k_z plane (0: n/8)")->check(CLI::Range(0, 100000));
   app.add_option("--samples", a.samples, "samples per arm (0: 8n)")->check(CLI::Range(0, 1000000));
-  app.add_option("--iters", a.iters, "CG iterations (default 30, the reconstruction protocol of shared/BENCHMARKS.md)")->check(CLI::Range(1, 10000));
+  app.add_option("--iters", a.iters, "CG iterations (default 30, the reconstruction protocol of shared/BENCHMARKS.md)")
+      ->check(CLI::Range(1, 10000));
   app.add_option("--repeat", a.repeat, "timed solves (best of)")->check(CLI::Range(1, 100));
   app.add_option("--devices", devices, "CUDA devices, comma-separated; run (1) uses the first");
   std::string counts;

@@ -113,7 +113,8 @@ enum class Method : int {
   // CPU dim·⌈w/L⌉·L values of T per point (L = 32 bytes / sizeof(T)), CUDA dim·w values of T per
   // point (device memory; the one-thread-per-point kernels of kNuptsDriven read them). Refused
   // with kTooLarge above Options::precompute_max_bytes. Type 3: kInvalidArgument. kAuto takes it
-  // where Options::reuse says it pays (CPU; on CUDA never yet, docs/tuning.md).
+  // where Options::reuse says it pays (CPU; on CUDA never: measured, it does not pay there,
+  // docs/tuning.md).
   kPrecomputed = 4,
 };
 const char* method_name(Method m) noexcept;  // "auto", "nupts", "subproblem", "output", "precomputed"
@@ -237,8 +238,9 @@ struct Options {
   // Expected number of execute / execute_adjoint calls per set_points (0 = unknown). The CPU
   // backend, with method kAuto, takes kPrecomputed for types 1 and 2 when reuse >= 8 (the
   // measured break-even with margin, docs/tuning.md "Precomputed kernel weights") and the
-  // weights fit precompute_max_bytes; otherwise kNuptsDriven. The CUDA backend does not yet take
-  // kPrecomputed automatically (its break-even is to be measured). Negative: kInvalidArgument.
+  // weights fit precompute_max_bytes; otherwise kNuptsDriven. The CUDA backend does not take
+  // kPrecomputed automatically (measured no faster than its tile methods, docs/tuning.md).
+  // Negative: kInvalidArgument.
   std::int64_t reuse = 0;
   // kPrecomputed: the most bytes the precomputed weights may take; 0 = automatic: a quarter of
   // the machine's physical memory (CPU) or of the device's free memory at set_points (CUDA).

@@ -124,7 +124,7 @@ class Plan:
     $FIELDFT_WISDOM; docs/tuning.md "Measured planning and wisdom"), method ("auto", "nupts",
     "subproblem", "output", "precomputed": CUDA; "auto", "nupts", "precomputed": CPU), reuse
     (expected executes per set_points, 0 unknown: the CPU precomputes the kernel weights from 8
-    under "auto"; CUDA not yet), precompute_max_bytes ("precomputed": limit of the weights'
+    under "auto"; CUDA never: measured, it does not pay there), precompute_max_bytes ("precomputed": limit of the weights'
     memory, 0 a quarter of physical memory on the CPU, of free device memory on CUDA),
     spread_boxes (CUDA, 3D output-driven at kernel width <= 7: -1 automatic, 0 off,
     1 on), type3_direct (type 3: -1

@@ -420,8 +420,7 @@ PrecomputeChoice plan_cpu_precompute(const nufft::Options& options, double bytes
 PrecomputeChoice plan_cuda_precompute(const nufft::Options& options, double bytes, double free_device_bytes) {
   return choose_precompute(options, bytes, free_device_bytes, kCudaPrecomputeMemoryFraction, "free device memory",
                            kCudaPrecomputeAuto ? kPrecomputeMinReuse : 0,
-                           "precomputed weights are not taken automatically on CUDA until their break-even is "
-                           "measured, docs/tuning.md");
+                           "stored weights measured no faster than evaluating them on CUDA, docs/tuning.md");
 }
 
 }  // namespace fieldft::core

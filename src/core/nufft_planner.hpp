@@ -159,9 +159,10 @@ PrecomputeChoice plan_cpu_precompute(const nufft::Options& options, double bytes
 inline std::int64_t cuda_precomputed_bytes(int dim, int width, std::int64_t m, std::size_t value_bytes) {
   return m * dim * width * static_cast<std::int64_t>(value_bytes);
 }
-// Automatic choice on CUDA: none yet. The nupts kernels with stored weights trade ~w·dim Horner
-// evaluations per point for dim·w loads per point and transform; their break-even on a GPU is not
-// measured (docs/tuning.md, "to be measured"), so method kAuto never takes them.
+// Automatic choice on CUDA: none. The nupts kernels with stored weights trade ~w·dim Horner
+// evaluations per point for dim·w loads per point and transform; measured on an H100 they took
+// 0.99-1.02 of nupts' time, and auto's tile methods are faster than both (docs/tuning.md), so
+// method kAuto never takes them.
 inline constexpr bool kCudaPrecomputeAuto = false;
 inline constexpr double kCudaPrecomputeMemoryFraction = 0.25;  // default limit: this share of free device memory
 // method kPrecomputed: precompute, or kTooLarge when `bytes` exceed the limit

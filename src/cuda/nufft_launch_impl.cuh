@@ -62,7 +62,8 @@ void Launch<T, D>::spread_nupts(cudaStream_t s, const DevPoints<T>& p, const Dev
   if (p.m == 0) return;
   // Two instances per width: weights stored at set_points (Method kPrecomputed, p.w) or evaluated.
   core::dispatch_width(width, [&]<int W>() {
-    auto kernel = p.w != nullptr ? fieldft::cuda::spread_nupts<T, D, W, true> : fieldft::cuda::spread_nupts<T, D, W, false>;
+    auto kernel =
+        p.w != nullptr ? fieldft::cuda::spread_nupts<T, D, W, true> : fieldft::cuda::spread_nupts<T, D, W, false>;
     kernel<<<blocks_for(p.m, 128), 128, 0, s>>>(p, g, horner, degree, c, c_stride, grid, nbatch);
   });
   FIELDFT_CUDA_CHECK_LAUNCH();
@@ -137,7 +138,8 @@ void Launch<T, D>::interp_nupts(cudaStream_t s, const DevPoints<T>& p, const Dev
                                 int degree, const Cplx<T>* grid, Cplx<T>* c, std::int64_t c_stride, int nbatch) {
   if (p.m == 0) return;
   core::dispatch_width(width, [&]<int W>() {
-    auto kernel = p.w != nullptr ? fieldft::cuda::interp_nupts<T, D, W, true> : fieldft::cuda::interp_nupts<T, D, W, false>;
+    auto kernel =
+        p.w != nullptr ? fieldft::cuda::interp_nupts<T, D, W, true> : fieldft::cuda::interp_nupts<T, D, W, false>;
     kernel<<<blocks_for(p.m, 128), 128, 0, s>>>(p, g, horner, degree, grid, c, c_stride, nbatch);
   });
   FIELDFT_CUDA_CHECK_LAUNCH();
