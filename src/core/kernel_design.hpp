@@ -52,7 +52,7 @@ int kernel_width_for(double eps, double sigma);
 // points per cell already (when narrower than at σ = 2); else 2. kWideUpsampfac only where the
 // error model of its width is at least 10x below eps (decade values of eps; 2.5e-5 measured
 // above eps at w = 5). 1.6 is the smallest factor measured below eps with the σ = 2 width (at
-// 1.5, w = 7 measured 1.6·eps on 3D type 1 at eps 1e-5; docs/benchmarks.md, tenth round).
+// 1.5, w = 7 measured 1.6·eps on 3D type 1 at eps 1e-5; docs/benchmarks-archive.md, tenth round).
 // Where why is given, it receives the rule that decided, one line without a newline (the CUDA
 // planner's reason).
 inline constexpr double kWideUpsampfac = 2.25;
