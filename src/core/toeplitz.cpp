@@ -31,7 +31,7 @@ double nufft_units(const NufftShape& s, int dim, std::int64_t samples) {
 double toeplitz_fft_units(const ToeplitzGeometry& g) {
   const auto l = g.padded();
   double units = 0;
-  for (int a = 0; a < g.dim; ++a) {
+  for (int a = 0; a < (g.stacked ? g.dim - 1 : g.dim); ++a) {
     double lines = 1;  // the 1D transforms of the pass along axis a
     for (int b = 0; b < g.dim; ++b)
       if (b != a) lines *= static_cast<double>(b < a ? l[b] : g.n[b]);
@@ -47,7 +47,10 @@ std::string toeplitz_grid_string(const ToeplitzGeometry& g) {
     s += (d ? "x" : "") + std::to_string(l[d]);
     if (g.periodic[d]) axes += (axes.empty() ? "" : ",") + std::string(1, "xyz"[d]);
   }
-  return axes.empty() ? s : s + " (" + axes + " periodic)";
+  if (axes.empty()) return s;
+  s += " (" + axes + " periodic";
+  if (g.stacked) s += std::string(", ") + "xyz"[g.dim - 1] + " stacked";
+  return s + ")";
 }
 
 std::int64_t toeplitz_chunk(const ToeplitzGeometry& g, std::size_t complex_bytes) {

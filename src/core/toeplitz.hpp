@@ -19,10 +19,20 @@ namespace fieldft::core {
 // ALREADY a circulant convolution of length N_d along that axis (no embedding needed), and the
 // point-spread function has N_d distinct values there (mri::detail::periodic_axes decides;
 // include/fieldft/mri/toeplitz.hpp). Pad and crop are the identity along a periodic axis.
+//
+// A STACKED last axis (stacked = true; dim >= 2 and the last used axis periodic): the samples are
+// the same in-plane pattern, with the same strengths, on each of the N_last planes of the last
+// axis, whose k are the N_last distinct integers mod N_last (a full stack of spirals or radial
+// stars). Then p vanishes at every nonzero offset of that axis (Σ over the planes of exp(2πi
+// k_p d/N) = 0 for d ≠ 0), the normal is the identity along it times one in-plane kernel, and
+// the kernel's FFT along it is constant: the engines keep one plane of the kernel
+// (kernel_cells()) and transform only the other axes, plane by plane (no FFT along the last
+// axis; mri::detail::stacked_last_axis decides).
 struct ToeplitzGeometry {
   int dim = 0;
   std::array<std::int64_t, 3> n{1, 1, 1};
   std::array<bool, 3> periodic{false, false, false};  // L_d = N_d (above)
+  bool stacked = false;                               // the last axis is a stack (above)
   std::int64_t batch = 1;
   double chunk_bytes = 0;  // the CUDA cuFFT path's chunk budget (toeplitz_chunk); 0: kToeplitzChunkBytes
 
@@ -41,6 +51,9 @@ struct ToeplitzGeometry {
     const auto l = padded();
     return l[0] * l[1] * l[2];
   }
+  // The cells of one kernel: padded_cells(), or one plane of it (the axes before the last) on a
+  // stacked geometry.
+  std::int64_t kernel_cells() const { return stacked ? padded_cells() / padded()[dim - 1] : padded_cells(); }
 };
 
 // "256x256x128 (z periodic)": the embedding grid L, x first, and its periodic axes; for reports.
@@ -89,7 +102,8 @@ class ToeplitzEngine {
   // with N_d modes). apply overwrites it (it is the engine's grid). Below, "2N", pad_2N and
   // crop_N read L_d and the identity along a periodic axis.
   virtual Complex* psf_buffer() = 0;
-  // kernel[i] = Re(FFT(p))[i] / ∏ L_d for the padded_cells() cells (x fastest): the real part is
+  // kernel[i] = Re(FFT(p))[i] / ∏ L_d for the kernel_cells() cells (x fastest; on a stacked
+  // geometry the plane of frequency 0 along the last axis, which every plane equals): the real part is
   // the FFT of p's Hermitian part, which the exact p equals (p(−d) = conj p(d) for real weights),
   // so it removes the anti-Hermitian part of the NUFFT's error and makes the operator Hermitian
   // to rounding. Consumes psf_buffer(). A device engine synchronises its stream before returning.
@@ -106,14 +120,14 @@ class ToeplitzEngine {
   virtual bool apply_sense(const T* /*kernel*/, const Complex* /*maps*/, const Complex* /*x*/, Complex* /*z*/) {
     return false;
   }
-  // The field-corrected normal's kernels: kernel[i] = FFT(p)[i] / ∏ L_d, complex (p from complex
-  // weights has no Hermitian symmetry to project onto). Consumes psf_buffer(); a device engine
-  // synchronises its stream before returning.
+  // The field-corrected normal's kernels: kernel[i] = FFT(p)[i] / ∏ L_d for the kernel_cells() cells, complex (p from
+  // complex weights has no Hermitian symmetry to project onto). Consumes psf_buffer(); a device engine synchronises its
+  // stream before returning.
   virtual void make_complex_kernel(Complex* kernel) = 0;
   // The field-corrected (SENSE) normal of ONE image x with segment kernels (mri/field_toeplitz.hpp):
   // the B = C·K images are c + C·l for coil c < C and segment l < K,
   //   z = Σ_{c,l} conj(S_c ∘ b_l) ∘ crop_N(IFFT(kernel_l ∘ FFT(pad_2N(S_c ∘ b_l ∘ x)))),
-  // kernel_l at kernels + l·padded_cells() (complex), maps S: C·N values (null: C = 1, S = 1),
+  // kernel_l at kernels + l·kernel_cells() (complex), maps S: C·N values (null: C = 1, S = 1),
   // phases b: K·N values. Returns false, having done nothing, where the engine has no such form
   // (both engines have it, for every geometry).
   virtual bool has_field_sense() const { return false; }
@@ -128,7 +142,7 @@ class ToeplitzEngine {
 // one butterfly stage (L·log2 L per 1D transform of length L): the pass along axis a covers the
 // full extent of the axes before it and only the N_b kept (or nonzero) indices of the axes after
 // it, forward and inverse alike. Per image; 2D saves 1/4 of a full 2N FFT, 3D 5/12. A periodic
-// axis has L_d = N_d: half the cells and nothing pruned along it.
+// axis has L_d = N_d: half the cells and nothing pruned along it. A stacked last axis has no pass.
 double toeplitz_fft_units(const ToeplitzGeometry& g);
 
 // Toeplitz::kAuto (include/fieldft/mri/encoding.hpp): per image, in the units above,

@@ -9,7 +9,8 @@
 // plan per pass, made for one image with FFTW_MEASURE and run on each image in turn (new-array
 // execute): under FFTW_ESTIMATE the strided passes along y and z run unbuffered, about ten times
 // slower (bench/mri/toeplitz_bench.cpp; docs/benchmarks.md), and planning one image keeps the
-// measuring time independent of B.
+// measuring time independent of B. A stacked last axis (core::ToeplitzGeometry::stacked) has no
+// pass: the kernel is one plane, applied to every plane of the last axis.
 #include "cpu/toeplitz_cpu.hpp"
 
 #include <algorithm>
@@ -33,9 +34,15 @@ class ToeplitzCpu final : public core::ToeplitzEngine<T> {
   using Complex = std::complex<T>;
 
   ToeplitzCpu(const core::ToeplitzGeometry& g, int nthreads, bool measure, bool pruned)
-      : g_(g), l_(g.padded()), cells_(g.padded_cells()), stride_((cells_ + 3) / 4 * 4), nthreads_(nthreads),
-        pruned_(pruned), grid_(static_cast<std::size_t>(stride_ * g.batch)) {
-    for (int a = 0; a < g_.dim; ++a) {
+      : g_(g),
+        l_(g.padded()),
+        cells_(g.padded_cells()),
+        kernel_cells_(g.kernel_cells()),
+        stride_((cells_ + 3) / 4 * 4),
+        nthreads_(nthreads),
+        pruned_(pruned),
+        grid_(static_cast<std::size_t>(stride_ * g.batch)) {
+    for (int a = 0; a < (g_.stacked ? g_.dim - 1 : g_.dim); ++a) {
       forward_.push_back(pass(a, -1, measure));
       inverse_.push_back(pass(a, +1, measure));
     }
@@ -43,18 +50,20 @@ class ToeplitzCpu final : public core::ToeplitzEngine<T> {
 
   Complex* psf_buffer() override { return grid_.get(); }
 
+  // Scaled by 1 / kernel_cells_: the unnormalised FFT pair of apply multiplies by the cells it
+  // transforms (∏ L_d, or a plane's on a stacked axis, whose plane of frequency 0 is kept).
   void make_kernel(T* kernel) override {
     const Complex* p = psf_fft();
-    const T scale = static_cast<T>(1.0 / static_cast<double>(cells_));
-    const std::int64_t n = cells_;
+    const T scale = static_cast<T>(1.0 / static_cast<double>(kernel_cells_));
+    const std::int64_t n = kernel_cells_;
 #pragma omp parallel for schedule(static) num_threads(nthreads_) if (n >= kParallelMin)
     for (std::int64_t i = 0; i < n; ++i) kernel[i] = p[i].real() * scale;
   }
 
   void make_complex_kernel(Complex* kernel) override {
     const Complex* p = psf_fft();
-    const T scale = static_cast<T>(1.0 / static_cast<double>(cells_));
-    const std::int64_t n = cells_;
+    const T scale = static_cast<T>(1.0 / static_cast<double>(kernel_cells_));
+    const std::int64_t n = kernel_cells_;
 #pragma omp parallel for schedule(static) num_threads(nthreads_) if (n >= kParallelMin)
     for (std::int64_t i = 0; i < n; ++i) kernel[i] = p[i] * scale;
   }
@@ -85,10 +94,10 @@ class ToeplitzCpu final : public core::ToeplitzEngine<T> {
       std::fill(row + copied, row + lx, Complex(0, 0));
     }
     run(forward_.begin(), forward_.end(), grid);
-    const std::int64_t cells = cells_, batch = g_.batch;
+    const std::int64_t cells = cells_, kc = kernel_cells_, batch = g_.batch;
 #pragma omp parallel for schedule(static) num_threads(nthreads_) if (work >= kParallelMin)
     for (std::int64_t i = 0; i < cells; ++i)
-      for (std::int64_t b = 0; b < batch; ++b) grid[i + b * stride] *= kernels[(b / coils) * cells + i];
+      for (std::int64_t b = 0; b < batch; ++b) grid[i + b * stride] *= kernels[(b / coils) * kc + i % kc];
     run(inverse_.rbegin(), inverse_.rend(), grid);
 #pragma omp parallel for schedule(static) num_threads(nthreads_) if (work >= kParallelMin)
     for (std::int64_t v = 0; v < n; ++v) {
@@ -119,10 +128,10 @@ class ToeplitzCpu final : public core::ToeplitzEngine<T> {
       std::fill(row + copied, row + lx, Complex(0, 0));
     }
     run(forward_.begin(), forward_.end(), grid);
-    const std::int64_t cells = cells_, batch = g_.batch;
+    const std::int64_t cells = cells_, kc = kernel_cells_, batch = g_.batch;
 #pragma omp parallel for schedule(static) num_threads(nthreads_) if (work >= kParallelMin)
     for (std::int64_t i = 0; i < cells; ++i) {
-      const T k = kernel[i];
+      const T k = kernel[i % kc];
       for (std::int64_t b = 0; b < batch; ++b) grid[i + b * stride] *= k;
     }
     run(inverse_.rbegin(), inverse_.rend(), grid);
@@ -172,7 +181,8 @@ class ToeplitzCpu final : public core::ToeplitzEngine<T> {
 
   core::ToeplitzGeometry g_;
   std::array<std::int64_t, 3> l_;
-  std::int64_t cells_;   // ∏ L_d: one image's grid (and kernel)
+  std::int64_t cells_;         // ∏ L_d: one image's grid
+  std::int64_t kernel_cells_;  // one kernel: cells_, or one plane of it (stacked)
   std::int64_t stride_;  // images apart in grid_ (run())
   int nthreads_;
   bool pruned_;

@@ -33,6 +33,8 @@
 // the forward passes; the kernel (real, or the image's segment's complex one) on every cell; the
 // inverse passes; crop (to each image, or Σ conj(S_c·b_l) times it over the chunk's images added
 // into the one output image, which the first chunk writes). The plans share one cuFFT work area.
+// A stacked last axis (core::ToeplitzGeometry::stacked; always periodic, so the cuFFT path) has
+// no last pass: the kernel is one plane, cell p of it for every cell (p, l).
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -74,6 +76,7 @@ struct Layout {
   std::int64_t chunk;       // Bc: images of one chunk
   std::int64_t voxels;      // Nx Ny Nz
   std::int64_t cells;       // ∏ L_d: one image's grid
+  std::int64_t kernel_cells;  // one kernel: cells, or P on a stacked last axis
 };
 
 // Voxel v's plane index p and last-axis index l.
@@ -142,16 +145,17 @@ __global__ void multiply_kernel(Layout g, const K* __restrict__ kernel, std::int
   for (std::int64_t s = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; s < g.cells;
        s += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     const std::int64_t p = s % g.plane, l = s / g.plane;
+    const std::int64_t ks = g.kernel_cells == g.cells ? s : p;  // a stacked axis: the plane's kernel
     std::int64_t segment = -1;
     K k{};
     for (std::int64_t bi = 0; bi < count; ++bi) {
       if constexpr (std::is_same_v<K, T>) {
-        if (bi == 0) k = kernel[s];
+        if (bi == 0) k = kernel[ks];
       } else {
         const std::int64_t seg = (b0 + bi) / coils;
         if (seg != segment) {
           segment = seg;
-          k = kernel[seg * g.cells + s];
+          k = kernel[seg * g.kernel_cells + ks];
         }
       }
       Cplx<T>& v = grid[p + g.plane * (bi + g.chunk * l)];
@@ -422,8 +426,8 @@ class ToeplitzCuda final : public core::ToeplitzEngine<T> {
     // The cuFFT path: one chunk's grids, and the plans of one chunk sharing one work area.
     const std::int64_t chunk = core::toeplitz_chunk(g, sizeof(Cplx<T>));
     const int last = g.dim - 1;
-    layout_ = {g.dim, g.n[0], g.n[1], g.n[2], l[0], g.padded_cells() / l[last], g.n[last], chunk, g.voxels(),
-               g.padded_cells()};
+    layout_ = {g.dim, g.n[0],     g.n[1],           g.n[2],          l[0], g.padded_cells() / l[last], g.n[last],
+               chunk, g.voxels(), g.padded_cells(), g.kernel_cells()};
     grid_ = DeviceBuffer<Cplx<T>>(static_cast<std::size_t>(chunk * g.padded_cells()), "Toeplitz 2N grids");
     std::size_t work = 0;
     if (g.dim > 1) {
@@ -432,13 +436,15 @@ class ToeplitzCuda final : public core::ToeplitzEngine<T> {
       plane_ = std::make_unique<CufftPlan<T>>(g.dim - 1, pn, 1, layout_.plane, chunk * g.n[last], stream_, false);
       work = plane_->work_size();
     }
-    long long ln = l[last];
-    last_ = std::make_unique<CufftPlan<T>>(1, &ln, layout_.plane * chunk, 1, layout_.plane * chunk, stream_, false);
-    if (last_->work_size() > work) work = last_->work_size();
+    if (!g.stacked) {  // a stacked last axis is not transformed
+      long long ln = l[last];
+      last_ = std::make_unique<CufftPlan<T>>(1, &ln, layout_.plane * chunk, 1, layout_.plane * chunk, stream_, false);
+      if (last_->work_size() > work) work = last_->work_size();
+    }
     if (work > 0) {
       work_ = DeviceBuffer<unsigned char>(work, "Toeplitz cuFFT work area");
       if (plane_) plane_->set_work_area(work_.get());
-      last_->set_work_area(work_.get());
+      if (last_) last_->set_work_area(work_.get());
     }
   }
 
@@ -453,9 +459,13 @@ class ToeplitzCuda final : public core::ToeplitzEngine<T> {
 
   Complex* psf_buffer() override { return reinterpret_cast<Complex*>(grid_.get()); }
 
+  // Both kernels are scaled by 1 / kernel_cells(): the unnormalised FFT pair of apply multiplies
+  // by the cells it transforms (∏ L_d, or a plane's on a stacked axis, whose plane of frequency 0
+  // is kept: the first kernel_cells() values of the FFT).
   void make_kernel(T* kernel) override {
     DeviceGuard guard(device_);
-    const std::int64_t cells = psf_fft();
+    psf_fft();
+    const std::int64_t cells = g_.kernel_cells();
     real_part_kernel<T><<<blocks_for(cells), kThreads, 0, stream_>>>(
         cells, static_cast<T>(1.0 / static_cast<double>(cells)), grid_.get(), kernel);
     FIELDFT_CUDA_CHECK_LAUNCH();
@@ -464,7 +474,8 @@ class ToeplitzCuda final : public core::ToeplitzEngine<T> {
 
   void make_complex_kernel(Complex* kernel) override {
     DeviceGuard guard(device_);
-    const std::int64_t cells = psf_fft();
+    psf_fft();
+    const std::int64_t cells = g_.kernel_cells();
     scaled_copy_kernel<T><<<blocks_for(cells), kThreads, 0, stream_>>>(
         cells, static_cast<T>(1.0 / static_cast<double>(cells)), grid_.get(), reinterpret_cast<Cplx<T>*>(kernel));
     FIELDFT_CUDA_CHECK_LAUNCH();
@@ -571,10 +582,10 @@ class ToeplitzCuda final : public core::ToeplitzEngine<T> {
       if (cells > head)
         FIELDFT_CUDA_CHECK(cudaMemsetAsync(grid + head, 0, static_cast<std::size_t>(cells - head) * sizeof(Cplx<T>), stream_));
       if (plane_) plane_->exec(grid, -1);
-      last_->exec(grid, -1);
+      if (last_) last_->exec(grid, -1);
       multiply_kernel<T, K><<<blocks_for(g.cells), kThreads, 0, stream_>>>(g, kernel, coils, c.b0, c.count, grid);
       FIELDFT_CUDA_CHECK_LAUNCH();
-      last_->exec(grid, +1);
+      if (last_) last_->exec(grid, +1);
       if (plane_) plane_->exec(grid, +1);
       crop_kernel<T, SENSE><<<blocks_for(SENSE ? g.voxels : g.voxels * c.count), kThreads, 0, stream_>>>(g, c, grid);
       FIELDFT_CUDA_CHECK_LAUNCH();
@@ -598,7 +609,8 @@ class ToeplitzCuda final : public core::ToeplitzEngine<T> {
   Fused fused_layout_{};
   DeviceBuffer<Cplx<T>> grid_;  // one chunk's 2N grids (cuFFT path), or the rows (fused)
   DeviceBuffer<Cplx<T>> twiddle_[2];  // fused: exp(−2πi·k/2N_d) along x and y
-  std::unique_ptr<CufftPlan<T>> plane_, last_;  // cuFFT path only (no plane pass in 1D)
+  std::unique_ptr<CufftPlan<T>> plane_, last_;  // cuFFT path only (no plane pass in 1D, no last
+                                                // pass on a stacked axis)
   DeviceBuffer<unsigned char> work_;  // their shared work area (they run one after the other)
 };
 

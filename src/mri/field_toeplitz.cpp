@@ -224,7 +224,7 @@ void FieldToeplitzNormal<T>::build(std::span<const Complex> maps, const Complex*
     impl_->map_data = context_maps;
     if (!maps.empty()) impl_->map_data = op::upload(impl_->maps, maps);
     lap(impl_->parts.phases);
-    make_engine(options);
+    make_engine(options, weights);
     lap(impl_->parts.engine);
 
     if (sharing) {  // what the kernels depend on: ranks with the same print have the same kernels
@@ -233,6 +233,7 @@ void FieldToeplitzNormal<T>::build(std::span<const Complex> maps, const Complex*
       print.add_value(sizeof(T));
       print.add_value(options.eps);
       print.add(impl_->geometry.periodic.data(), sizeof(bool) * 3);
+      print.add_value(impl_->geometry.stacked);
       print.add_value(static_cast<int>(options.nufft.method));
       print.add_value(d.segments);
       print.add(d.segment_times.data(), d.segment_times.size() * sizeof(double));
@@ -302,12 +303,14 @@ void FieldToeplitzNormal<T>::build(std::span<const Complex> maps, const Complex*
 
 // The engine over the C·L' images, and the check that the L' kernels fit.
 template <class T>
-void FieldToeplitzNormal<T>::make_engine(const FieldToeplitzOptions& options) {
+void FieldToeplitzNormal<T>::make_engine(const FieldToeplitzOptions& options, std::span<const T> weights) {
   const std::string who = "FieldToeplitzNormal";
   const Encoding<T>& e = *impl_->encoding;
   const int segs = impl_->segments;
+  const auto periodic = detail::periodic_axes(e, options.eps, options.periodic_axes);
+  // The kernels' strengths depend on a sample through its weight and its readout time only.
   core::ToeplitzGeometry g = detail::toeplitz_geometry(
-      e, impl_->coils * segs, detail::periodic_axes(e, options.eps, options.periodic_axes));
+      e, impl_->coils * segs, periodic, detail::stacked_last_axis(e, periodic, weights, true, options.stacked_axis));
   g.chunk_bytes = options.chunk_bytes;
   impl_->geometry = g;
   const Context& c = this->context();
@@ -320,14 +323,14 @@ void FieldToeplitzNormal<T>::make_engine(const FieldToeplitzOptions& options) {
     throw Error(ErrorCode::kBackendUnavailable, who + ": a CUDA context, but fieldft was built without CUDA");
 #endif
   }
-  const std::int64_t cells = g.padded_cells();
+  const std::int64_t cells = g.kernel_cells();  // one kernel (a plane of the grid on a stacked axis)
   impl_->cells = cells;
   impl_->kernel_bytes = static_cast<double>(cells) * segs * sizeof(Complex);
 #if FIELDFT_HAVE_CUDA
   if (c.is_cuda()) {
     // The kernels and the set-up FFT's work area (at most one more grid) must fit what the engine
     // left: checked here, before the L' type 1 transforms, with the numbers in the message.
-    const double need = impl_->kernel_bytes + static_cast<double>(cells) * sizeof(Complex);
+    const double need = impl_->kernel_bytes + static_cast<double>(g.padded_cells()) * sizeof(Complex);
     const double free_b = static_cast<double>(cuda::free_memory(c.device()));
     if (need > free_b) {
       char buf[512];
@@ -390,6 +393,10 @@ std::array<std::int64_t, 3> FieldToeplitzNormal<T>::embedding_grid() const noexc
 template <class T>
 std::array<bool, 3> FieldToeplitzNormal<T>::periodic_axes() const noexcept {
   return impl_->geometry.periodic;
+}
+template <class T>
+bool FieldToeplitzNormal<T>::stacked_axis() const noexcept {
+  return impl_->geometry.stacked;
 }
 template <class T>
 double FieldToeplitzNormal<T>::kernel_bytes() const noexcept {

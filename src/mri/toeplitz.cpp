@@ -72,10 +72,11 @@ op::Shape checked_batch_shape(const std::shared_ptr<const Encoding<T>>& e, std::
 template <class T>
 struct ToeplitzNormal<T>::Kernel {
   explicit Kernel(const Context& c) : memory(c) {}
-  op::Workspace memory;  // the kernel: ∏ L_d values of T in context memory
+  op::Workspace memory;  // the kernel: kernel_cells() values of T in context memory
   T* data = nullptr;
   bool weighted = false;
   std::array<bool, 3> periodic{false, false, false};  // the geometry's periodic axes
+  bool stacked = false;                               // and whether its last axis is a stack
   double setup_seconds = std::numeric_limits<double>::quiet_NaN();
 };
 
@@ -87,17 +88,18 @@ struct ToeplitzNormal<T>::Engine {
 template <class T>
 ToeplitzNormal<T>::ToeplitzNormal(std::shared_ptr<const Encoding<T>> encoding, Context context,
                                   std::span<const T> weights, ToeplitzOptions options)
-    : ToeplitzNormal(encoding, std::move(context), options, checked_batch_shape(encoding, weights, options),
-                     nullptr) {
+    : ToeplitzNormal(encoding, std::move(context), options, checked_batch_shape(encoding, weights, options), nullptr,
+                     weights) {
   const Encoding<T>& e = *encoding_;
   const std::int64_t m = e.num_samples();
   const auto start = std::chrono::steady_clock::now();
 
-  const core::ToeplitzGeometry g = detail::toeplitz_geometry(e, options_.batch, periodic_);
+  const core::ToeplitzGeometry g = detail::toeplitz_geometry(e, options_.batch, periodic_, stacked_);
   auto kernel = std::make_shared<Kernel>(this->context());
   kernel->weighted = !weights.empty();
   kernel->periodic = periodic_;
-  kernel->data = kernel->memory.template get_as<T>(g.padded_cells());
+  kernel->stacked = stacked_;
+  kernel->data = kernel->memory.template get_as<T>(g.kernel_cells());
 
   detail::PsfTransform<T> psf(e, g, this->context(), options_.eps, options_.nufft);
   std::vector<Complex> c(static_cast<std::size_t>(m), Complex(1, 0));
@@ -112,8 +114,9 @@ ToeplitzNormal<T>::ToeplitzNormal(std::shared_ptr<const Encoding<T>> encoding, C
 }
 
 template <class T>
-ToeplitzNormal<T>::ToeplitzNormal(std::shared_ptr<const Encoding<T>> encoding, Context context,
-                                  ToeplitzOptions options, op::Shape batch_shape, std::shared_ptr<const Kernel> kernel)
+ToeplitzNormal<T>::ToeplitzNormal(std::shared_ptr<const Encoding<T>> encoding, Context context, ToeplitzOptions options,
+                                  op::Shape batch_shape, std::shared_ptr<const Kernel> kernel,
+                                  std::span<const T> weights)
     : op::LinearOperator<T>(joined(checked_encoding(encoding).image_shape(), batch_shape),
                             joined(checked_encoding(encoding).image_shape(), batch_shape), std::move(context)),
       encoding_(std::move(encoding)),
@@ -121,8 +124,9 @@ ToeplitzNormal<T>::ToeplitzNormal(std::shared_ptr<const Encoding<T>> encoding, C
       batch_shape_(std::move(batch_shape)),
       kernel_(std::move(kernel)),
       // Once per kernel: batched copies share it, and its geometry.
-      periodic_(kernel_ ? kernel_->periodic
-                        : detail::periodic_axes(*encoding_, options_.eps, options_.periodic_axes)) {
+      periodic_(kernel_ ? kernel_->periodic : detail::periodic_axes(*encoding_, options_.eps, options_.periodic_axes)),
+      stacked_(kernel_ ? kernel_->stacked
+                       : detail::stacked_last_axis(*encoding_, periodic_, weights, false, options_.stacked_axis)) {
   make_engine();
 }
 
@@ -132,7 +136,7 @@ ToeplitzNormal<T>::~ToeplitzNormal() = default;
 template <class T>
 void ToeplitzNormal<T>::make_engine() {
   const auto start = std::chrono::steady_clock::now();
-  core::ToeplitzGeometry g = detail::toeplitz_geometry(*encoding_, options_.batch, periodic_);
+  core::ToeplitzGeometry g = detail::toeplitz_geometry(*encoding_, options_.batch, periodic_, stacked_);
   g.chunk_bytes = options_.chunk_bytes;
   engine_ = std::make_unique<Engine>();
   const Context& c = this->context();
@@ -155,7 +159,7 @@ std::string ToeplitzNormal<T>::name() const {
                   std::to_string(encoding_->num_samples()) + " samples";
   if (kernel_ && kernel_->weighted) s += ", weighted";
   if (options_.batch > 1) s += ", batch " + std::to_string(options_.batch);
-  const auto g = detail::toeplitz_geometry(*encoding_, options_.batch, periodic_);
+  const auto g = detail::toeplitz_geometry(*encoding_, options_.batch, periodic_, stacked_);
   return s + ", grid " + core::toeplitz_grid_string(g) + ")";
 }
 
@@ -184,7 +188,8 @@ typename op::LinearOperator<T>::Ptr ToeplitzNormal<T>::batched(std::int64_t k) c
   o.batch = batch;
   op::Shape shape = batch_shape_;
   shape.push_back(k);
-  return std::shared_ptr<ToeplitzNormal<T>>(new ToeplitzNormal<T>(encoding_, this->context(), o, std::move(shape), kernel_));
+  return std::shared_ptr<ToeplitzNormal<T>>(
+      new ToeplitzNormal<T>(encoding_, this->context(), o, std::move(shape), kernel_, {}));
 }
 
 template <class T>

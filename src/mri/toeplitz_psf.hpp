@@ -56,13 +56,57 @@ std::array<bool, 3> periodic_axes(const Encoding<T>& e, double eps, bool enabled
   return p;
 }
 
-// The engine's geometry for e with B images and the given periodic axes.
+// Whether the last axis of e is a stack (core::ToeplitzGeometry::stacked) for point-spread
+// functions whose strengths depend on a sample only through its weight (weights, empty: all 1)
+// and, with use_times, its readout time. Checked on the sample order of a stack whose planes are
+// the slowest (mri::spiral_trajectory's and radial_trajectory's layout, and ISMRMRD's partitions
+// outermost): the M samples are N_last blocks of M/N_last; each block has one k on the last axis,
+// the N_last of them distinct integers mod N_last, and every block repeats the first one's other
+// coordinates, weights and times exactly. Any other order, or any difference, keeps the last
+// axis transformed (the same operator, slower). enabled = false
+// (ToeplitzOptions::stacked_axis): never. O(M·dim), stopping at the first difference.
 template <class T>
-core::ToeplitzGeometry toeplitz_geometry(const Encoding<T>& e, std::int64_t batch, std::array<bool, 3> periodic) {
+bool stacked_last_axis(const Encoding<T>& e, const std::array<bool, 3>& periodic, std::span<const T> weights,
+                       bool use_times, bool enabled) {
+  const int last = e.dim() - 1;
+  if (!enabled || e.dim() < 2 || !periodic[static_cast<std::size_t>(last)]) return false;
+  const std::int64_t planes = e.grid()[static_cast<std::size_t>(last)], m = e.num_samples();
+  if (planes < 2 || m == 0 || m % planes != 0) return false;
+  const std::int64_t s = m / planes;
+  const auto kl = e.k(last);
+  std::vector<char> seen(static_cast<std::size_t>(planes), 0);
+  for (std::int64_t p = 0; p < planes; ++p) {
+    const T k0 = kl[static_cast<std::size_t>(p * s)];
+    for (std::int64_t j = 1; j < s; ++j)
+      if (!(kl[static_cast<std::size_t>(p * s + j)] == k0)) return false;
+    const auto r = static_cast<std::int64_t>(std::nearbyint(static_cast<double>(k0)));
+    char& hit = seen[static_cast<std::size_t>(((r % planes) + planes) % planes)];
+    if (hit) return false;
+    hit = 1;
+  }
+  const auto same_blocks = [&](std::span<const T> v) {
+    for (std::int64_t p = 1; p < planes; ++p)
+      for (std::int64_t j = 0; j < s; ++j)
+        if (!(v[static_cast<std::size_t>(p * s + j)] == v[static_cast<std::size_t>(j)])) return false;
+    return true;
+  };
+  for (int d = 0; d < last; ++d)
+    if (!same_blocks(e.k(d))) return false;
+  if (!weights.empty() && !same_blocks(weights)) return false;
+  if (use_times && !e.times().empty() && !same_blocks(e.times())) return false;
+  return true;
+}
+
+// The engine's geometry for e with B images, the given periodic axes, and whether its last axis
+// is a stack.
+template <class T>
+core::ToeplitzGeometry toeplitz_geometry(const Encoding<T>& e, std::int64_t batch, std::array<bool, 3> periodic,
+                                         bool stacked = false) {
   core::ToeplitzGeometry g;
   g.dim = e.dim();
   g.n = e.grid();
   g.periodic = periodic;
+  g.stacked = stacked;
   g.batch = batch;
   return g;
 }

@@ -23,7 +23,10 @@
 // Periodic axes (as ToeplitzNormal, fieldft/mri/toeplitz.hpp): where every k_{j,a} of an axis is
 // an integer (a stack's k_z), each p_l is N_a-periodic along it (the same samples, the same k),
 // so the kernels and grids take L_a = N_a there instead of 2N_a: half the cells and FFT work
-// per such axis, the same operator. options.periodic_axes = false pads every axis.
+// per such axis, the same operator. options.periodic_axes = false pads every axis. A stacked
+// last axis (ToeplitzOptions): the same in-plane samples, weights and readout times on every
+// plane, so each p_l vanishes off the plane and its kernel is one plane, applied plane by plane
+// without an FFT along the stack (options.stacked_axis = false transforms it).
 //
 // Accuracy: each term's phase factor is within `accuracy` (worst case over the readout times and
 // the difference histogram), so the operator is within about accuracy·Σ_l|h_l| of the exact
@@ -63,6 +66,7 @@ struct FieldToeplitzOptions {
   nufft::Options nufft;    // their method and tuning (backend, device, stream: the context's)
   double chunk_bytes = 0;  // as ToeplitzOptions::chunk_bytes (CUDA's cuFFT path; 0: 512 MiB)
   bool periodic_axes = true;  // as ToeplitzOptions::periodic_axes (false: every axis 2N)
+  bool stacked_axis = true;   // as ToeplitzOptions::stacked_axis (false: the stack is transformed)
   // Ranks that split the L' kernels (op::NormalShare; size 1, the default: none): kernel l is built
   // on rank l mod K and broadcast from it. Collective when size > 1: every rank of the group
   // constructs its operator with its share, for the same encoding (coil shares of one problem;
@@ -102,6 +106,7 @@ class FieldToeplitzNormal final : public op::LinearOperator<T> {
   // The embedding grid L_d (x first, 1 beyond dim): 2N_d, or N_d on a periodic axis (above).
   std::array<std::int64_t, 3> embedding_grid() const noexcept;
   std::array<bool, 3> periodic_axes() const noexcept;
+  bool stacked_axis() const noexcept;      // the last axis is a stack (above)
   int kernels_built() const noexcept;      // of the L' kernels, those this rank computed (L' unless shared)
   // Where setup_seconds() went, in seconds of wall time (each part ends with the context
   // synchronised): design (the difference interpolator, host), phases (the L' phase images, made
@@ -122,7 +127,7 @@ class FieldToeplitzNormal final : public op::LinearOperator<T> {
   FieldToeplitzNormal(std::shared_ptr<const Encoding<T>> encoding, Context context, Empty);
   void build(std::span<const Complex> maps, const Complex* context_maps, std::int64_t coils, std::span<const T> weights,
              const FieldToeplitzOptions& options);
-  void make_engine(const FieldToeplitzOptions& options);
+  void make_engine(const FieldToeplitzOptions& options, std::span<const T> weights);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -33,6 +33,14 @@
 // then at most eps/10, see src/mri/toeplitz_psf.hpp), once per kernel; options.periodic_axes =
 // false pads every axis (for comparisons). name() and embedding_grid() report the grid.
 //
+// Stacked last axis: where the last axis is periodic and the samples are ONE in-plane pattern
+// repeated, with the same weights, on each of its N planes (a full stack of spirals or stars,
+// planes slowest in the sample order: src/mri/toeplitz_psf.hpp, stacked_last_axis), p vanishes
+// at every nonzero offset of that axis, so the normal is the identity along it times one
+// in-plane convolution: the kernel is one plane (∏ of the other L_a values) and apply transforms
+// the other axes only, plane by plane (no FFT along the stack; the same operator). Detected at
+// construction; options.stacked_axis = false keeps the last axis transformed. name() reports it.
+//
 // Accuracy: p is accurate to the type 1 transform's eps (relative l2); for a generic x the
 // relative error of the result is about eps, then the rounding of T in the FFTs.
 //
@@ -44,7 +52,7 @@
 // stream-ordered and allocates nothing (the 2N grid, kernel and cuFFT plans are made at
 // construction; the construction synchronises the stream once, to time the set-up). Memory:
 // ∏L_a·B complex values (the grid; 2^d·N·B without periodic axes) and ∏L_a values of T (the
-// kernel).
+// kernel; one plane of it on a stacked axis).
 //
 // Errors (fieldft::Error): null encoding, or an encoding with a field map (field maps need time
 // segmentation), → kInvalidArgument; weights of a length other than M (or 0) → kShapeMismatch;
@@ -78,6 +86,8 @@ struct ToeplitzOptions {
                            // image); 0: core::kToeplitzChunkBytes, 512 MiB (src/core/toeplitz.hpp)
   bool periodic_axes = true;  // an axis whose k are all integers takes L = N, not 2N (above);
                               // false: every axis 2N (the same operator; for tests and timings)
+  bool stacked_axis = true;   // a stacked last axis is not transformed (above); false: it is
+                              // (the same operator; for tests and timings)
 };
 
 template <class T>
@@ -108,6 +118,7 @@ class ToeplitzNormal final : public op::LinearOperator<T> {
   // The embedding grid L_d (x first, 1 beyond dim): 2N_d, or N_d on a periodic axis (above).
   std::array<std::int64_t, 3> embedding_grid() const;
   std::array<bool, 3> periodic_axes() const noexcept { return periodic_; }
+  bool stacked_axis() const noexcept { return stacked_; }  // the last axis is a stack (above)
   // Wall time of the set-up in seconds, measured at construction: the engine (2N grid, FFT
   // plans), the type 1 transform with its plan, and the kernel's FFT, up to the stream's
   // completion.
@@ -115,8 +126,9 @@ class ToeplitzNormal final : public op::LinearOperator<T> {
 
  private:
   struct Kernel;  // the kernel in context memory and its set-up facts, shared by batched copies
+  // weights: the caller's (read only when kernel is null: the stack's detection).
   ToeplitzNormal(std::shared_ptr<const Encoding<T>> encoding, Context context, ToeplitzOptions options,
-                 op::Shape batch_shape, std::shared_ptr<const Kernel> kernel);
+                 op::Shape batch_shape, std::shared_ptr<const Kernel> kernel, std::span<const T> weights);
   void make_engine();
 
   std::shared_ptr<const Encoding<T>> encoding_;
@@ -124,6 +136,7 @@ class ToeplitzNormal final : public op::LinearOperator<T> {
   op::Shape batch_shape_;
   std::shared_ptr<const Kernel> kernel_;
   std::array<bool, 3> periodic_{false, false, false};  // after kernel_: initialised from it
+  bool stacked_ = false;                               // likewise
   struct Engine;  // the backend's engine (src/core/toeplitz.hpp)
   std::unique_ptr<Engine> engine_;
   double engine_seconds_ = 0;  // making the engine (grid, FFT plans), part of the set-up
