@@ -1,8 +1,9 @@
-// The Toeplitz normals of a 3D stack of spirals with and without the periodic k_z axis
+// The Toeplitz normals of a 3D stack of spirals with and without the stacked / periodic k_z axis
 // (include/fieldft/mri/toeplitz.hpp, "Periodic axes"; issue 23's R3 geometry at any size): the
 // apply of mri::ToeplitzNormal (B = coils images) and of the field-corrected
 // mri::FieldToeplitzNormal (SENSE form, C coils, field map ±100 Hz), each with
-// periodic_axes on (L_z = N_z) and off (2N_z). Not a test.
+// the stacked k_z axis (no FFT along z, one kernel plane: "Stacked last axis"), then periodic_axes
+// on without the stack (L_z = N_z, transformed), then off (2N_z). Not a test.
 //
 //   fieldft_bench_toeplitz_stack [n [coils [arms [per_arm [reps [threads]]]]]] [--cuda]
 //                                                           defaults 64 8 16 512 5 0
@@ -19,6 +20,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bench_args.hpp"
@@ -95,28 +97,35 @@ int main(int argc, char** argv) {
     cfloat* z = zw.get_as<cfloat>(voxels * coils);
     op::VectorOps<float> ops(ctx);
     ops.fill_random(voxels * coils, 1, x);
-    for (bool periodic : {true, false}) {
+    // (periodic, stacked): the stack, the periodic axis transformed, the 2N_z axis.
+    const std::pair<bool, bool> modes[] = {{true, true}, {true, false}, {false, false}};
+    const auto label = [](bool periodic, bool stacked) {
+      return stacked ? "stacked z," : periodic ? "periodic z," : "2N z,";
+    };
+    for (const auto& [periodic, stacked] : modes) {
       mri::ToeplitzOptions to;
       to.eps = 1e-3;
       to.batch = coils;
       to.periodic_axes = periodic;
+      to.stacked_axis = stacked;
       mri::ToeplitzNormal<float> tn(plain, ctx, {}, to);
       const Times ms = median_ms(ctx, reps, [&] { tn.apply(x, z); });
-      std::printf("ToeplitzNormal, batch %lld, periodic_axes %-5s grid %-12s apply wall %8.1f ms (cpu %8.1f ms), "
+      std::printf("ToeplitzNormal, batch %lld, %-12s grid %-12s apply wall %8.1f ms (cpu %8.1f ms), "
                   "set-up %7.1f ms\n",
-                  static_cast<long long>(coils), periodic ? "on," : "off,", grid_string(tn.embedding_grid()).c_str(),
+                  static_cast<long long>(coils), label(periodic, stacked), grid_string(tn.embedding_grid()).c_str(),
                   ms.wall, ms.cpu, 1e3 * tn.setup_seconds());
     }
-    for (bool periodic : {true, false}) {
+    for (const auto& [periodic, stacked] : modes) {
       mri::FieldToeplitzOptions fo;
       fo.accuracy = 1e-3;
       fo.eps = 1e-3;
       fo.periodic_axes = periodic;
+      fo.stacked_axis = stacked;
       mri::FieldToeplitzNormal<float> fn(enc, ctx, std::span<const cfloat>(maps), coils, {}, fo);
       const Times ms = median_ms(ctx, reps, [&] { fn.apply(x, z); });
-      std::printf("FieldToeplitzNormal, %lld coils, L' %d, periodic_axes %-5s grid %-12s apply wall %8.1f ms (cpu "
+      std::printf("FieldToeplitzNormal, %lld coils, L' %d, %-12s grid %-12s apply wall %8.1f ms (cpu "
                   "%8.1f ms; %.2f s wall for 30), set-up %7.1f ms, kernels %.0f MiB\n",
-                  static_cast<long long>(coils), fn.segments(), periodic ? "on," : "off,",
+                  static_cast<long long>(coils), fn.segments(), label(periodic, stacked),
                   grid_string(fn.embedding_grid()).c_str(), ms.wall, ms.cpu, 30 * ms.wall / 1e3,
                   1e3 * fn.setup_seconds(), fn.kernel_bytes() / (1 << 20));
     }
