@@ -101,6 +101,8 @@ class ToeplitzEngine {
   // axis L_d = N_d values, index i ↔ offset i ≡ i − N_d (p is N_d-periodic there: a type 1 NUFFT
   // with N_d modes). apply overwrites it (it is the engine's grid). Below, "2N", pad_2N and
   // crop_N read L_d and the identity along a periodic axis.
+  // On a stacked geometry it holds one plane (kernel_cells() values): p at offset 0 along the
+  // stack, the only nonzero one (mri::detail::PsfTransform).
   virtual Complex* psf_buffer() = 0;
   // kernel[i] = Re(FFT(p))[i] / ∏ L_d for the kernel_cells() cells (x fastest; on a stacked
   // geometry the plane of frequency 0 along the last axis, which every plane equals): the real part is

@@ -146,9 +146,10 @@ class ToeplitzCpu final : public core::ToeplitzEngine<T> {
  private:
   // The full FFT of psf_buffer(), in place. FFTW_ESTIMATE plans without touching the data, which
   // already holds p.
+  // On a stacked geometry p is one plane (psf_buffer), transformed over the other axes.
   const Complex* psf_fft() {
     Complex* p = grid_.get();
-    const FftwPlan<T> fft(g_.dim, l_.data(), 1, p, -1, false, nthreads_);
+    const FftwPlan<T> fft(g_.stacked ? g_.dim - 1 : g_.dim, l_.data(), 1, p, -1, false, nthreads_);
     fft.execute();
     return p;
   }

@@ -518,16 +518,16 @@ class ToeplitzCuda final : public core::ToeplitzEngine<T> {
   }
 
  private:
-  // The psf_buffer's FFT (one full grid) on the stream; returns the cells. A plan of its own (the
-  // standard layout of one grid), used once: destroyed only after the stream has run it.
-  std::int64_t psf_fft() {
+  // The psf_buffer's FFT (one full grid; one plane, over the other axes, on a stacked geometry)
+  // on the stream. A plan of its own (the standard layout of one grid), used once: destroyed only
+  // after the stream has run it.
+  void psf_fft() {
     const auto l = g_.padded();
+    const int dims = g_.stacked ? g_.dim - 1 : g_.dim;
     long long n[3];
-    for (int d = 0; d < g_.dim; ++d) n[d] = l[g_.dim - 1 - d];  // slowest first
-    const std::int64_t cells = g_.padded_cells();
-    const CufftPlan<T> fft(g_.dim, n, 1, cells, 1, stream_);
+    for (int d = 0; d < dims; ++d) n[d] = l[dims - 1 - d];  // slowest first
+    const CufftPlan<T> fft(dims, n, 1, g_.kernel_cells(), 1, stream_);
     fft.exec(grid_.get(), -1);
-    return cells;
   }
 
   // The three fused kernels (top of the file) on the stream; K: the kernel's type (T, or Cplx<T>

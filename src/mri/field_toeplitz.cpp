@@ -277,12 +277,15 @@ void FieldToeplitzNormal<T>::build(std::span<const Complex> maps, const Complex*
   for (int l = 0; l < segs; ++l) any_mine = any_mine || mine(l);
   if (any_mine) {  // a rank with no kernel of its own (L' < K) makes no type 1 plan
     detail::PsfTransform<T> psf(e, impl_->geometry, c, options.eps, options.nufft);
+    // On a stack the transform reads the first plane's strengths only (PsfTransform).
+    const std::int64_t psf_m =
+        impl_->geometry.stacked ? m / impl_->geometry.n[static_cast<std::size_t>(e.dim() - 1)] : m;
     std::vector<Complex> strengths(static_cast<std::size_t>(m));
     for (int l = 0; l < segs; ++l) {
       if (!mine(l)) continue;
       const auto& h = d.interpolation.coefficients;
       const auto& index = d.times.index;
-      op::host::for_each_index(c, m, m, [&](std::int64_t j) {
+      op::host::for_each_index(c, psf_m, psf_m, [&](std::int64_t j) {
         const std::complex<double> hj = h[static_cast<std::size_t>(index[static_cast<std::size_t>(j)]) * segs + l];
         const double w = weights.empty() ? 1.0 : static_cast<double>(weights[j]);
         strengths[static_cast<std::size_t>(j)] = Complex(static_cast<T>(w * hj.real()), static_cast<T>(w * hj.imag()));

@@ -111,16 +111,22 @@ core::ToeplitzGeometry toeplitz_geometry(const Encoding<T>& e, std::int64_t batc
   return g;
 }
 
+// On a stacked geometry (core::ToeplitzGeometry::stacked) the transform is one dimension lower:
+// the first plane's M/N_last samples (the others repeat them) onto the plane's L_d modes, with
+// strengths N_last·c_j: p at offset 0 along the stack is N_last times the plane's, and zero
+// elsewhere, so the engine needs only that plane (its psf_buffer holds kernel_cells() values).
 template <class T>
 class PsfTransform {
  public:
   // g: the engine's geometry (its padded() grid are the modes).
   PsfTransform(const Encoding<T>& e, const core::ToeplitzGeometry& g, const Context& context, double eps,
                nufft::Options options)
-      : plan_(1, modes(g), +1, 1, eps, context, with_modeord(options)) {
-    const std::int64_t m = e.num_samples();
+      : dims_(g.stacked ? g.dim - 1 : g.dim),
+        planes_(g.stacked ? g.n[static_cast<std::size_t>(g.dim - 1)] : 1),
+        plan_(1, modes(g, dims_), +1, 1, eps, context, with_modeord(options)) {
+    const std::int64_t m = e.num_samples() / planes_;  // the first plane's samples on a stack
     const T* p[3] = {nullptr, nullptr, nullptr};
-    for (int d = 0; d < e.dim(); ++d) {  // in double, as NufftEncoding computes its points
+    for (int d = 0; d < dims_; ++d) {  // in double, as NufftEncoding computes its points
       const auto k = e.k(d);
       const double scale = 2 * std::numbers::pi / static_cast<double>(e.grid()[d]);
       x_[d].resize(static_cast<std::size_t>(m));
@@ -130,20 +136,34 @@ class PsfTransform {
     }
     plan_.set_points(m, p[0], p[1], p[2]);
   }
-  // out (context memory, ∏ L_d values) = f for the M strengths c (host memory; a device plan
-  // stages them and waits for the result).
-  void execute(const std::complex<T>* c, std::complex<T>* out) { plan_.execute(c, out); }
+  // out (context memory, the engine's psf_buffer: ∏ L_d values, a plane's on a stack) = f for the
+  // M strengths c (host memory; a device plan stages them and waits for the result). On a stack
+  // only the first plane's strengths are read.
+  void execute(const std::complex<T>* c, std::complex<T>* out) {
+    if (planes_ == 1) {
+      plan_.execute(c, out);
+      return;
+    }
+    const std::size_t m = x_[0].size();
+    scaled_.resize(m);
+    const T f = static_cast<T>(planes_);
+    for (std::size_t j = 0; j < m; ++j) scaled_[j] = c[j] * f;
+    plan_.execute(scaled_.data(), out);
+  }
 
  private:
-  static std::vector<std::int64_t> modes(const core::ToeplitzGeometry& g) {
+  static std::vector<std::int64_t> modes(const core::ToeplitzGeometry& g, int dims) {
     const auto l = g.padded();
-    return std::vector<std::int64_t>(l.begin(), l.begin() + g.dim);
+    return std::vector<std::int64_t>(l.begin(), l.begin() + dims);
   }
   static nufft::Options with_modeord(nufft::Options o) {
     o.modeord = 1;
     return o;
   }
+  int dims_;
+  std::int64_t planes_;  // N_last on a stack, else 1
   std::vector<T> x_[3];
+  std::vector<std::complex<T>> scaled_;  // a stack's first-plane strengths times N_last
   nufft::Plan<T> plan_;
 };
 
