@@ -639,12 +639,14 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
     // synchronised its context by then).
     std::vector<op::PinnedHost> pins;
     if (ctx.is_cuda()) {
+      std::vector<int> devices;
+      for (const Placement& p : places) devices.push_back(p.context.device());
       const std::int64_t first = world ? rank : 0, step = world ? ranks : 1;
       pins.reserve(static_cast<std::size_t>(1 + (nz - first + step - 1) / step));
-      if (maps_on_device) pins.emplace_back(maps.data(), maps.size() * sizeof(Complex));
+      if (maps_on_device) pins.emplace_back(maps.data(), maps.size() * sizeof(Complex), devices);
       for (std::int64_t z = first; z < nz; z += step) {
         const auto& yz = yhat[static_cast<std::size_t>(z)];
-        pins.emplace_back(yz.data(), yz.size() * sizeof(Complex));
+        if (!yz.empty()) pins.emplace_back(yz.data(), yz.size() * sizeof(Complex), devices);
       }
       const auto failed = std::find_if(pins.begin(), pins.end(), [](const op::PinnedHost& p) { return !p.pinned(); });
       if (failed != pins.end())

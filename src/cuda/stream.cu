@@ -131,9 +131,17 @@ std::string host_register(const void* ptr, std::size_t bytes) {
   return std::string("cudaHostRegister of ") + std::to_string(bytes) + " bytes -> " + cudaGetErrorString(e);
 }
 
-void host_unregister(const void* ptr) noexcept {
+void host_unregister(const void* ptr, std::span<const int> devices) noexcept {
   if (!ptr) return;
-  if (cudaHostUnregister(const_cast<void*>(ptr)) != cudaSuccess) cudaGetLastError();
+  try {
+    for (const int d : devices) {
+      DeviceGuard guard(d);
+      cudaDeviceSynchronize();  // an error here is the failed work's, reported by its own caller
+    }
+  } catch (...) {
+  }
+  cudaHostUnregister(const_cast<void*>(ptr));
+  cudaGetLastError();
 }
 
 }  // namespace fieldft::cuda

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <span>
 #include <string>
 
 namespace fieldft::cuda {
@@ -47,7 +48,9 @@ void copy_rows_to_device_async(void* dst, const void* src, std::size_t row_bytes
 // why not (the runtime's message; its error state cleared), for a caller that then copies from
 // pageable memory instead. Unregister before the memory is freed.
 std::string host_register(const void* ptr, std::size_t bytes);
-// Undoes host_register; errors cannot be reported (called from a destructor).
-void host_unregister(const void* ptr) noexcept;
+// Undoes host_register, after waiting for all work on `devices` (those that may copy from the
+// memory: on an error path a copy can still be in flight); errors cannot be reported (called
+// from a destructor).
+void host_unregister(const void* ptr, std::span<const int> devices) noexcept;
 
 }  // namespace fieldft::cuda

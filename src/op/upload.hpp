@@ -70,15 +70,16 @@ V* upload_rows(Workspace& ws, const V* values, std::int64_t row, std::int64_t ro
   return p;
 }
 
-// Host memory page-locked for the devices' copies while this lives (cuda::host_register), so that
-// upload / upload_rows from it run asynchronously. Where it cannot be (a build without CUDA, the
-// system's limit on locked memory), the memory stays pageable: pinned() is false and why() says
-// why, and the uploads still work, staged. The memory must outlive this, and every copy from it
-// must be done (its streams synchronised) before this is destroyed.
+// Host memory page-locked for the copies of `devices` while this lives (cuda::host_register), so
+// that upload / upload_rows from it run asynchronously. Where it cannot be (a build without CUDA,
+// the system's limit on locked memory), the memory stays pageable: pinned() is false and why()
+// says why, and the uploads still work, staged. The memory must outlive this; the destructor
+// waits for the devices' work (a copy may still be in flight where the caller unwinds from an
+// error) before it unpins.
 class PinnedHost {
  public:
   PinnedHost() = default;
-  PinnedHost(const void* ptr, std::size_t bytes) {
+  PinnedHost(const void* ptr, std::size_t bytes, std::vector<int> devices) : devices_(std::move(devices)) {
 #if FIELDFT_HAVE_CUDA
     why_ = cuda::host_register(ptr, bytes);
     if (why_.empty()) ptr_ = ptr;
@@ -90,10 +91,11 @@ class PinnedHost {
   }
   ~PinnedHost() {
 #if FIELDFT_HAVE_CUDA
-    cuda::host_unregister(ptr_);
+    cuda::host_unregister(ptr_, devices_);
 #endif
   }
-  PinnedHost(PinnedHost&& o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)), why_(std::move(o.why_)) {}
+  PinnedHost(PinnedHost&& o) noexcept
+      : ptr_(std::exchange(o.ptr_, nullptr)), devices_(std::move(o.devices_)), why_(std::move(o.why_)) {}
   PinnedHost& operator=(PinnedHost&&) = delete;
   PinnedHost(const PinnedHost&) = delete;
   PinnedHost& operator=(const PinnedHost&) = delete;
@@ -103,6 +105,7 @@ class PinnedHost {
 
  private:
   const void* ptr_ = nullptr;
+  std::vector<int> devices_;
   std::string why_;
 };
 
