@@ -654,10 +654,13 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
                         "); they go up from pageable memory, staged");
     }
     // Each slice's seconds outside its set-up and solve: staging (buffers, the copies of its
-    // k-space and, on a device, of its maps enqueued, or its maps cut out on the host), the
-    // image's download, and the whole of run_slice (the rest: teardown).
+    // k-space and, on a device, of its maps enqueued, or its maps cut out on the host; its
+    // geometry where it has a field map), the image's download, and the whole of run_slice (the
+    // rest: teardown).
     std::vector<double> slice_download(static_cast<std::size_t>(nz), 0.0), slice_stage(slice_download),
         slice_wall(slice_download);
+    // Every slice's geometry without its field map is the same (plane 0's samples): made once.
+    const auto plane_encoding = slice_encoding(0, false);
     // The encoding every slice shares where the model allows (shared_encoding: no field map),
     // one per context, built by the context's first slice (its set-up time holds it).
     std::mutex encodings_mutex;
@@ -668,7 +671,7 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
         const std::lock_guard<std::mutex> lock(encodings_mutex);
         if (const auto it = encodings.find(key); it != encodings.end()) return it->second;
       }
-      op::OperatorPtr<T> e = shared_encoding<T>(settings, slice_encoding(0, false), coils, c);
+      op::OperatorPtr<T> e = shared_encoding<T>(settings, plane_encoding, coils, c);
       const std::lock_guard<std::mutex> lock(encodings_mutex);
       return encodings.emplace(key, std::move(e)).first->second;
     };
@@ -682,8 +685,8 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
       const Complex* y_c = in_context(y_ws, yz);
       std::vector<Complex> xz(static_cast<std::size_t>(plane), Complex{});
       Complex* x_c = c.is_host() ? xz.data() : x_ws.get_as<Complex>(plane);
-      // The slice's maps: on a device, coil c's plane z straight from the volume into a buffer that
-      // the operator keeps (freed on c's stream after the solve); on the host, cut out.
+      // The slice's maps: on a device, plane z of every coil straight from the volume into a buffer
+      // that the operator keeps (freed on the slice's stream after the solve); on the host, cut out.
       mri::ContextMaps<T> maps_c;
       std::vector<Complex> maps_z;
       if (c.is_cuda() && maps_on_device) {
@@ -694,8 +697,8 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
         maps_z = slice_of(maps, plane, nz, z, coils);
       }
       const std::vector<T> phase_z = phase.empty() ? phase : slice_of(phase, plane, nz, z, d.num_shots);
-      const Problem<T> pz{.geometry = slice_encoding(z, have_field && enc_kind != "nufft"),
-                          .no_field = slice_encoding(z, false),
+      const Problem<T> pz{.geometry = have_field && enc_kind != "nufft" ? slice_encoding(z, true) : plane_encoding,
+                          .no_field = plane_encoding,
                           .shape = plane_shape,
                           .coils = coils,
                           .maps = maps_z,
