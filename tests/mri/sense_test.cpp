@@ -103,13 +103,20 @@ double nrmse(const std::vector<std::complex<T>>& got, const std::vector<cdouble>
   return std::sqrt(num / den);
 }
 
+// The acquisition's geometry in precision T.
+template <class T>
+std::shared_ptr<const mri::Encoding<T>> acquisition_encoding() {
+  const Acquisition& q = acquisition();
+  const std::vector<T> kx(q.kx.begin(), q.kx.end()), ky(q.ky.begin(), q.ky.end());
+  return std::make_shared<const mri::Encoding<T>>(std::span<const std::int64_t>(q.grid), std::span<const T>(kx),
+                                                  std::span<const T>(ky));
+}
+
 // The SENSE operator of the acquisition at c, precision T.
 template <class T>
 OperatorPtr<T> make_sense(const Context& c, mri::EncodingKind kind) {
   const Acquisition& q = acquisition();
-  const std::vector<T> kx(q.kx.begin(), q.kx.end()), ky(q.ky.begin(), q.ky.end());
-  auto enc = std::make_shared<const mri::Encoding<T>>(std::span<const std::int64_t>(q.grid), std::span<const T>(kx),
-                                                      std::span<const T>(ky));
+  auto enc = acquisition_encoding<T>();
   return mri::sense<T>(enc, narrow<T>(q.maps), q.maps_shape, c, {.encoding = kind, .eps = sense_eps<T>()});
 }
 
@@ -222,9 +229,7 @@ TYPED_TEST(Sense, ShapesAndOneBatchedTransform) {
   EXPECT_NE(a->name().find("NufftEncoding(32x32 -> " + std::to_string(q.samples) + ", batch 4)"), std::string::npos)
       << a->name();
 
-  const std::vector<T> kx(q.kx.begin(), q.kx.end()), ky(q.ky.begin(), q.ky.end());
-  auto enc = std::make_shared<const mri::Encoding<T>>(std::span<const std::int64_t>(q.grid), std::span<const T>(kx),
-                                                      std::span<const T>(ky));
+  auto enc = acquisition_encoding<T>();
   auto batched = std::make_shared<mri::DftEncoding<T>>(enc, c, mri::DftEncodingOptions{.batch = kCoils});
   auto from_op = mri::sense<T>(batched, narrow<T>(q.maps), q.maps_shape);
   auto from_kind = make_sense<T>(c, mri::EncodingKind::kDft);
@@ -246,9 +251,7 @@ TYPED_TEST(Sense, MapsInContextMemoryGiveTheSameOperator) {
   using C = std::complex<T>;
   const Acquisition& q = acquisition();
   const Context c = test_context();
-  const std::vector<T> kx(q.kx.begin(), q.kx.end()), ky(q.ky.begin(), q.ky.end());
-  auto enc = std::make_shared<const mri::Encoding<T>>(std::span<const std::int64_t>(q.grid), std::span<const T>(kx),
-                                                      std::span<const T>(ky));
+  auto enc = acquisition_encoding<T>();
   const auto maps = narrow<T>(q.maps);
   const auto x = narrow<T>(q.truth), y = narrow<T>(q.y);
   const auto normal = [](op::LinearOperator<T>& a, const std::vector<C>& v) {
@@ -315,9 +318,7 @@ TYPED_TEST(Sense, OneCoilOnAnUnbatchedEncoding) {
   using T = TypeParam;
   const Acquisition& q = acquisition();
   const Context c = test_context();
-  const std::vector<T> kx(q.kx.begin(), q.kx.end()), ky(q.ky.begin(), q.ky.end());
-  auto enc = std::make_shared<const mri::Encoding<T>>(std::span<const std::int64_t>(q.grid), std::span<const T>(kx),
-                                                      std::span<const T>(ky));
+  auto enc = acquisition_encoding<T>();
   auto one = std::make_shared<mri::DftEncoding<T>>(enc, c);
   const auto maps = narrow<T>(q.maps);
   const std::span<const std::complex<T>> coil0(maps.data(), static_cast<std::size_t>(kN * kN));
