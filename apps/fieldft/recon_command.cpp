@@ -28,6 +28,7 @@
 #include "io/nifti.hpp"
 #include "io/npy.hpp"
 #include "io/preview.hpp"
+#include "mri/sense_checks.hpp"
 #include "op/upload.hpp"
 #include "recon_chunks.hpp"
 #include "recon_dist.hpp"
@@ -499,6 +500,11 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
     y_mem.reset();
     y_ctx = nullptr;
   }
+  // Slice by slice on a device, SENSE borrows each slice's maps in device memory, unscanned
+  // (mri::ContextMaps, run_slice below): the whole volume is checked here once instead, in the
+  // caller's units (the scale below keeps a finite value finite).
+  const bool maps_on_device = slices && ctx.is_cuda() && model == "sense";
+  if (maps_on_device) mri::detail::require_finite_maps<T>(maps, shape, "recon");
   times["coil_maps"] = since(t0);
   double map_power = 0, map_peak = 0;
   {
@@ -565,6 +571,7 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
           .shape = shape,
           .coils = sh.size(),
           .maps = std::span<const Complex>(maps.data() + n * sh.begin, static_cast<std::size_t>(n * sh.size())),
+          .context_maps = {},
           .shots = d.num_shots,
           .phase = phase,
           .encoding = nullptr};
@@ -625,10 +632,35 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
   } else {
     // Slice by slice: each slice's data go up, its image comes back; the bar counts slices.
     std::vector<Solved> solved(static_cast<std::size_t>(nz));
-    // Each slice's seconds outside its set-up and solve: staging (buffers, its k-space uploaded,
-    // its maps cut out), the image's download, and the whole of run_slice (the rest: teardown).
+    // On a device, the maps volume and this place's k-space slices are pinned once for the run,
+    // so that each slice's maps go up straight from the volume (one strided copy) and its k-space
+    // from its own memory, both stream-ordered without host staging; what cannot be pinned goes
+    // up staged, as from any pageable memory. Unpinned when the slices are done (each solve has
+    // synchronised its context by then).
+    std::vector<op::PinnedHost> pins;
+    if (ctx.is_cuda()) {
+      std::vector<int> devices;
+      for (const Placement& p : places) devices.push_back(p.context.device());
+      const std::int64_t first = world ? rank : 0, step = world ? ranks : 1;
+      pins.reserve(static_cast<std::size_t>(1 + (nz - first + step - 1) / step));
+      if (maps_on_device) pins.emplace_back(maps.data(), maps.size() * sizeof(Complex), devices);
+      for (std::int64_t z = first; z < nz; z += step) {
+        const auto& yz = yhat[static_cast<std::size_t>(z)];
+        if (!yz.empty()) pins.emplace_back(yz.data(), yz.size() * sizeof(Complex), devices);
+      }
+      const auto failed = std::find_if(pins.begin(), pins.end(), [](const op::PinnedHost& p) { return !p.pinned(); });
+      if (failed != pins.end())
+        notes.push_back("the slices' host data could not all be pinned (" + failed->why() +
+                        "); they go up from pageable memory, staged");
+    }
+    // Each slice's seconds outside its set-up and solve: staging (buffers, the copies of its
+    // k-space and, on a device, of its maps enqueued, or its maps cut out on the host; its
+    // geometry where it has a field map), the image's download, and the whole of run_slice (the
+    // rest: teardown).
     std::vector<double> slice_download(static_cast<std::size_t>(nz), 0.0), slice_stage(slice_download),
         slice_wall(slice_download);
+    // Every slice's geometry without its field map is the same (plane 0's samples): made once.
+    const auto plane_encoding = slice_encoding(0, false);
     // The encoding every slice shares where the model allows (shared_encoding: no field map),
     // one per context, built by the context's first slice (its set-up time holds it).
     std::mutex encodings_mutex;
@@ -639,7 +671,7 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
         const std::lock_guard<std::mutex> lock(encodings_mutex);
         if (const auto it = encodings.find(key); it != encodings.end()) return it->second;
       }
-      op::OperatorPtr<T> e = shared_encoding<T>(settings, slice_encoding(0, false), coils, c);
+      op::OperatorPtr<T> e = shared_encoding<T>(settings, plane_encoding, coils, c);
       const std::lock_guard<std::mutex> lock(encodings_mutex);
       return encodings.emplace(key, std::move(e)).first->second;
     };
@@ -653,13 +685,24 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
       const Complex* y_c = in_context(y_ws, yz);
       std::vector<Complex> xz(static_cast<std::size_t>(plane), Complex{});
       Complex* x_c = c.is_host() ? xz.data() : x_ws.get_as<Complex>(plane);
-      const std::vector<Complex> maps_z = slice_of(maps, plane, nz, z, coils);
+      // The slice's maps: on a device, plane z of every coil straight from the volume into a buffer
+      // that the operator keeps (freed on the slice's stream after the solve); on the host, cut out.
+      mri::ContextMaps<T> maps_c;
+      std::vector<Complex> maps_z;
+      if (c.is_cuda() && maps_on_device) {
+        auto ws = std::make_shared<op::Workspace>(c);
+        const Complex* p = op::upload_rows(*ws, maps.data() + plane * z, plane, coils, plane * nz);
+        maps_c = {std::span<const Complex>(p, static_cast<std::size_t>(plane * coils)), std::move(ws)};
+      } else {
+        maps_z = slice_of(maps, plane, nz, z, coils);
+      }
       const std::vector<T> phase_z = phase.empty() ? phase : slice_of(phase, plane, nz, z, d.num_shots);
-      const Problem<T> pz{.geometry = slice_encoding(z, have_field && enc_kind != "nufft"),
-                          .no_field = slice_encoding(z, false),
+      const Problem<T> pz{.geometry = have_field && enc_kind != "nufft" ? slice_encoding(z, true) : plane_encoding,
+                          .no_field = plane_encoding,
                           .shape = plane_shape,
                           .coils = coils,
                           .maps = maps_z,
+                          .context_maps = std::move(maps_c),
                           .shots = d.num_shots,
                           .phase = phase_z,
                           .encoding = shared};

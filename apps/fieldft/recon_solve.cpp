@@ -45,6 +45,15 @@ op::OperatorPtr<T> build_operator(const SolveSettings<T>& s, const Problem<T>& p
     if (s.encoding == "tseg") po.shot_encoding = factory;
     return mri::pcsense<T>(p.geometry, p.maps, maps_shape, p.phase, phase_shape, ctx, po);
   }
+  if (!p.context_maps.values.empty()) {
+    // The encoding batched over the coils as the other forms make it (mri::sense's defaults).
+    op::OperatorPtr<T> e = p.encoding;  // shared_encoding's
+    if (!e && s.encoding == "tseg") e = factory(p.geometry, p.coils);
+    if (!e && s.encoding == "dft")
+      e = std::make_shared<mri::DftEncoding<T>>(p.geometry, ctx, mri::DftEncodingOptions{.batch = p.coils});
+    if (!e) e = shared_encoding<T>(s, p.no_field, p.coils, ctx);
+    return mri::sense<T>(std::move(e), p.context_maps, maps_shape);
+  }
   if (s.encoding == "tseg") return mri::sense<T>(factory(p.geometry, p.coils), p.maps, maps_shape);
   if (p.encoding) return mri::sense<T>(p.encoding, p.maps, maps_shape);  // shared_encoding's
   return mri::sense<T>(s.encoding == "dft" ? p.geometry : p.no_field, p.maps, maps_shape, ctx,

@@ -25,6 +25,7 @@
 #include "fieldft/dist.hpp"
 #include "fieldft/mri/encoding.hpp"
 #include "fieldft/mri/field_model.hpp"
+#include "fieldft/mri/sense.hpp"
 #include "fieldft/op/combinators.hpp"
 #include "fieldft/solve/report.hpp"
 
@@ -54,6 +55,9 @@ struct Problem {
   std::vector<std::int64_t> shape;                   // {Nx, Ny[, Nz]}
   std::int64_t coils = 1;                            // this problem's (a share: its own)
   std::span<const std::complex<T>> maps;             // voxels x coils, coil slowest, solve units
+  // The same maps already in the solve's context memory, or empty: SENSE then borrows them
+  // (mri::sense's ContextMaps form: the caller checked them finite) and `maps` may be empty.
+  mri::ContextMaps<T> context_maps;
   std::int64_t shots = 1;
   std::span<const T> phase;                          // voxels x shots (pcSENSE), else empty
   // The encoding batched over the coils where problems share it (shared_encoding below), else

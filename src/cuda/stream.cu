@@ -101,4 +101,47 @@ void copy_to_device_async(void* dst, const void* src, std::size_t bytes, int dev
   FIELDFT_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, as_stream(stream)));
 }
 
+void copy_rows_to_device_async(void* dst, const void* src, std::size_t row_bytes, std::size_t rows,
+                               std::size_t src_pitch, int device, void* stream) {
+  if (row_bytes == 0 || rows == 0) return;
+  require(src_pitch >= row_bytes, ErrorCode::kInvalidArgument,
+          "copy_rows_to_device_async: the source pitch " + std::to_string(src_pitch) + " is less than a row (" +
+              std::to_string(row_bytes) + " bytes)");
+  DeviceGuard guard(device);
+  int max_pitch = 0;
+  FIELDFT_CUDA_CHECK(cudaDeviceGetAttribute(&max_pitch, cudaDevAttrMaxPitch, device));
+  if (src_pitch <= static_cast<std::size_t>(max_pitch) && row_bytes <= static_cast<std::size_t>(max_pitch)) {
+    FIELDFT_CUDA_CHECK(
+        cudaMemcpy2DAsync(dst, row_bytes, src, src_pitch, row_bytes, rows, cudaMemcpyHostToDevice, as_stream(stream)));
+    return;
+  }
+  // A pitch beyond what one 2D copy takes: a copy per row, as ordered.
+  for (std::size_t r = 0; r < rows; ++r)
+    FIELDFT_CUDA_CHECK(cudaMemcpyAsync(static_cast<char*>(dst) + r * row_bytes,
+                                       static_cast<const char*>(src) + r * src_pitch, row_bytes, cudaMemcpyHostToDevice,
+                                       as_stream(stream)));
+}
+
+std::string host_register(const void* ptr, std::size_t bytes) {
+  if (!ptr || bytes == 0) return "nothing to pin";
+  // The runtime's flags take a non-const pointer; registering does not write the memory.
+  const cudaError_t e = cudaHostRegister(const_cast<void*>(ptr), bytes, cudaHostRegisterPortable);
+  if (e == cudaSuccess) return {};
+  cudaGetLastError();  // not sticky: clear it, so that later, unrelated checks do not see it
+  return std::string("cudaHostRegister of ") + std::to_string(bytes) + " bytes -> " + cudaGetErrorString(e);
+}
+
+void host_unregister(const void* ptr, std::span<const int> devices) noexcept {
+  if (!ptr) return;
+  try {
+    for (const int d : devices) {
+      DeviceGuard guard(d);
+      cudaDeviceSynchronize();  // an error here is the failed work's, reported by its own caller
+    }
+  } catch (...) {
+  }
+  cudaHostUnregister(const_cast<void*>(ptr));
+  cudaGetLastError();
+}
+
 }  // namespace fieldft::cuda

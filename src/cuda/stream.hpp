@@ -6,6 +6,8 @@
 #pragma once
 
 #include <cstddef>
+#include <span>
+#include <string>
 
 namespace fieldft::cuda {
 
@@ -29,9 +31,26 @@ void free_async(void* ptr, int device, void* stream) noexcept;
 // The free memory of `device` now, in bytes (cudaMemGetInfo), for a set-up that checks that a
 // large allocation fits before it spends time on it.
 std::size_t free_memory(int device);
-// Enqueues a copy of `bytes` from host memory to device memory on `stream`. The source must be
-// pageable memory (new / std::vector): the runtime stages it before returning, so the caller may
-// free it at once (a pinned source would be read later, when the stream reaches the copy).
+// Enqueues a copy of `bytes` from host memory to device memory on `stream`. A pageable source
+// (new / std::vector) is staged by the runtime before the call returns, so the caller may free it
+// at once; a pinned source (host_register below) is read later, when the stream reaches the
+// copy, so it must stay alive and unchanged until then.
 void copy_to_device_async(void* dst, const void* src, std::size_t bytes, int device, void* stream);
+// The same for `rows` rows of `row_bytes` bytes, row r read at src + r·src_pitch and written
+// contiguously at dst + r·row_bytes: ONE strided copy (cudaMemcpy2DAsync; a copy per row where
+// the pitch exceeds the device's limit for one), e.g. one slice of every coil out of a volume.
+// src_pitch >= row_bytes (else kInvalidArgument).
+void copy_rows_to_device_async(void* dst, const void* src, std::size_t row_bytes, std::size_t rows,
+                               std::size_t src_pitch, int device, void* stream);
+
+// Page-locks `bytes` of host memory at `ptr` for every device (cudaHostRegister, portable), so
+// that copies from it run asynchronously at full speed. Returns an empty string on success, else
+// why not (the runtime's message; its error state cleared), for a caller that then copies from
+// pageable memory instead. Unregister before the memory is freed.
+std::string host_register(const void* ptr, std::size_t bytes);
+// Undoes host_register, after waiting for all work on `devices` (those that may copy from the
+// memory: on an error path a copy can still be in flight); errors cannot be reported (called
+// from a destructor).
+void host_unregister(const void* ptr, std::span<const int> devices) noexcept;
 
 }  // namespace fieldft::cuda

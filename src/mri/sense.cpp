@@ -97,11 +97,13 @@ namespace {
 using detail::coils_of;
 using detail::require_finite_maps;
 
-// The coil maps in context memory, shared by a SENSE operator and its batched forms.
+// The coil maps in context memory, shared by a SENSE operator and its batched forms: a copy in
+// `memory`, or the caller's, borrowed and kept alive by `owner` (sense's third form).
 template <class T>
 struct Maps {
   explicit Maps(const Context& c) : memory(c) {}
   op::Workspace memory;
+  std::shared_ptr<const void> owner;
   const std::complex<T>* data = nullptr;
   std::int64_t voxels = 0, coils = 0;
 };
@@ -251,15 +253,39 @@ class SenseOperator final : public op::LinearOperator<T> {
   op::VectorOps<T> vec_;
 };
 
+// The SENSE operator of `batched` and maps already checked: host maps are copied to its context
+// (`owner` null), context maps borrowed.
 template <class T>
 op::OperatorPtr<T> compose_sense(op::OperatorPtr<T> batched, std::span<const std::complex<T>> maps,
-                                 const op::Shape& image_shape, std::int64_t coils, const std::string& who) {
-  require_finite_maps(maps, image_shape, who);
+                                 std::shared_ptr<const void> owner, const op::Shape& image_shape, std::int64_t coils,
+                                 bool in_context) {
   auto m = std::make_shared<Maps<T>>(batched->context());
   m->voxels = op::shape_size(image_shape);
   m->coils = coils;
-  m->data = op::upload(m->memory, maps);
+  m->owner = std::move(owner);
+  m->data = in_context ? maps.data() : op::upload(m->memory, maps);
   return std::make_shared<SenseOperator<T>>(std::move(batched), std::move(m), 1, image_shape);
+}
+
+// The image shape of maps for a ready batched encoding (sense's second and third forms), after
+// checking the shapes against it and the number of values.
+template <class T>
+op::Shape image_for(const op::OperatorPtr<T>& batched, const op::Shape& maps_shape, std::size_t values,
+                    std::int64_t* coils, const std::string& who) {
+  require(batched != nullptr, ErrorCode::kInvalidArgument, who + ": the batched encoding operator is null");
+  require(maps_shape.size() >= 2, ErrorCode::kShapeMismatch,
+          who + ": the coil maps have shape " + op::shape_string(maps_shape) +
+              ", expected the image shape followed by the number of coils C");
+  op::Shape image(maps_shape.begin(), maps_shape.end() - 1);
+  *coils = coils_of(image, maps_shape, values, who);
+  // One coil: an encoding of batch 1 maps the image itself (no coil axis), e.g. a coil split that
+  // leaves one coil on a device.
+  const op::Shape& domain = batched->domain_shape();
+  require(domain == maps_shape || (*coils == 1 && domain == image), ErrorCode::kShapeMismatch,
+          who + ": " + batched->name() + " has domain " + op::shape_string(domain) +
+              ", expected the coil maps' shape " + op::shape_string(maps_shape) +
+              " (an encoding batched over the C = " + std::to_string(*coils) + " coils)");
+  return image;
 }
 
 }  // namespace
@@ -273,27 +299,25 @@ op::OperatorPtr<T> sense(std::shared_ptr<const Encoding<T>> encoding, std::span<
   const std::int64_t coils = coils_of(image, maps_shape, maps.size(), who);
   require_finite_maps(maps, image, who);  // before the (costlier) transforms are planned
   auto e = detail::batched_encoding<T>(std::move(encoding), options, coils, std::move(context), who);
-  return compose_sense<T>(std::move(e), maps, image, coils, who);
+  return compose_sense<T>(std::move(e), maps, nullptr, image, coils, false);
 }
 
 template <class T>
 op::OperatorPtr<T> sense(op::OperatorPtr<T> batched_encoding, std::span<const std::complex<T>> maps,
                          const op::Shape& maps_shape) {
   const std::string who = "sense";
-  require(batched_encoding != nullptr, ErrorCode::kInvalidArgument, who + ": the batched encoding operator is null");
-  require(maps_shape.size() >= 2, ErrorCode::kShapeMismatch,
-          who + ": the coil maps have shape " + op::shape_string(maps_shape) +
-              ", expected the image shape followed by the number of coils C");
-  const op::Shape image(maps_shape.begin(), maps_shape.end() - 1);
-  const std::int64_t coils = coils_of(image, maps_shape, maps.size(), who);
-  // One coil: an encoding of batch 1 maps the image itself (no coil axis), e.g. a coil split that
-  // leaves one coil on a device.
-  const op::Shape& domain = batched_encoding->domain_shape();
-  require(domain == maps_shape || (coils == 1 && domain == image), ErrorCode::kShapeMismatch,
-          who + ": " + batched_encoding->name() + " has domain " + op::shape_string(domain) +
-              ", expected the coil maps' shape " + op::shape_string(maps_shape) +
-              " (an encoding batched over the C = " + std::to_string(coils) + " coils)");
-  return compose_sense<T>(std::move(batched_encoding), maps, image, coils, who);
+  std::int64_t coils = 0;
+  const op::Shape image = image_for(batched_encoding, maps_shape, maps.size(), &coils, who);
+  require_finite_maps(maps, image, who);
+  return compose_sense<T>(std::move(batched_encoding), maps, nullptr, image, coils, false);
+}
+
+template <class T>
+op::OperatorPtr<T> sense(op::OperatorPtr<T> batched_encoding, ContextMaps<T> maps, const op::Shape& maps_shape) {
+  std::int64_t coils = 0;
+  const op::Shape image = image_for(batched_encoding, maps_shape, maps.values.size(), &coils, "sense");
+  // No scan: the values are in the context's memory, and the caller checked them (the contract).
+  return compose_sense<T>(std::move(batched_encoding), maps.values, std::move(maps.owner), image, coils, true);
 }
 
 template op::OperatorPtr<float> sense<float>(std::shared_ptr<const Encoding<float>>,
@@ -306,5 +330,8 @@ template op::OperatorPtr<float> sense<float>(op::OperatorPtr<float>, std::span<c
                                              const op::Shape&);
 template op::OperatorPtr<double> sense<double>(op::OperatorPtr<double>, std::span<const std::complex<double>>,
                                                const op::Shape&);
+
+template op::OperatorPtr<float> sense<float>(op::OperatorPtr<float>, ContextMaps<float>, const op::Shape&);
+template op::OperatorPtr<double> sense<double>(op::OperatorPtr<double>, ContextMaps<double>, const op::Shape&);
 
 }  // namespace fieldft::mri

@@ -103,13 +103,20 @@ double nrmse(const std::vector<std::complex<T>>& got, const std::vector<cdouble>
   return std::sqrt(num / den);
 }
 
+// The acquisition's geometry in precision T.
+template <class T>
+std::shared_ptr<const mri::Encoding<T>> acquisition_encoding() {
+  const Acquisition& q = acquisition();
+  const std::vector<T> kx(q.kx.begin(), q.kx.end()), ky(q.ky.begin(), q.ky.end());
+  return std::make_shared<const mri::Encoding<T>>(std::span<const std::int64_t>(q.grid), std::span<const T>(kx),
+                                                  std::span<const T>(ky));
+}
+
 // The SENSE operator of the acquisition at c, precision T.
 template <class T>
 OperatorPtr<T> make_sense(const Context& c, mri::EncodingKind kind) {
   const Acquisition& q = acquisition();
-  const std::vector<T> kx(q.kx.begin(), q.kx.end()), ky(q.ky.begin(), q.ky.end());
-  auto enc = std::make_shared<const mri::Encoding<T>>(std::span<const std::int64_t>(q.grid), std::span<const T>(kx),
-                                                      std::span<const T>(ky));
+  auto enc = acquisition_encoding<T>();
   return mri::sense<T>(enc, narrow<T>(q.maps), q.maps_shape, c, {.encoding = kind, .eps = sense_eps<T>()});
 }
 
@@ -222,9 +229,7 @@ TYPED_TEST(Sense, ShapesAndOneBatchedTransform) {
   EXPECT_NE(a->name().find("NufftEncoding(32x32 -> " + std::to_string(q.samples) + ", batch 4)"), std::string::npos)
       << a->name();
 
-  const std::vector<T> kx(q.kx.begin(), q.kx.end()), ky(q.ky.begin(), q.ky.end());
-  auto enc = std::make_shared<const mri::Encoding<T>>(std::span<const std::int64_t>(q.grid), std::span<const T>(kx),
-                                                      std::span<const T>(ky));
+  auto enc = acquisition_encoding<T>();
   auto batched = std::make_shared<mri::DftEncoding<T>>(enc, c, mri::DftEncodingOptions{.batch = kCoils});
   auto from_op = mri::sense<T>(batched, narrow<T>(q.maps), q.maps_shape);
   auto from_kind = make_sense<T>(c, mri::EncodingKind::kDft);
@@ -236,6 +241,76 @@ TYPED_TEST(Sense, ShapesAndOneBatchedTransform) {
   EXPECT_LE(nrmse(y1, q.y), (std::is_same_v<T, float> ? 1e-5 : 1e-12));
 }
 
+// Maps already in the context's memory (sense's third form, borrowed) give the operator that the
+// same maps copied there give: the same bits through apply, adjoint and normal on one batched
+// encoding (the DFT everywhere; the NUFFT on the host, and on a device within the rounding of its
+// atomic spreading), with the operator keeping the memory alive through the owner. The maps are
+// not checked on the host (the caller's contract): NaN maps are taken as they are.
+TYPED_TEST(Sense, MapsInContextMemoryGiveTheSameOperator) {
+  using T = TypeParam;
+  using C = std::complex<T>;
+  const Acquisition& q = acquisition();
+  const Context c = test_context();
+  auto enc = acquisition_encoding<T>();
+  const auto maps = narrow<T>(q.maps);
+  const auto x = narrow<T>(q.truth), y = narrow<T>(q.y);
+  const auto normal = [](op::LinearOperator<T>& a, const std::vector<C>& v) {
+    ContextVector<T> in(a.context(), a.domain_size()), out(a.context(), a.domain_size());
+    in.upload(v);
+    a.apply_normal(in.get(), out.get());
+    return out.download();
+  };
+  for (const bool dft : {true, false}) {
+    SCOPED_TRACE(dft ? "DftEncoding" : "NufftEncoding");
+    mri::NufftEncodingOptions o;
+    o.eps = sense_eps<T>();
+    o.batch = kCoils;
+    OperatorPtr<T> e;
+    if (dft)
+      e = std::make_shared<mri::DftEncoding<T>>(enc, c, mri::DftEncodingOptions{.batch = kCoils});
+    else
+      e = std::make_shared<mri::NufftEncoding<T>>(enc, c, o);
+    auto copied = mri::sense<T>(e, maps, q.maps_shape);
+    auto resident = std::make_shared<ContextVector<T>>(c, q.voxels * kCoils);
+    resident->upload(maps);
+    auto borrowed =
+        mri::sense<T>(e, mri::ContextMaps<T>{std::span<const C>(resident->get(), maps.size()), resident}, q.maps_shape);
+    resident.reset();  // the operator's owner keeps the memory
+    EXPECT_EQ(borrowed->domain_shape(), copied->domain_shape());
+    EXPECT_EQ(borrowed->codomain_shape(), copied->codomain_shape());
+    const std::vector<C> got[] = {battery_detail::run_apply(*borrowed, x, false),
+                                  battery_detail::run_apply(*borrowed, y, true), normal(*borrowed, x)};
+    const std::vector<C> want[] = {battery_detail::run_apply(*copied, x, false),
+                                   battery_detail::run_apply(*copied, y, true), normal(*copied, x)};
+    for (int i = 0; i < 3; ++i) {
+      SCOPED_TRACE(i == 0 ? "apply" : i == 1 ? "adjoint" : "normal");
+      if (dft || kBackend == Backend::kCpu)
+        EXPECT_EQ(got[i], want[i]);
+      else
+        EXPECT_LE(battery_detail::rel_diff(got[i], want[i]), (std::is_same_v<T, float> ? 1e-5 : 1e-12));
+    }
+  }
+  auto e = std::make_shared<mri::DftEncoding<T>>(enc, c, mri::DftEncodingOptions{.batch = kCoils});
+  ContextVector<T> resident(c, q.voxels * kCoils);  // NaN until uploaded: not read on the host
+  const std::span<const C> values(resident.get(), maps.size());
+  EXPECT_NO_THROW((void)mri::sense<T>(e, mri::ContextMaps<T>{values, nullptr}, q.maps_shape));
+  EXPECT_TRUE(throws_error(
+      [&] {
+        (void)mri::sense<T>(e, mri::ContextMaps<T>{values.first(maps.size() - 1), nullptr}, q.maps_shape);
+      },
+      ErrorCode::kShapeMismatch, {"values", "expected"}));
+  EXPECT_TRUE(throws_error(
+      [&] {
+        (void)mri::sense<T>(e, mri::ContextMaps<T>{values.first(kN * kN * 2), nullptr}, Shape{kN, kN, 2});
+      },
+      ErrorCode::kShapeMismatch, {"C = 2"}));
+  EXPECT_TRUE(throws_error(
+      [&] {
+        (void)mri::sense<T>(nullptr, mri::ContextMaps<T>{values, nullptr}, q.maps_shape);
+      },
+      ErrorCode::kInvalidArgument, {"null"}));
+}
+
 // One coil on an unbatched encoding (domain = the image, as a coil split leaves it when a device
 // gets one coil): accepted for maps of shape image x 1, and the same samples as coil 0 of the
 // four-coil operator; a batch-1 encoding with the maps of several coils is still refused.
@@ -243,9 +318,7 @@ TYPED_TEST(Sense, OneCoilOnAnUnbatchedEncoding) {
   using T = TypeParam;
   const Acquisition& q = acquisition();
   const Context c = test_context();
-  const std::vector<T> kx(q.kx.begin(), q.kx.end()), ky(q.ky.begin(), q.ky.end());
-  auto enc = std::make_shared<const mri::Encoding<T>>(std::span<const std::int64_t>(q.grid), std::span<const T>(kx),
-                                                      std::span<const T>(ky));
+  auto enc = acquisition_encoding<T>();
   auto one = std::make_shared<mri::DftEncoding<T>>(enc, c);
   const auto maps = narrow<T>(q.maps);
   const std::span<const std::complex<T>> coil0(maps.data(), static_cast<std::size_t>(kN * kN));

@@ -35,8 +35,18 @@
 //   sense<T>(batched_encoding, maps, maps_shape)
 //       takes a ready batched encoding operator E_C (domain image + {C}, e.g. a NufftEncoding or
 //       DftEncoding made with batch C, or op::batch(E, C)); the result lives in its context.
-// maps: HOST memory (copied to the context at construction; the caller may free it afterwards).
-// maps_shape: image + {C}, the C++ shape (x fastest); C = maps_shape.back().
+//   sense<T>(batched_encoding, ContextMaps<T>{maps, owner}, maps_shape)
+//       as the second form, with maps that are ALREADY in the encoding's context memory (device
+//       memory of its device for a CUDA context, host memory for the host): they are borrowed,
+//       not copied, and `owner` (may be null) is kept alive with the operator (and its batched
+//       forms), so that the memory outlives every use. Contract: the maps are finite and the
+//       caller checked it (they are never read on the host here: no kNonFinite from this form),
+//       and they stay unchanged while the operator lives; on a device, writes to them must be
+//       ordered before the operator's work (the context's stream). For callers that cut many
+//       problems' maps out of one volume already checked (`fieldft recon` slice by slice).
+// maps: HOST memory (copied to the context at construction; the caller may free it afterwards),
+// except in the third form. maps_shape: image + {C}, the C++ shape (x fastest); C =
+// maps_shape.back().
 //
 // Errors (fieldft::Error):
 //   kShapeMismatch  maps_shape is not the encoding's image shape + {C} ("expected 32x32xC, got
@@ -46,7 +56,8 @@
 //                   kNufft with an encoding that has a field map (the message names kTimeSegmented
 //                   and kDft); kTimeSegmented's option errors and "no L up to max_segments reaches
 //                   the accuracy" (TimeSegmentedEncoding's);
-//   kNonFinite      a NaN or Inf in the maps, naming the coil and the voxel (x, y[, z]).
+//   kNonFinite      a NaN or Inf in the maps, naming the coil and the voxel (x, y[, z]) (first
+//                   and second forms).
 #pragma once
 
 #include <complex>
@@ -87,6 +98,15 @@ struct SenseOptions {
   FieldModelChoice* choice = nullptr;  // kAuto: where the choice and its reason go (may be null)
 };
 
+// Coil maps in an operator context's memory, for the third form of sense(): `values` (voxels x C,
+// coil slowest, as `maps` above) and what keeps them alive (may be null where the caller
+// outlives the operator).
+template <class T>
+struct ContextMaps {
+  std::span<const std::complex<T>> values;
+  std::shared_ptr<const void> owner;
+};
+
 template <class T>
 op::OperatorPtr<T> sense(std::shared_ptr<const Encoding<T>> encoding, std::span<const std::complex<T>> maps,
                          const op::Shape& maps_shape, Context context, const SenseOptions& options = {});
@@ -94,6 +114,9 @@ op::OperatorPtr<T> sense(std::shared_ptr<const Encoding<T>> encoding, std::span<
 template <class T>
 op::OperatorPtr<T> sense(op::OperatorPtr<T> batched_encoding, std::span<const std::complex<T>> maps,
                          const op::Shape& maps_shape);
+
+template <class T>
+op::OperatorPtr<T> sense(op::OperatorPtr<T> batched_encoding, ContextMaps<T> maps, const op::Shape& maps_shape);
 
 extern template op::OperatorPtr<float> sense<float>(std::shared_ptr<const Encoding<float>>,
                                                     std::span<const std::complex<float>>, const op::Shape&,
@@ -105,5 +128,7 @@ extern template op::OperatorPtr<float> sense<float>(op::OperatorPtr<float>, std:
                                                     const op::Shape&);
 extern template op::OperatorPtr<double> sense<double>(op::OperatorPtr<double>,
                                                       std::span<const std::complex<double>>, const op::Shape&);
+extern template op::OperatorPtr<float> sense<float>(op::OperatorPtr<float>, ContextMaps<float>, const op::Shape&);
+extern template op::OperatorPtr<double> sense<double>(op::OperatorPtr<double>, ContextMaps<double>, const op::Shape&);
 
 }  // namespace fieldft::mri
