@@ -63,6 +63,7 @@ struct ReconArgs {
   std::string devices;        // --devices: empty = --device alone
   std::string split = "auto";
   int slice_workers = 0;  // --slice-workers: slices in flight per CUDA device; 0 = automatic
+  std::string pin = "on";  // --pin: page-lock the stack's host data for the slices' copies (CUDA)
   std::string memory_limit_text;
   double memory_limit = 0;  // bytes; 0: none
   bool json = false;
@@ -638,7 +639,8 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
     // up staged, as from any pageable memory. Unpinned when the slices are done (each solve has
     // synchronised its context by then).
     std::vector<op::PinnedHost> pins;
-    if (ctx.is_cuda()) {
+    const auto t_pin = std::chrono::steady_clock::now();
+    if (ctx.is_cuda() && a.pin == "on") {
       std::vector<int> devices;
       for (const Placement& p : places) devices.push_back(p.context.device());
       const std::int64_t first = world ? rank : 0, step = world ? ranks : 1;
@@ -652,6 +654,7 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
       if (failed != pins.end())
         notes.push_back("the slices' host data could not all be pinned (" + failed->why() +
                         "); they go up from pageable memory, staged");
+      times["pin"] = since(t_pin);  // once per run, inside the solve stage's wall time
     }
     // Each slice's seconds outside its set-up and solve: staging (buffers, the copies of its
     // k-space and, on a device, of its maps enqueued, or its maps cut out on the host; its
@@ -1024,6 +1027,12 @@ Subcommand add_recon_command(CLI::App& parent) {
                   "so that one slice's set-up on the host overlaps another's solve on the device; 0 = automatic: 2 on "
                   "CUDA where two slices fit each device's memory, else 1")
       ->check(at_least(0))
+      ->capture_default_str();
+  app->add_option("--pin", a->pin,
+                  "Slice by slice on CUDA: page-lock the coil maps and the k-space slices once for the run (on), so "
+                  "that each slice's copies to its device run asynchronously; off copies them from pageable memory "
+                  "(the driver stages them). --json reports the seconds pinning took (seconds.pin)")
+      ->check(CLI::IsMember({"on", "off"}))
       ->capture_default_str();
   app->add_option("--device", a->device, "CUDA device ordinal (0 .. devices-1; see `fieldft info`); ignored on the CPU")->check(at_least(0))->capture_default_str();
   add_threads_option(*app, a->threads);

@@ -51,12 +51,12 @@ def simulate(tool, out, matrix, device):
         j["total_seconds"], j["model_seconds"], j.get("backend", "?"), j["write_seconds"]), flush=True)
 
 
-def recon(tool, src, extra, iters, repeat, workdir, workers=1):
+def recon(tool, src, extra, iters, repeat, workdir, workers=1, pin="on"):
     best = None
     for _ in range(repeat):
         out = os.path.join(workdir, "img.npy")
         j = json.loads(run([tool, "recon", src, "-o", out, "--maps", "file", "--backend", "cuda", "--iters", str(iters),
-                            "--progress", "off", "--json", "--slice-workers", str(workers)] + extra).strip().splitlines()[-1])
+                            "--progress", "off", "--json", "--slice-workers", str(workers), "--pin", pin] + extra).strip().splitlines()[-1])
         if best is None or j["seconds"]["solve_wall"] < best["seconds"]["solve_wall"]:
             best = j
     return best
@@ -75,6 +75,8 @@ def main():
     ap.add_argument("--counts", help="device counts of the strong-scaling rows, e.g. 1,2,4 (default: 1 and all)")
     ap.add_argument("--no-weak", action="store_true", help="skip the weak-scaling row (32 slices per device)")
     ap.add_argument("--no-coils", action="store_true", help="skip the coil-split rows of one slice")
+    ap.add_argument("--pin", choices=["on", "off"], default="on",
+                    help="fieldft recon --pin: page-lock the stack's host data for the slices' copies (default on)")
     ap.add_argument("--slice-workers", type=int, default=0,
                     help="fieldft recon --slice-workers: slices in flight per device (every configuration); "
                          "0 = the tool's automatic choice")
@@ -103,17 +105,17 @@ def main():
         rows, strong = [], {}
         for c in counts:
             opts = ["--devices", one, "--chunk", "slices"] if c == 1 else ["--devices", ",".join(devs[:c]), "--split", "problems"]
-            strong[c] = recon(a.fieldft, stack(nstrong), opts, a.iters, a.repeat, work, a.slice_workers)
+            strong[c] = recon(a.fieldft, stack(nstrong), opts, a.iters, a.repeat, work, a.slice_workers, a.pin)
             rows.append(("strong", "%d slices, %d GPU%s" % (nstrong, c, "" if c == 1 else "s"), strong[c]))
         if not a.no_weak:
-            rw1 = strong[1] if nhalf == nstrong else recon(a.fieldft, stack(nhalf), ["--devices", one, "--chunk", "slices"], a.iters, a.repeat, work, a.slice_workers)
+            rw1 = strong[1] if nhalf == nstrong else recon(a.fieldft, stack(nhalf), ["--devices", one, "--chunk", "slices"], a.iters, a.repeat, work, a.slice_workers, a.pin)
             rwk = strong[k] if nweak == nstrong and k in strong else recon(
-                a.fieldft, stack(nweak), ["--devices", many, "--split", "problems"], a.iters, a.repeat, work, a.slice_workers)
+                a.fieldft, stack(nweak), ["--devices", many, "--split", "problems"], a.iters, a.repeat, work, a.slice_workers, a.pin)
             rows.append(("weak", "%d slices, 1 GPU" % nhalf, rw1))
             rows.append(("weak", "%d slices, %d GPUs" % (nweak, k), rwk))
         if not a.no_coils:
-            c1 = recon(a.fieldft, flat, ["--devices", one], a.iters, a.repeat, work, a.slice_workers)
-            ck = recon(a.fieldft, flat, ["--devices", many, "--split", "coils"], a.iters, a.repeat, work, a.slice_workers)
+            c1 = recon(a.fieldft, flat, ["--devices", one], a.iters, a.repeat, work, a.slice_workers, a.pin)
+            ck = recon(a.fieldft, flat, ["--devices", many, "--split", "coils"], a.iters, a.repeat, work, a.slice_workers, a.pin)
             rows.append(("coils", "1 slice, 1 GPU", c1))
             rows.append(("coils", "1 slice, %d GPUs (coils split)" % k, ck))
         print("\n%-7s %-32s %10s %12s %12s %8s" % ("", "configuration", "wall s", "setup sum s", "solve sum s", "NRMSE"))
@@ -138,9 +140,9 @@ def main():
                 rest = [w - a - b - c - d for w, a, b, c, d in zip(s["slice_wall"], s["slice_setup"], s["slice_solve"],
                                                                    s["slice_stage"], s["slice_download"])]
                 print("%-7s %-32s per slice, median ms: wall %.1f = set-up %.1f + CG %.1f + staging %.1f + download %.1f"
-                      " + rest %.1f" % (kind, what, 1e3 * med(s["slice_wall"]), 1e3 * med(s["slice_setup"]),
+                      " + rest %.1f; pinning (once) %.1f ms" % (kind, what, 1e3 * med(s["slice_wall"]), 1e3 * med(s["slice_setup"]),
                                        1e3 * med(s["slice_solve"]), 1e3 * med(s["slice_stage"]),
-                                       1e3 * med(s["slice_download"]), 1e3 * med(rest)))
+                                       1e3 * med(s["slice_download"]), 1e3 * med(rest), 1e3 * s.get("pin", 0.0)))
         w = lambda j: j["seconds"]["solve_wall"]
         print()
         for c in counts[1:]:
