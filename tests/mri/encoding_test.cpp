@@ -149,7 +149,7 @@ Problem<T> make_problem(std::vector<std::int64_t> grid, std::int64_t m, std::uin
   for (auto g : grid) p.voxels *= g;
   Rng rng(seed);
   std::vector<double>* kd[3] = {&p.ksp.x, &p.ksp.y, &p.ksp.z};
-  p.ksp.dim = p.pos.dim = dim;
+  p.ksp.dim = dim;
   for (int d = 0; d < dim; ++d) {
     const double half = 0.5 * static_cast<double>(grid[d]);
     for (std::int64_t j = 0; j < m; ++j) {
@@ -162,15 +162,7 @@ Problem<T> make_problem(std::vector<std::int64_t> grid, std::int64_t m, std::uin
   // Readout times without a field map: they change nothing (Δω = 0).
   for (std::int64_t j = 0; j < m; ++j) p.times.push_back(static_cast<T>(rng.uniform(0.0, 0.01)));
   p.times_d.assign(p.times.begin(), p.times.end());
-  std::vector<double>* pd[3] = {&p.pos.x, &p.pos.y, &p.pos.z};
-  const std::int64_t nz = dim == 3 ? grid[2] : 1;
-  for (std::int64_t z = 0; z < nz; ++z)
-    for (std::int64_t y = 0; y < grid[1]; ++y)
-      for (std::int64_t x = 0; x < grid[0]; ++x) {
-        const std::int64_t i[3] = {x, y, z};
-        for (int d = 0; d < dim; ++d)
-          pd[d]->push_back(static_cast<double>(i[d] - grid[d] / 2) / static_cast<double>(grid[d]));
-      }
+  p.pos = voxel_positions(grid);
   p.zeros_v.assign(static_cast<std::size_t>(p.voxels), 0.0);
   p.encoding = std::make_shared<const Encoding<T>>(
       std::span<const std::int64_t>(p.grid), std::span<const T>(p.k[0]), std::span<const T>(p.k[1]),

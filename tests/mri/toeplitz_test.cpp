@@ -63,20 +63,9 @@ struct Case {
 // Voxel positions, voxel count and encoding of a case whose grid, k and weights are set.
 template <class T>
 void finish_case(Case<T>& c) {
-  const auto& grid = c.grid;
-  const int dim = static_cast<int>(grid.size());
-  std::vector<double>* pd[3] = {&c.pos.x, &c.pos.y, &c.pos.z};
-  c.pos.dim = dim;
-  for (auto g : grid) c.voxels *= g;
-  // Voxel positions r_d = (i_d − ⌊N_d/2⌋)/N_d, x fastest.
-  const std::int64_t nz = dim == 3 ? grid[2] : 1;
-  for (std::int64_t z = 0; z < nz; ++z)
-    for (std::int64_t y = 0; y < grid[1]; ++y)
-      for (std::int64_t x = 0; x < grid[0]; ++x) {
-        const std::int64_t i[3] = {x, y, z};
-        for (int d = 0; d < dim; ++d)
-          pd[d]->push_back(static_cast<double>(i[d] - grid[d] / 2) / static_cast<double>(grid[d]));
-      }
+  const int dim = static_cast<int>(c.grid.size());
+  for (auto g : c.grid) c.voxels *= g;
+  c.pos = voxel_positions(c.grid);
   c.encoding = std::make_shared<const mri::Encoding<T>>(std::span<const std::int64_t>(c.grid),
                                                         std::span<const T>(c.k[0]), std::span<const T>(c.k[1]),
                                                         dim == 3 ? std::span<const T>(c.k[2]) : std::span<const T>());
@@ -352,7 +341,6 @@ TYPED_TEST(ToeplitzTyped, StackDetectionNeedsIdenticalPlanesOfDistinctK) {
     for (int d = 0; d < 3; ++d)
       for (const T v : c.k[d]) kd[d]->push_back(static_cast<double>(v));
     c.voxels = 1;
-    c.pos = reference::Points{};
     finish_case(c);
     return c;
   };

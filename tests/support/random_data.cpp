@@ -86,6 +86,22 @@ std::vector<std::complex<U>> convert_complex(std::span<const std::complex<T>> v)
 
 template struct PointSet<float>;
 template struct PointSet<double>;
+reference::Points voxel_positions(std::span<const std::int64_t> grid) {
+  reference::Points p;
+  p.dim = static_cast<int>(grid.size());
+  std::vector<double>* pd[3] = {&p.x, &p.y, &p.z};
+  const std::int64_t ny = p.dim >= 2 ? grid[1] : 1, nz = p.dim == 3 ? grid[2] : 1;
+  for (std::int64_t z = 0; z < nz; ++z)
+    for (std::int64_t y = 0; y < ny; ++y)
+      for (std::int64_t x = 0; x < grid[0]; ++x) {
+        const std::int64_t i[3] = {x, y, z};
+        for (int d = 0; d < p.dim; ++d)
+          pd[d]->push_back(static_cast<double>(i[d] - grid[static_cast<std::size_t>(d)] / 2) /
+                           static_cast<double>(grid[static_cast<std::size_t>(d)]));
+      }
+  return p;
+}
+
 template PointSet<float> random_points<float>(int, std::int64_t, std::uint64_t, double, double);
 template PointSet<double> random_points<double>(int, std::int64_t, std::uint64_t, double, double);
 template PointSet<float> make_points<float>(int, std::span<const double>, std::span<const double>,

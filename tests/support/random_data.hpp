@@ -55,6 +55,10 @@ template <class T>
 PointSet<T> make_points(int dim, std::span<const double> x, std::span<const double> y = {},
                         std::span<const double> z = {});
 
+// The voxel positions of an image grid (1 to 3 entries) as the MRI oracles take them,
+// r_d = (i_d − ⌊N_d/2⌋)/N_d in field-of-view units, x fastest (not random: shared test geometry).
+reference::Points voxel_positions(std::span<const std::int64_t> grid);
+
 // A copy of pts with coordinates of precision U (the values are those of pts, rounded to U).
 template <class U, class T>
 PointSet<U> convert_points(const PointSet<T>& pts);
