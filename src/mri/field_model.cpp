@@ -253,6 +253,7 @@ FieldModelChoice choose_field_model(const FieldModelProblem& p, const FieldModel
     g.n[d] = p.grid[static_cast<std::size_t>(d)];
     g.periodic[d] = p.periodic[static_cast<std::size_t>(d)];
   }
+  g.stacked = p.stacked && dim >= 2 && g.periodic[static_cast<std::size_t>(dim - 1)];
   // The field-corrected Toeplitz normal runs on every backend and grid (CUDA: fused in 2D for
   // 2N_d powers of two, else the slower cuFFT path).
   const bool toeplitz_runs = o.plan_toeplitz;
@@ -330,7 +331,7 @@ FieldModelChoice choose_field_model(const FieldModelProblem& p, const FieldModel
     ts_setup += kNufftPlanSetup + design;  // each shot's encoding designs its own interpolator
     if (toeplitz_ok) {
       tt_iter += coils * lt * toeplitz_units / toeplitz_fft_rate;
-      tt_setup += kNufftPlanSetup + design + design_t + lt * m.kernel_setup(padded);
+      tt_setup += kNufftPlanSetup + design + design_t + lt * m.kernel_setup(static_cast<double>(g.kernel_cells()));
     }
   }
   if (segmented_ok) {
@@ -403,6 +404,7 @@ FieldModelChoice choose_field_model(const Encoding<T>& e, std::int64_t coils, bo
   p.coils = coils;
   p.per_shot = per_shot;
   p.periodic = detail::periodic_axes(e, options.eps, true);  // as the Toeplitz normals decide
+  p.stacked = detail::stacked_last_axis(e, p.periodic, {}, true, true);
   return choose_field_model(p, options);
 }
 

@@ -199,6 +199,53 @@ TEST(FieldModel, ToeplitzOnTheCufftPathIsCostedAtItsRate) {
   EXPECT_GT(per_100, per_128) << choice.reason << " | " << pow2.reason;
 }
 
+// A full stack (the same in-plane samples and times on every k_z plane, planes slowest) is more
+// than periodic: the Toeplitz candidate has no FFT pass along z and kernels of one plane, so it
+// costs less per iteration and to set up than the periodic one; the other candidates do not
+// change. The Encoding overload detects it from the samples (identical planes), not from
+// planes whose in-plane samples differ.
+TEST(FieldModel, StackedAxisCostsTheToeplitzNormalLessThanPeriodic) {
+  Case c;
+  c.grid = {32, 32, 16};
+  c.field = ramp_field(32 * 32 * 16, 100);
+  c.times = readout_times(16 * 4, 256, 4);
+  const auto opts = on(Backend::kCuda);
+  auto p = c.problem(8);
+  p.periodic = {false, false, true};
+  const auto periodic = mri::choose_field_model(p, opts);
+  p.stacked = true;
+  const auto stacked = mri::choose_field_model(p, opts);
+  ASSERT_TRUE(periodic.segmented_toeplitz.feasible && stacked.segmented_toeplitz.feasible) << stacked.reason;
+  EXPECT_LT(stacked.segmented_toeplitz.iteration_seconds, periodic.segmented_toeplitz.iteration_seconds)
+      << stacked.reason;
+  EXPECT_LE(stacked.segmented_toeplitz.setup_seconds, periodic.segmented_toeplitz.setup_seconds) << stacked.reason;
+  EXPECT_DOUBLE_EQ(stacked.segmented.iteration_seconds, periodic.segmented.iteration_seconds);
+  EXPECT_DOUBLE_EQ(stacked.dft.iteration_seconds, periodic.dft.iteration_seconds);
+  EXPECT_NE(stacked.segmented_toeplitz.note.find("z stacked"), std::string::npos) << stacked.segmented_toeplitz.note;
+
+  // From an Encoding: 16 identical planes of 4 arms x 256 (k_z = p - 8, planes slowest).
+  const std::int64_t m = static_cast<std::int64_t>(c.times.size()), per = m / 16;
+  std::vector<double> kx(static_cast<std::size_t>(m)), ky(kx), kz(kx);
+  for (std::int64_t j = 0; j < m; ++j) {
+    const std::int64_t s = j % per;
+    const double a = 0.37 * static_cast<double>(s), r = 15.0 * static_cast<double>(s % 256) / 256;
+    kx[static_cast<std::size_t>(j)] = r * std::cos(a);
+    ky[static_cast<std::size_t>(j)] = r * std::sin(a);
+    kz[static_cast<std::size_t>(j)] = static_cast<double>(j / per) - 8;
+  }
+  std::vector<double> times(static_cast<std::size_t>(m));
+  for (std::int64_t j = 0; j < m; ++j) times[static_cast<std::size_t>(j)] = c.times[static_cast<std::size_t>(j % per)];
+  const std::span<const std::int64_t> grid(c.grid);
+  const mri::Encoding<double> stack(grid, std::span<const double>(kx), std::span<const double>(ky),
+                                    std::span<const double>(kz), std::span<const double>(times),
+                                    std::span<const double>(c.field));
+  p.times = times;
+  const auto want = mri::choose_field_model(p, opts);
+  const auto from_stack = mri::choose_field_model(stack, 8, false, opts);
+  EXPECT_DOUBLE_EQ(from_stack.segmented_toeplitz.iteration_seconds, want.segmented_toeplitz.iteration_seconds)
+      << from_stack.reason;
+}
+
 // A stack's k_z axis is periodic: the Toeplitz candidate embeds it in N_z cells, not 2N_z, and
 // costs less per iteration (3D: the pruned FFT units drop to about 2/3 and the pad, kernel and
 // crop passes to 1/2); the other candidates do not change. The Encoding overload sets the axis

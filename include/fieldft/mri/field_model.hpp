@@ -67,6 +67,10 @@ struct FieldModelProblem {
   // cells, not 2N (include/fieldft/mri/toeplitz.hpp, "Periodic axes"), which the Toeplitz
   // candidate's cost counts. The Encoding overload fills it from the k, as the normals decide.
   std::array<bool, 3> periodic{false, false, false};
+  // The last axis is a stack (periodic, the same in-plane samples and times on every plane:
+  // "Stacked last axis" there): the Toeplitz candidate then has no FFT pass along it and kernels
+  // of one plane. The Encoding overload fills it from the samples, as the normals decide.
+  bool stacked = false;
 };
 
 struct FieldModelOptions {
