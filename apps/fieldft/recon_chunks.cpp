@@ -162,23 +162,22 @@ void over_threads(std::int64_t n, const F& work) {
 }  // namespace
 
 template <class T>
-std::vector<std::vector<std::complex<T>>> kz_to_slices(const Stack& s, std::int64_t nz, std::int64_t coils,
-                                                       const std::vector<std::complex<T>>& y) {
+std::vector<std::complex<T>> kz_to_slices(const Stack& s, std::int64_t nz, std::int64_t coils,
+                                          const std::vector<std::complex<T>>& y) {
   const std::int64_t per = s.plane_samples, m = per * s.planes;
   const auto w = kz_weights(s, nz, +1.0, 1.0 / static_cast<double>(nz));
-  std::vector<std::vector<std::complex<T>>> out(static_cast<std::size_t>(nz));
+  std::vector<std::complex<T>> out(static_cast<std::size_t>(nz * per * coils));
   // A direct Nz-point DFT per sample: Nz^2 M_plane C terms, small beside one CG iteration on a
   // few slices, but seconds for 64 slices of 32 coils: slices over the host's threads.
   over_threads(nz, [&](std::int64_t z) {
-    auto& o = out[static_cast<std::size_t>(z)];
-    o.assign(static_cast<std::size_t>(per * coils), std::complex<T>{});
+    std::complex<T>* o = out.data() + z * per * coils;
     for (std::int64_t c = 0; c < coils; ++c)
       for (std::int64_t j = 0; j < per; ++j) {
         std::complex<double> acc{};
         for (std::int64_t p = 0; p < s.planes; ++p)
           acc += w[static_cast<std::size_t>(p + s.planes * z)] *
                  std::complex<double>(y[static_cast<std::size_t>(s.index[static_cast<std::size_t>(p * per + j)] + m * c)]);
-        o[static_cast<std::size_t>(j + per * c)] = std::complex<T>(acc);
+        o[j + per * c] = std::complex<T>(acc);
       }
   });
   return out;
@@ -202,10 +201,10 @@ void slices_to_kz(const Stack& s, std::int64_t nz, std::int64_t coils,
   });
 }
 
-template std::vector<std::vector<std::complex<float>>> kz_to_slices<float>(const Stack&, std::int64_t, std::int64_t,
-                                                                           const std::vector<std::complex<float>>&);
-template std::vector<std::vector<std::complex<double>>> kz_to_slices<double>(const Stack&, std::int64_t, std::int64_t,
-                                                                             const std::vector<std::complex<double>>&);
+template std::vector<std::complex<float>> kz_to_slices<float>(const Stack&, std::int64_t, std::int64_t,
+                                                              const std::vector<std::complex<float>>&);
+template std::vector<std::complex<double>> kz_to_slices<double>(const Stack&, std::int64_t, std::int64_t,
+                                                                const std::vector<std::complex<double>>&);
 
 template void slices_to_kz<double>(const Stack&, std::int64_t, std::int64_t,
                                    const std::vector<std::vector<std::complex<double>>>&,

@@ -83,11 +83,12 @@ struct Stack {
 // The stack structure of a 3D dataset (see above), or nullopt with the reason in *why_not.
 std::optional<Stack> detect_stack(const io::RawData& d, std::string* why_not);
 
-// ŷ of slice z for every coil: yhat[z] holds plane_samples·C values, coil slowest (see above).
+// ŷ of every slice for every coil, in ONE allocation (so that it can be page-locked in one
+// piece): slice z's plane_samples·C values, coil slowest (see above), at z·plane_samples·C.
 // y: the dataset's k-space, sample j of coil c at j + M·c.
 template <class T>
-std::vector<std::vector<std::complex<T>>> kz_to_slices(const Stack& s, std::int64_t nz, std::int64_t coils,
-                                                       const std::vector<std::complex<T>>& y);
+std::vector<std::complex<T>> kz_to_slices(const Stack& s, std::int64_t nz, std::int64_t coils,
+                                          const std::vector<std::complex<T>>& y);
 
 // The inverse of kz_to_slices (the model's direction): y_c(p, j) = Σ_z ŷ_c(z, j) e^{-i2π κ_p z_v},
 // written into the dataset's order (y resized to M·C). `fieldft simulate` models a stack this way:

@@ -76,8 +76,12 @@ double since(std::chrono::steady_clock::time_point t0) {
 // `values` in the context's memory: the vector itself on the host, one upload (stream-ordered)
 // on a device.
 template <class V>
-const V* in_context(op::Workspace& ws, const std::vector<V>& values) {
+const V* in_context(op::Workspace& ws, std::span<const V> values) {
   return ws.context().is_host() ? values.data() : op::upload(ws, values);
+}
+template <class V>
+const V* in_context(op::Workspace& ws, const std::vector<V>& values) {
+  return in_context(ws, std::span<const V>(values));
 }
 
 template <class T>
@@ -392,10 +396,15 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
   // k_z transform on the host, then each slice's data go up in turn.
   std::optional<op::Workspace> y_mem(std::in_place, ctx);
   const Complex* y_ctx = nullptr;
-  std::vector<std::vector<Complex>> yhat;
+  std::vector<Complex> yhat;  // slice by slice: every slice's k-space, slice z at z·y_slice
+  std::int64_t y_slice = 0;
+  const auto slice_y = [&](std::int64_t z) {
+    return std::span<const Complex>(yhat.data() + z * y_slice, static_cast<std::size_t>(y_slice));
+  };
   t0 = std::chrono::steady_clock::now();
   if (slices) {
     yhat = kz_to_slices<T>(*stack, nz, coils, y);
+    y_slice = static_cast<std::int64_t>(yhat.size()) / nz;
     std::vector<Complex>().swap(y);
     times["kz_transform"] = since(t0);
   } else if (split != Split::kCoils || estimated_maps) {  // coils: each place uploads its share
@@ -464,7 +473,7 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
       const auto estimate_slice = [&](std::int64_t z, const Context& c) {
         std::vector<Complex> mz(static_cast<std::size_t>(plane * coils));
         op::Workspace ws(c);
-        const auto& yz = yhat[static_cast<std::size_t>(z)];
+        const auto yz = slice_y(z);
         estimate_maps(*slice_encoding(z, false), c, std::span<const Complex>(in_context(ws, yz), yz.size()), mz);
         for (std::int64_t k = 0; k < coils; ++k)
           std::copy_n(mz.begin() + plane * k, plane, maps.begin() + plane * z + n * k);
@@ -646,9 +655,15 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
       const std::int64_t first = world ? rank : 0, step = world ? ranks : 1;
       pins.reserve(static_cast<std::size_t>(1 + (nz - first + step - 1) / step));
       if (maps_on_device) pins.emplace_back(maps.data(), maps.size() * sizeof(Complex), devices);
-      for (std::int64_t z = first; z < nz; z += step) {
-        const auto& yz = yhat[static_cast<std::size_t>(z)];
-        if (!yz.empty()) pins.emplace_back(yz.data(), yz.size() * sizeof(Complex), devices);
+      // One process: every slice's k-space, one allocation, pinned in one piece. A rank: its own
+      // slices (every ranks-th), each on its own pages unless a slice is smaller than a page.
+      if (!world && !yhat.empty()) {
+        pins.emplace_back(yhat.data(), yhat.size() * sizeof(Complex), devices);
+      } else {
+        for (std::int64_t z = first; z < nz; z += step) {
+          const auto yz = slice_y(z);
+          if (!yz.empty()) pins.emplace_back(yz.data(), yz.size() * sizeof(Complex), devices);
+        }
       }
       const auto failed = std::find_if(pins.begin(), pins.end(), [](const op::PinnedHost& p) { return !p.pinned(); });
       if (failed != pins.end())
@@ -684,8 +699,7 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
       const double encoding_s = since(te);
       const auto ts = std::chrono::steady_clock::now();
       op::Workspace y_ws(c), x_ws(c);  // one buffer each: a Workspace holds one
-      const auto& yz = yhat[static_cast<std::size_t>(z)];
-      const Complex* y_c = in_context(y_ws, yz);
+      const Complex* y_c = in_context(y_ws, slice_y(z));
       std::vector<Complex> xz(static_cast<std::size_t>(plane), Complex{});
       Complex* x_c = c.is_host() ? xz.data() : x_ws.get_as<Complex>(plane);
       // The slice's maps: on a device, plane z of every coil straight from the volume into a buffer
