@@ -96,8 +96,10 @@ class ToeplitzCpu final : public core::ToeplitzEngine<T> {
     run(forward_.begin(), forward_.end(), grid);
     const std::int64_t cells = cells_, kc = kernel_cells_, batch = g_.batch;
 #pragma omp parallel for schedule(static) num_threads(nthreads_) if (work >= kParallelMin)
-    for (std::int64_t i = 0; i < cells; ++i)
-      for (std::int64_t b = 0; b < batch; ++b) grid[i + b * stride] *= kernels[(b / coils) * kc + i % kc];
+    for (std::int64_t i = 0; i < cells; ++i) {
+      const std::int64_t ki = kc == cells ? i : i % kc;  // no division unless stacked
+      for (std::int64_t b = 0; b < batch; ++b) grid[i + b * stride] *= kernels[(b / coils) * kc + ki];
+    }
     run(inverse_.rbegin(), inverse_.rend(), grid);
 #pragma omp parallel for schedule(static) num_threads(nthreads_) if (work >= kParallelMin)
     for (std::int64_t v = 0; v < n; ++v) {
@@ -131,7 +133,7 @@ class ToeplitzCpu final : public core::ToeplitzEngine<T> {
     const std::int64_t cells = cells_, kc = kernel_cells_, batch = g_.batch;
 #pragma omp parallel for schedule(static) num_threads(nthreads_) if (work >= kParallelMin)
     for (std::int64_t i = 0; i < cells; ++i) {
-      const T k = kernel[i % kc];
+      const T k = kernel[kc == cells ? i : i % kc];  // no division unless stacked
       for (std::int64_t b = 0; b < batch; ++b) grid[i + b * stride] *= k;
     }
     run(inverse_.rbegin(), inverse_.rend(), grid);

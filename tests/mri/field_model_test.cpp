@@ -199,16 +199,22 @@ TEST(FieldModel, ToeplitzOnTheCufftPathIsCostedAtItsRate) {
   EXPECT_GT(per_100, per_128) << choice.reason << " | " << pow2.reason;
 }
 
+// The 32x32x16 problem of the stack tests below: a ±100 Hz ramp, 16 planes of 4 arms x 256.
+Case stack_case() {
+  Case c;
+  c.grid = {32, 32, 16};
+  c.field = ramp_field(32 * 32 * 16, 100);
+  c.times = readout_times(16 * 4, 256, 4);
+  return c;
+}
+
 // A full stack (the same in-plane samples and times on every k_z plane, planes slowest) is more
 // than periodic: the Toeplitz candidate has no FFT pass along z and kernels of one plane, so it
 // costs less per iteration and to set up than the periodic one; the other candidates do not
 // change. The Encoding overload detects it from the samples (identical planes), not from
 // planes whose in-plane samples differ.
 TEST(FieldModel, StackedAxisCostsTheToeplitzNormalLessThanPeriodic) {
-  Case c;
-  c.grid = {32, 32, 16};
-  c.field = ramp_field(32 * 32 * 16, 100);
-  c.times = readout_times(16 * 4, 256, 4);
+  const Case c = stack_case();
   const auto opts = on(Backend::kCuda);
   auto p = c.problem(8);
   p.periodic = {false, false, true};
@@ -251,10 +257,7 @@ TEST(FieldModel, StackedAxisCostsTheToeplitzNormalLessThanPeriodic) {
 // crop passes to 1/2); the other candidates do not change. The Encoding overload sets the axis
 // from the k (integers), off for k_z half a cell off the grid.
 TEST(FieldModel, PeriodicStackAxisCostsTheToeplitzNormalLess) {
-  Case c;
-  c.grid = {32, 32, 16};
-  c.field = ramp_field(32 * 32 * 16, 100);
-  c.times = readout_times(16 * 4, 256, 4);
+  const Case c = stack_case();
   const auto opts = on(Backend::kCuda);
   auto p = c.problem(8);
   const auto full = mri::choose_field_model(p, opts);
