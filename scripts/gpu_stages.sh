@@ -15,6 +15,10 @@
 #   bash scripts/gpu_stages.sh precomp                  bench/precomputed/run_cuda.sh, summarised
 #   bash scripts/gpu_stages.sh sanitize BIN FILTER [TIMEOUT]
 #   bash scripts/gpu_stages.sh slices TIMEOUT [slices.py args]
+#   bash scripts/gpu_stages.sh pyrun TIMEOUT NAME SCRIPT [args]   a Python benchmark (e.g.
+#                                                       bench/recon/field.py) with the package laid
+#                                                       out as pip would (build/cuda/pkg) and
+#                                                       cuFINUFFT from ./devcuf; output $OUT/NAME.txt
 # Logs and JSON go to $OUT (default /tmp/out). Run test binaries one at a time: they share the
 # device, and GpuRuntime.ThousandPlanLifetimesDoNotLeak reads the device's free memory, which
 # another process changes. To run stages side by side, start them with & and `wait` for their
@@ -82,6 +86,14 @@ PY
     t=$1; shift
     timeout $t python3 bench/scale/slices.py "$@" --json "$OUT/slices.json" > "$OUT/slices.txt" 2>&1; echo "slices rc $?"
     tail -60 "$OUT/slices.txt"
+    ;;
+  pyrun)  # pyrun TIMEOUT NAME SCRIPT [args]
+    t=$1 name=$2 script=$3; shift 3
+    pkg=$B/pkg/fieldft
+    mkdir -p "$pkg" && cp -r python/fieldft/. "$pkg/" && cp $B/python/_core*.so "$pkg/" || exit 1
+    PYTHONPATH="$PWD/$B/pkg:$PWD/devcuf${PYTHONPATH:+:$PYTHONPATH}" timeout "$t" python3 "$script" "$@" \
+      --json "$OUT/$name.json" > "$OUT/$name.txt" 2>&1; echo "$name rc $?"
+    tail -25 "$OUT/$name.txt"
     ;;
   *) echo "unknown stage $stage"; exit 2 ;;
 esac

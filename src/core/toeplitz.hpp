@@ -61,9 +61,11 @@ std::string toeplitz_grid_string(const ToeplitzGeometry& g);
 
 // The CUDA engine's fused path (src/cuda/toeplitz.cu) takes 2D grids whose 2N_d are powers of
 // two in [16, 2048] (its line FFTs) and no periodic axis (its kernels zero-pad each line to 2N_d
-// and crop it); other geometries take its cuFFT path.
+// and crop it), and 3D grids of that kind in x and y with a stacked z axis (no pass along z: each
+// plane is such a 2D problem); other geometries take its cuFFT path.
 inline bool fused_toeplitz_geometry(const ToeplitzGeometry& g) {
-  if (g.dim != 2 || g.any_periodic()) return false;
+  const bool planes = g.dim == 2 || (g.dim == 3 && g.stacked);
+  if (!planes || g.periodic[0] || g.periodic[1]) return false;
   for (int d = 0; d < 2; ++d) {
     const std::int64_t l = 2 * g.n[d];
     if (l < 16 || l > 2048 || (l & (l - 1)) != 0) return false;
@@ -117,8 +119,8 @@ class ToeplitzEngine {
   // images the B coils of ONE image x (N voxels) and maps their sensitivities (B·N values),
   //   z = Σ_b conj(maps_b) ∘ crop_N(IFFT(kernel ∘ FFT(pad_2N(maps_b ∘ x)))).
   // Returns false, having done nothing, where there is no fused form (the caller then expands,
-  // applies and combines); the CUDA engine has one for every geometry (its fused path in 2D for
-  // 2N_d powers of two in [16, 2048], its cuFFT path with the products in its pad and crop).
+  // applies and combines); the CUDA engine has one for every geometry (its fused path,
+  // fused_toeplitz_geometry; its cuFFT path with the products in its pad and crop).
   virtual bool apply_sense(const T* /*kernel*/, const Complex* /*maps*/, const Complex* /*x*/, Complex* /*z*/) {
     return false;
   }

@@ -1,20 +1,24 @@
 // The CUDA Toeplitz engine (src/cuda/toeplitz.hpp). Two ways to apply it:
 //
-// FUSED (2D, 2N_x and 2N_y powers of two in [16, 2048], no periodic axis): three kernels that
-// each read and write memory once, with the FFTs in registers and shared memory (line_fft.cuh), on a buffer of half
-// the 2N grid, B·N_y rows of 2N_x:
-//   rows_forward   row y < N_y of image b: load x (times the coil map S_b in the SENSE form),
-//                  zero-pad to 2N_x, FFT along x, store the row;
-//   columns        column k_x of image b: load its N_y rows, zero-pad to 2N_y, FFT along y,
-//                  multiply by the kernel, inverse FFT, store the first N_y;
+// FUSED (2D, or 3D with a stacked z axis, core::fused_toeplitz_geometry: 2N_x and 2N_y powers of
+// two in [16, 2048], x and y not periodic): three kernels that each read and write memory once,
+// with the FFTs in registers and shared memory (line_fft.cuh), on a buffer of half the 2N grid,
+// B·N_z·N_y rows of 2N_x (N_z = 1 in 2D; on a stack each z plane of an image is a 2D problem of
+// its own with the one plane kernel, so the planes are just more rows and columns):
+//   rows_forward   row (z, y < N_y) of image b: load x (times the coil map S_b in the SENSE
+//                  form), zero-pad to 2N_x, FFT along x, store the row;
+//   columns        column k_x of plane z of image b: load its N_y rows, zero-pad to 2N_y, FFT
+//                  along y, multiply by the kernel, inverse FFT, store the first N_y;
 //   rows_inverse   inverse FFT along x, keep the first N_x; store each image, or (SENSE form)
 //                  sum conj(S_b) times it over the B coils in registers and store one image.
+// The B images run in chunks (core::toeplitz_chunk's memory budget; one chunk in 2D at
+// reconstruction sizes), the SENSE form's sum added into z after the first.
 // The zero padding is never stored and the crop never read back. Memory traffic per image, in
 // complex values: N (x) + N (map) + 2·2N (rows) + 2·2N (columns) + 2N + N (map) ≈ 11 N, against
 // about 50 N for the cuFFT path below plus the separate coil expansion and combination (R1,
 // 256², 32 coils on an H100: see docs/benchmarks.md, "R1").
 //
-// CUFFT (every other geometry, any dim 1–3, and every geometry with a periodic axis: L_d = N_d
+// CUFFT (every other geometry, any dim 1–3, and every other geometry with a periodic axis: L_d = N_d
 // there, core::ToeplitzGeometry; its grids below are L grids, 2N read L_d, and its kernels need no
 // special case: a periodic axis has no padding, so pad and crop copy all of it, and a periodic
 // last axis leaves no plane to zero and none to prune). The B images run in chunks of Bc
@@ -211,15 +215,21 @@ __global__ void real_part_kernel(std::int64_t n, T scale, const Cplx<T>* __restr
 
 constexpr int kFusedRowThreads = 256;  // per block of the row kernels: 2048/L lines of L/8 threads
 
-// Geometry of the fused kernels: the image, and B (images, or coils in the SENSE form).
+// Geometry of the fused kernels: the image (N_z planes of N_x·N_y; 1 in 2D), and the chunk of
+// images b0 … b0 + count − 1 of the B (images, or coils in the SENSE form) in the row buffer.
 struct Fused {
   int nx, ny;
-  std::int64_t voxels;  // nx·ny
+  std::int64_t planes;  // N_z
+  std::int64_t voxels;  // nx·ny·planes
   std::int64_t batch;   // B
   // The SENSE form's factor of image b at voxel v: S_{b mod C}(v) (maps; C = coils), times
   // b_{b / C}(v) (phases, the field-corrected form; null otherwise).
   std::int64_t coils;
   const void* phases;
+  std::int64_t b0 = 0, count = 0;
+  bool first = true;  // SENSE: the first chunk writes z, the others add
+  // Rows of one image: N_z·N_y.
+  __host__ __device__ std::int64_t rows() const { return planes * ny; }
 };
 
 // S_c(v)·b_l(v) of image b (the SENSE form's factor; maps null: S = 1).
@@ -249,7 +259,8 @@ constexpr std::size_t row_smem() {
   return static_cast<std::size_t>(row_lines<L>()) * line_fft_padded(L) * sizeof(Cplx<T>);
 }
 
-// Row y < N_y of image b (line b·N_y + y of the buffer): x (SENSE: times S_b), padded, FFT.
+// Row r = z·N_y + y of image b0 + i (line i·N_z·N_y + r of the buffer): x (SENSE: times S_b),
+// padded, FFT.
 template <class T, int L, bool SENSE>
 __global__ void __launch_bounds__(kFusedRowThreads)
     rows_forward(Fused f, const Cplx<T>* __restrict__ x, const Cplx<T>* __restrict__ maps,
@@ -258,11 +269,11 @@ __global__ void __launch_bounds__(kFusedRowThreads)
   extern __shared__ __align__(16) unsigned char fused_raw[];
   Cplx<T>* buf = reinterpret_cast<Cplx<T>*>(fused_raw) + (threadIdx.x / TG) * line_fft_padded(L);
   const int t = threadIdx.x % TG;
-  const std::int64_t lines = f.batch * f.ny;
+  const std::int64_t lines = f.count * f.rows();
   std::int64_t line = static_cast<std::int64_t>(blockIdx.x) * LINES + threadIdx.x / TG;
   const bool on = line < lines;
   if (!on) line = lines - 1;  // a copy of the last line, not stored: every thread meets the barriers
-  const std::int64_t b = line / f.ny, row = (line - b * f.ny) * f.nx;
+  const std::int64_t bi = line / f.rows(), b = f.b0 + bi, row = (line - bi * f.rows()) * f.nx;
   Cplx<T> v[8];
 #pragma unroll
   for (int m = 0; m < 4; ++m) {  // t + m·L/8 < L/2 = N_x: the image; the upper half is the padding
@@ -280,9 +291,10 @@ __global__ void __launch_bounds__(kFusedRowThreads)
     for (int m = 0; m < 8; ++m) rows[line * L + t + m * TG] = v[m];
 }
 
-// Column kx of image b: its N_y rows, padded, FFT, kernel, inverse FFT, the first N_y back.
-// lx = 2N_x, the rows' length; the kernel is kernel[kx + lx·ky]: real (K = T), or complex
-// (K = Cplx<T>, the field-corrected form) with image b taking kernel b / coils, lx·L cells apart.
+// Column kx of plane z of image b: its N_y rows, padded, FFT, kernel, inverse FFT, the first N_y
+// back. lx = 2N_x, the rows' length; the kernel (one plane) is kernel[kx + lx·ky]: real (K = T),
+// or complex (K = Cplx<T>, the field-corrected form) with image b taking kernel b / coils, lx·L
+// cells apart.
 template <class T, class K, int L, int G>
 __global__ void __launch_bounds__(G*(L / 8))
     columns(Fused f, int lx, const K* __restrict__ kernel, const Cplx<T>* __restrict__ tw, Cplx<T>* __restrict__ rows) {
@@ -291,8 +303,9 @@ __global__ void __launch_bounds__(G*(L / 8))
   const int g = threadIdx.x % G, t = threadIdx.x / G;
   Cplx<T>* buf = reinterpret_cast<Cplx<T>*>(fused_raw) + g;
   const std::int64_t kx = static_cast<std::int64_t>(blockIdx.x) * G + g;
-  for (std::int64_t b = blockIdx.y; b < f.batch; b += gridDim.y) {
-    Cplx<T>* col = rows + b * f.ny * lx + kx;
+  for (std::int64_t bz = blockIdx.y; bz < f.count * f.planes; bz += gridDim.y) {  // (image, plane)
+    const std::int64_t b = f.b0 + bz / f.planes;
+    Cplx<T>* col = rows + bz * f.ny * lx + kx;
     Cplx<T> v[8];
 #pragma unroll
     for (int m = 0; m < 4; ++m) {
@@ -318,8 +331,8 @@ __global__ void __launch_bounds__(G*(L / 8))
 }
 
 // Inverse FFT of each row, the first N_x kept: to image b (plain), or Σ_b conj(S_b) · row over
-// the B coils of row y = blockIdx.x (SENSE: the block's lines take the coils in turn and add
-// their sums at the end).
+// the chunk's coils of row r = blockIdx.x (SENSE: the block's lines take the coils in turn and add
+// their sums at the end, to z's unless the chunk is the first).
 template <class T, int L, bool SENSE>
 __global__ void __launch_bounds__(kFusedRowThreads)
     rows_inverse(Fused f, const Cplx<T>* __restrict__ rows, const Cplx<T>* __restrict__ maps,
@@ -331,32 +344,32 @@ __global__ void __launch_bounds__(kFusedRowThreads)
   Cplx<T>* buf = shared + li * line_fft_padded(L);
   Cplx<T> v[8];
   if constexpr (!SENSE) {
-    const std::int64_t lines = f.batch * f.ny;
+    const std::int64_t lines = f.count * f.rows();
     std::int64_t line = static_cast<std::int64_t>(blockIdx.x) * LINES + li;
     const bool on = line < lines;
     if (!on) line = lines - 1;
 #pragma unroll
     for (int m = 0; m < 8; ++m) v[m] = rows[line * L + t + m * TG];
     line_fft<T, L, +1>(v, t, buf, 1, tw);
-    const std::int64_t b = line / f.ny, out = b * f.voxels + (line - b * f.ny) * f.nx;
+    const std::int64_t bi = line / f.rows(), out = (f.b0 + bi) * f.voxels + (line - bi * f.rows()) * f.nx;
     if (on)
 #pragma unroll
       for (int m = 0; m < 4; ++m) z[out + t + m * TG] = v[m];
   } else {
-    const std::int64_t y = blockIdx.x, row = y * f.nx;
+    const std::int64_t r = blockIdx.x, row = r * f.nx;
     Cplx<T> acc[4];
 #pragma unroll
     for (int m = 0; m < 4; ++m) acc[m] = Cplx<T>{0, 0};
-    for (std::int64_t b0 = 0; b0 < f.batch; b0 += LINES) {
-      const bool on = b0 + li < f.batch;
-      const std::int64_t b = on ? b0 + li : f.batch - 1;
+    for (std::int64_t i0 = 0; i0 < f.count; i0 += LINES) {
+      const bool on = i0 + li < f.count;
+      const std::int64_t bi = on ? i0 + li : f.count - 1;
 #pragma unroll
-      for (int m = 0; m < 8; ++m) v[m] = rows[(b * f.ny + y) * L + t + m * TG];
+      for (int m = 0; m < 8; ++m) v[m] = rows[(bi * f.rows() + r) * L + t + m * TG];
       line_fft<T, L, +1>(v, t, buf, 1, tw);
       if (on)
 #pragma unroll
         for (int m = 0; m < 4; ++m) {
-          const Cplx<T> s = sense_factor(f, maps, b, row + t + m * TG);
+          const Cplx<T> s = sense_factor(f, maps, f.b0 + bi, row + t + m * TG);
           acc[m] = cadd(acc[m], Cplx<T>{s.re * v[m].re + s.im * v[m].im, s.re * v[m].im - s.im * v[m].re});
         }
     }
@@ -366,6 +379,9 @@ __global__ void __launch_bounds__(kFusedRowThreads)
     for (int m = 0; m < 4; ++m) shared[li * f.nx + t + m * TG] = acc[m];
     __syncthreads();
     if (li == 0) {
+      if (!f.first)
+#pragma unroll
+        for (int m = 0; m < 4; ++m) acc[m] = cadd(acc[m], z[row + t + m * TG]);
       for (int l = 1; l < LINES; ++l)
 #pragma unroll
         for (int m = 0; m < 4; ++m) acc[m] = cadd(acc[m], shared[l * f.nx + t + m * TG]);
@@ -411,11 +427,14 @@ class ToeplitzCuda final : public core::ToeplitzEngine<T> {
     DeviceGuard guard(device_);
     const auto l = g.padded();
     if (fused_) {
-      // The rows of the B images (half the 2N grid), and room for the set-up's one full grid.
-      const std::int64_t rows = g.batch * g.n[1] * l[0];
-      grid_ = DeviceBuffer<Cplx<T>>(static_cast<std::size_t>(rows > g.padded_cells() ? rows : g.padded_cells()),
+      // The rows of one chunk of images (half the 2N grid), and room for the set-up's one kernel
+      // grid (a plane on a stack).
+      fused_chunk_ = core::toeplitz_chunk(g, sizeof(Cplx<T>));
+      const std::int64_t rows = fused_chunk_ * g.n[2] * g.n[1] * l[0];
+      grid_ = DeviceBuffer<Cplx<T>>(static_cast<std::size_t>(rows > g.kernel_cells() ? rows : g.kernel_cells()),
                                     "Toeplitz row buffer");
-      fused_layout_ = {static_cast<int>(g.n[0]), static_cast<int>(g.n[1]), g.voxels(), g.batch, g.batch, nullptr};
+      fused_layout_ = {
+          static_cast<int>(g.n[0]), static_cast<int>(g.n[1]), g.n[2], g.voxels(), g.batch, g.batch, nullptr};
       for (int d = 0; d < 2; ++d) {
         const auto w = twiddles<T>(l[d]);
         twiddle_[d] = DeviceBuffer<Cplx<T>>(w.size(), "Toeplitz twiddles");
@@ -530,16 +549,26 @@ class ToeplitzCuda final : public core::ToeplitzEngine<T> {
     fft.exec(grid_.get(), -1);
   }
 
-  // The three fused kernels (top of the file) on the stream; K: the kernel's type (T, or Cplx<T>
-  // for the field-corrected form's kernels).
+  // The three fused kernels (top of the file) on the stream, per chunk of images; K: the
+  // kernel's type (T, or Cplx<T> for the field-corrected form's kernels).
   template <bool SENSE, class K>
-  void run_fused(const Fused f, const K* kernel, const Complex* maps, const Complex* x, Complex* z) {
+  void run_fused(Fused f, const K* kernel, const Complex* maps, const Complex* x, Complex* z) {
+    for (std::int64_t b0 = 0; b0 < f.batch; b0 += fused_chunk_) {
+      f.b0 = b0;
+      f.count = f.batch - b0 < fused_chunk_ ? f.batch - b0 : fused_chunk_;
+      f.first = b0 == 0;
+      run_fused_chunk<SENSE>(f, kernel, maps, x, z);
+    }
+  }
+
+  template <bool SENSE, class K>
+  void run_fused_chunk(const Fused f, const K* kernel, const Complex* maps, const Complex* x, Complex* z) {
     const auto* xc = reinterpret_cast<const Cplx<T>*>(x);
     const auto* mc = reinterpret_cast<const Cplx<T>*>(maps);
     auto* zc = reinterpret_cast<Cplx<T>*>(z);
     Cplx<T>* rows = grid_.get();
     const int lx = 2 * f.nx, ly = 2 * f.ny;
-    const std::int64_t lines = f.batch * f.ny;
+    const std::int64_t lines = f.count * f.rows(), columns_y = f.count * f.planes;
     with_line_length(lx, [&](auto lc) {
       constexpr int L = decltype(lc)::value;
       const auto blocks = static_cast<unsigned>((lines + row_lines<L>() - 1) / row_lines<L>());
@@ -548,14 +577,14 @@ class ToeplitzCuda final : public core::ToeplitzEngine<T> {
     });
     with_line_length(ly, [&](auto lc) {
       constexpr int L = decltype(lc)::value, G = column_group<T, L>();
-      const dim3 grid(static_cast<unsigned>(lx / G), static_cast<unsigned>(f.batch < 65535 ? f.batch : 65535));
+      const dim3 grid(static_cast<unsigned>(lx / G), static_cast<unsigned>(columns_y < 65535 ? columns_y : 65535));
       columns<T, K, L, G><<<grid, G * (L / 8), G * line_fft_padded(L) * sizeof(Cplx<T>), stream_>>>(
           f, lx, kernel, twiddle_[1].get(), rows);
       FIELDFT_CUDA_CHECK_LAUNCH();
     });
     with_line_length(lx, [&](auto lc) {
       constexpr int L = decltype(lc)::value;
-      const auto blocks = static_cast<unsigned>(SENSE ? f.ny : (lines + row_lines<L>() - 1) / row_lines<L>());
+      const auto blocks = static_cast<unsigned>(SENSE ? f.rows() : (lines + row_lines<L>() - 1) / row_lines<L>());
       rows_inverse<T, L, SENSE><<<blocks, kFusedRowThreads, row_smem<T, L>(), stream_>>>(f, rows, mc, twiddle_[0].get(), zc);
       FIELDFT_CUDA_CHECK_LAUNCH();
     });
@@ -607,6 +636,7 @@ class ToeplitzCuda final : public core::ToeplitzEngine<T> {
   Layout layout_{};
   bool fused_;
   Fused fused_layout_{};
+  std::int64_t fused_chunk_ = 0;  // images per chunk of the fused path
   DeviceBuffer<Cplx<T>> grid_;  // one chunk's 2N grids (cuFFT path), or the rows (fused)
   DeviceBuffer<Cplx<T>> twiddle_[2];  // fused: exp(−2πi·k/2N_d) along x and y
   std::unique_ptr<CufftPlan<T>> plane_, last_;  // cuFFT path only (no plane pass in 1D, no last

@@ -44,7 +44,8 @@ constexpr RatePoint kDftGpuFloat[] = {{1, 2.0e12}, {4, 4.3e12}, {8, 7.3e12}, {32
 // per second: CPU per core 3.2e9 ("Toeplitz normal operator (CPU)": ToeplitzNormal::apply on 8
 // images of 256², 7.9e6 units each, in 19.8 ms on one thread); H100 2.1e12 (R1's fused SENSE
 // Toeplitz normal, 32 images in 0.118 ms, "Reconstruction R1").
-// On CUDA outside the fused geometry (3D, or 2D sizes that are not powers of two) the cuFFT path:
+// On CUDA outside the fused geometry (core::fused_toeplitz_geometry: 3D other than a stack with
+// power-of-two 2N_x and 2N_y, or 2D sizes that are not powers of two) the cuFFT path:
 // 7.5e11 (R3's uncorrected 3D SENSE Toeplitz normal, 8 coils of 128³, 5.2e8 units each, in
 // 5.6 ms per iteration, bench/recon/field.py, session 17).
 constexpr double kFftUnitsPerCoreCpu = 3.2e9;
@@ -254,7 +255,8 @@ FieldModelChoice choose_field_model(const FieldModelProblem& p, const FieldModel
     g.periodic[d] = p.periodic[static_cast<std::size_t>(d)];
   }
   g.stacked = p.stacked && dim >= 2 && g.periodic[static_cast<std::size_t>(dim - 1)];
-  // The field-corrected Toeplitz normal runs on every backend and grid (CUDA: fused in 2D for
+  // The field-corrected Toeplitz normal runs on every backend and grid (CUDA: fused in 2D and on
+  // 3D stacks for
   // 2N_d powers of two, else the slower cuFFT path).
   const bool toeplitz_runs = o.plan_toeplitz;
   const double toeplitz_fft_rate = m.gpu && !core::fused_toeplitz_geometry(g) ? kFftUnitsGpuCufft : m.fft_rate();

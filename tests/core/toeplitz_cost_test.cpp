@@ -34,7 +34,8 @@ TEST(ToeplitzCost, PrunedPassesSaveAQuarterIn2DAndFiveTwelfthsIn3D) {
 // A periodic axis (integer k: L = N) halves its cells and prunes nothing along it: a 3D stack
 // with z periodic has 2N·2N·N cells; its FFT units are the x pass over N·N lines, the y pass
 // over 2N·N, both of 2N points, and the N-point z pass over 2N·2N lines: 2/3 of the non-periodic
-// pruned work at N = 32 (the z pass was already pruned in x and y). The fused CUDA path refuses it.
+// pruned work at N = 32 (the z pass was already pruned in x and y). The fused CUDA path refuses a
+// periodic x or y.
 TEST(ToeplitzCost, PeriodicAxisTakesNCells) {
   ToeplitzGeometry g = square(3, 32);
   g.periodic = {false, false, true};
@@ -50,6 +51,33 @@ TEST(ToeplitzCost, PeriodicAxisTakesNCells) {
   EXPECT_TRUE(fused_toeplitz_geometry(f));
   f.periodic[1] = true;
   EXPECT_FALSE(fused_toeplitz_geometry(f));
+}
+
+// The fused CUDA path takes 2D grids and 3D stacks (z stacked: each plane a 2D problem) whose
+// 2N_x and 2N_y are powers of two in [16, 2048]; a periodic but unstacked z, a periodic x or y,
+// 3D without a stack, and other in-plane sizes take the cuFFT path.
+TEST(ToeplitzCost, FusedPathTakes2DAndStacksOfPowerOfTwoPlanes) {
+  EXPECT_TRUE(fused_toeplitz_geometry(square(2, 8)));
+  EXPECT_TRUE(fused_toeplitz_geometry(square(2, 1024)));
+  EXPECT_FALSE(fused_toeplitz_geometry(square(2, 4)));
+  EXPECT_FALSE(fused_toeplitz_geometry(square(2, 2048)));
+  EXPECT_FALSE(fused_toeplitz_geometry(square(2, 12)));
+  ToeplitzGeometry g = square(3, 128);
+  g.n[2] = 37;  // any number of planes
+  EXPECT_FALSE(fused_toeplitz_geometry(g));
+  g.periodic[2] = true;
+  EXPECT_FALSE(fused_toeplitz_geometry(g)) << "periodic z, not stacked: its FFT along z is needed";
+  g.stacked = true;
+  EXPECT_TRUE(fused_toeplitz_geometry(g));
+  g.n[1] = 12;
+  EXPECT_FALSE(fused_toeplitz_geometry(g));
+  g.n[1] = 128;
+  g.periodic[0] = true;
+  EXPECT_FALSE(fused_toeplitz_geometry(g));
+  ToeplitzGeometry lines = square(2, 64);  // a 2D stack along y: 1D planes
+  lines.periodic[1] = true;
+  lines.stacked = true;
+  EXPECT_FALSE(fused_toeplitz_geometry(lines));
 }
 
 // The CUDA cuFFT path's chunks: R3's 3D 128³ float grids (134 MB each) four at a time, its C·K

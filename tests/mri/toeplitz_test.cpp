@@ -287,7 +287,9 @@ TYPED_TEST(ToeplitzTyped, StackedAxisMatchesTheExactNormal) {
     std::vector<std::int64_t> grid;
     std::int64_t per_plane;
   };
-  const Geometry geometries[] = {{{8, 7, 6}, 70}, {{7, 6, 5}, 52}, {{11, 7}, 21}};
+  // {16, 8, 5}: 2N_x, 2N_y powers of two, the CUDA engine's fused path plane by plane; the others
+  // its cuFFT path.
+  const Geometry geometries[] = {{{8, 7, 6}, 70}, {{7, 6, 5}, 52}, {{11, 7}, 21}, {{16, 8, 5}, 90}};
   std::uint64_t seed = 1700;
   double worst = 0;
   for (const auto& [grid, per_plane] : geometries)
@@ -726,13 +728,12 @@ TYPED_TEST(ToeplitzTyped, BatchedSharesTheKernel) {
 // FieldCorrectedNormalMatchesTheExactOne (5·accuracy + the kernels' eps), and the same operator with
 // the stack transformed (stacked_axis = false) within twice the transforms' tolerance. Times that
 // differ between planes (one plane's readout shifted) are not a stack.
-TYPED_TEST(ToeplitzTyped, FieldCorrectedStackedAxisMatchesTheExactOne) {
-  using T = TypeParam;
+template <class T>
+void expect_field_stack_matches_exact(const std::vector<std::int64_t>& grid) {
   const Context ctx = test_context();
   const double accuracy = 1e-3, tol = 5 * accuracy + 3 * toeplitz_eps<T>();
-  const std::vector<std::int64_t> grid{12, 10, 8};
   const std::int64_t per_plane = 80, coils = 3;
-  const auto c = make_stack_case<T>(grid, per_plane, 1900, true);
+  const auto c = make_stack_case<T>(grid, per_plane, 1900 + static_cast<std::uint64_t>(grid[0]), true);
   const std::int64_t n = c.voxels, m = static_cast<std::int64_t>(c.k[0].size());
   std::vector<T> times(static_cast<std::size_t>(m)), field(static_cast<std::size_t>(n));
   for (std::int64_t j = 0; j < m; ++j)  // 8 interleaves of 10 samples per plane, a 10 ms readout
@@ -794,13 +795,20 @@ TYPED_TEST(ToeplitzTyped, FieldCorrectedStackedAxisMatchesTheExactOne) {
   std::printf("[ %s, L' %d: vs the exact field-corrected normal ] plain %.2e, SENSE %.2e (threshold %.2e)\n",
               sense.name().c_str(), sense.segments(), e_plain, rel_error(z_sense, want), tol);
 
-  std::vector<T> shifted = times;  // plane 5's readout 1 ms later: the planes differ
-  for (std::int64_t j = 5 * per_plane; j < 6 * per_plane; ++j)
-    shifted[static_cast<std::size_t>(j)] += static_cast<T>(1e-3);
+  std::vector<T> shifted = times;  // plane 1's readout 1 ms later: the planes differ
+  for (std::int64_t j = per_plane; j < 2 * per_plane; ++j) shifted[static_cast<std::size_t>(j)] += static_cast<T>(1e-3);
   o.stacked_axis = true;
   mri::FieldToeplitzNormal<T> other(encoding(shifted), ctx, {}, 1, std::span<const T>(c.w), o);
   EXPECT_FALSE(other.stacked_axis()) << "times that differ between planes";
   EXPECT_TRUE(other.periodic_axes()[2]);
+}
+
+TYPED_TEST(ToeplitzTyped, FieldCorrectedStackedAxisMatchesTheExactOne) {
+  // {16, 8, 4}: the CUDA engine's fused path plane by plane; {12, 10, 8} its cuFFT path.
+  for (const auto& grid : {std::vector<std::int64_t>{12, 10, 8}, std::vector<std::int64_t>{16, 8, 4}}) {
+    SCOPED_TRACE(op::shape_string(grid));
+    expect_field_stack_matches_exact<TypeParam>(grid);
+  }
 }
 
 #if FIELDFT_TEST_BACKEND == 1
@@ -901,6 +909,29 @@ TYPED_TEST(ToeplitzTyped, FusedPathAtEveryLineLengthMatchesTheHost) {
                                                          {32, 256}, {256, 32}, {64, 128}, {128, 64}};
   std::uint64_t seed = 700;
   for (const auto& [nx, ny] : sizes) expect_device_matches_host<T>(make_case<T>({nx, ny}, 2000, ++seed, true), seed);
+}
+
+// The fused path on 3D stacks (each z plane a 2D problem with the one plane kernel), odd and even
+// N_z, rows longer and shorter than columns, with all images in one chunk and in chunks of two
+// images (chunk_bytes: two 2N grids), so that 5 images take three chunks and the SENSE form adds
+// the later chunks' sums into the first's; and a 2D grid in chunks.
+TYPED_TEST(ToeplitzTyped, FusedPathOnStacksAndInChunksMatchesTheHost) {
+  using T = TypeParam;
+  const std::pair<std::vector<std::int64_t>, std::int64_t> cases[] = {
+      {{16, 8, 5}, 90}, {{8, 32, 4}, 120}, {{64, 16, 3}, 200}, {{32, 16}, 0}};
+  std::uint64_t seed = 1600;
+  for (const auto& [grid, per_plane] : cases) {
+    const auto c =
+        per_plane > 0 ? make_stack_case<T>(grid, per_plane, ++seed, true) : make_case<T>(grid, 400, ++seed, true);
+    const auto t = make_toeplitz<T>(c, test_context(), 1);
+    EXPECT_EQ(t->stacked_axis(), per_plane > 0);
+    const auto l = t->embedding_grid();  // L_z = N_z on the stacks
+    const double cells = static_cast<double>(l[0] * l[1] * l[2]);
+    for (double chunk_bytes : {0.0, 2 * cells * sizeof(std::complex<T>)}) {
+      SCOPED_TRACE(::testing::Message() << t->name() << ", chunk_bytes " << chunk_bytes);
+      expect_device_matches_host<T>(c, seed, chunk_bytes);
+    }
+  }
 }
 
 // Its cuFFT path (every other geometry), odd and even N in 2D and 3D, with all images in one

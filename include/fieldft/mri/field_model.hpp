@@ -19,10 +19,10 @@
 //                           CUDA: by batch, the tensor-core path for several coils);
 //   kTimeSegmented          per shot (per_shot, pcSENSE) or once: L·C NUFFT pairs (fine-grid FFTs
 //                           and M·w^d spreading and interpolation cells) plus the segment passes;
-//   kTimeSegmented+Toeplitz C·L' pruned 2N FFT pairs per shot (N on a periodic axis; CUDA: the fused rate in 2D with
-//   2N_d
-//                           powers of two in [16, 2048], the cuFFT path's elsewhere) where some L'
-//                           up to max(128, 2·max_segments) reaches the accuracy (src/mri/field_normal.hpp).
+//   kTimeSegmented+Toeplitz C·L' pruned 2N FFT pairs per shot (N on a periodic axis; CUDA: the
+//                           fused rate in 2D and on 3D stacks with 2N_x, 2N_y powers of two in
+//                           [16, 2048], the cuFFT path's elsewhere) where some L' up to
+//                           max(128, 2·max_segments) reaches the accuracy (src/mri/field_normal.hpp).
 // Time segmentation is infeasible when no L up to max_segments reaches the accuracy (then kDft,
 // and the reason says so). Without a field map the choice is kNufft (no field to model).
 //

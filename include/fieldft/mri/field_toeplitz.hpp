@@ -32,17 +32,15 @@
 // the difference histogram), so the operator is within about accuracy·Σ_l|h_l| of the exact
 // AᴴWA, plus the type 1 transforms' eps (tested against the exact DFT normal).
 // Backends: the CPU engine; on CUDA every 2D and 3D grid, through the engine's fused path (2D,
-// 2N_d powers of two in [16, 2048]) or its cuFFT path (src/cuda/toeplitz.cu), whose pad forms
-// S_c·b_l·x and whose crop sums the conjugate products, chunk by chunk of the C·L' images.
-// Shapes: domain = codomain = the image; apply = apply_adjoint (Hermitian up to the
-// approximation). Vectors in the context's memory; every apply is stream-ordered, allocates
-// nothing. Set-up (timed): the difference design on the host, L' type 1 transforms and FFTs.
-// Memory (∏L_a = 2^d·N without periodic axes): L' complex kernels of ∏L_a values
-// (kernel_bytes()), L' phase images and the maps; and the engine's grids: C·L' of ∏L_a on the
-// CPU, half that on the fused path, one chunk of
-// core::kToeplitzChunkBytes at most on the cuFFT path (plus cuFFT's work area). On a device the
-// kernels are checked against the free memory before the type 1 transforms: kOutOfMemory, with
-// the numbers, when they do not fit.
+// or a 3D stack plane by plane, with 2N_x and 2N_y powers of two in [16, 2048]) or its cuFFT path
+// (src/cuda/toeplitz.cu), whose pad forms S_c·b_l·x and whose crop sums the conjugate products, chunk by chunk of the
+// C·L' images. Shapes: domain = codomain = the image; apply = apply_adjoint (Hermitian up to the approximation).
+// Vectors in the context's memory; every apply is stream-ordered, allocates nothing. Set-up (timed): the difference
+// design on the host, L' type 1 transforms and FFTs. Memory (∏L_a = 2^d·N without periodic axes): L' complex kernels of
+// ∏L_a values (kernel_bytes()), L' phase images and the maps; and the engine's grids: C·L' of ∏L_a on the CPU, one
+// chunk of core::kToeplitzChunkBytes at most on CUDA (the fused path's row buffers hold half of each chunk image's
+// grid) and on the cuFFT path (plus cuFFT's work area). On a device the kernels are checked against the free memory
+// before the type 1 transforms: kOutOfMemory, with the numbers, when they do not fit.
 #pragma once
 
 #include <array>

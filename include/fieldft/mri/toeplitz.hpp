@@ -81,9 +81,9 @@ struct ToeplitzOptions {
                            // nthreads are the context's, modeord is 1. (The CPU engine plans its
                            // own FFT passes with FFTW_MEASURE, on one image, whatever fft_planning
                            // says: FFTW_ESTIMATE's strided passes are about ten times slower.)
-  double chunk_bytes = 0;  // CUDA, every geometry but the fused 2D one: the B images' 2N grids
-                           // are transformed in chunks of at most this many bytes (at least one
-                           // image); 0: core::kToeplitzChunkBytes, 512 MiB (src/core/toeplitz.hpp)
+  double chunk_bytes = 0;  // CUDA: the B images' 2N grids are transformed in chunks of at most
+                           // this many bytes (at least one image; the fused path's row buffers
+                           // take half); 0: core::kToeplitzChunkBytes, 512 MiB (src/core/toeplitz.hpp)
   bool periodic_axes = true;  // an axis whose k are all integers takes L = N, not 2N (above);
                               // false: every axis 2N (the same operator; for tests and timings)
   bool stacked_axis = true;   // a stacked last axis is not transformed (above); false: it is
@@ -105,8 +105,9 @@ class ToeplitzNormal final : public op::LinearOperator<T> {
   void apply_adjoint(const Complex* x, Complex* z) override;  // the same: the operator is Hermitian
   typename op::LinearOperator<T>::Ptr batched(std::int64_t k) const override;
   // The SENSE normal operator of ONE image x with the B = batch() images as its coils, in one
-  // fused pass where the backend has one (CUDA, every grid: its fused kernels in 2D for 2N_d
-  // powers of two in [16, 2048], else its cuFFT passes with S_b in the pad and the sum in the crop):
+  // fused pass where the backend has one (CUDA, every grid: its fused kernels in 2D and on 3D
+  // stacks for 2N_x, 2N_y powers of two in [16, 2048], else its cuFFT passes with S_b in the pad and the sum in the
+  // crop):
   //   z = Σ_b conj(S_b) ∘ T (S_b ∘ x),  maps: the B·N values of S (image + {B}, context memory),
   // x and z: one image (N values) each, in context memory, not overlapping. Returns false, having
   // done nothing, elsewhere: the caller expands, applies and combines (mri::sense does).
