@@ -273,16 +273,16 @@ struct Run {
   std::string normal;                // which normal prepare_normal built
 };
 
-// What prepare_normal built, from the memory it took: the field-corrected Toeplitz normal holds
-// L' kernels and phase images (9N complex values each); the time-segmented passes hold nothing.
-std::string normal_text(double taken_bytes, std::int64_t voxels, int segments) {
-  const double per = 9.0 * static_cast<double>(voxels) * sizeof(Complex);
-  char buf[200];
-  if (taken_bytes < 0.5 * per)
-    std::snprintf(buf, sizeof buf, "time-segmented passes (prepare_normal took %.2f GiB), L %d", taken_bytes / kGiB, segments);
+// What prepare_normal built: the field-corrected Toeplitz normal (its name: L', grid, a stacked
+// axis) or the time-segmented passes, and the device memory it took.
+std::string normal_text(const mri::TimeSegmentedEncoding<float>& tseg, double taken_bytes) {
+  char buf[400];
+  if (const auto* t = tseg.toeplitz_normal())
+    std::snprintf(buf, sizeof buf, "%s, L %d (prepare_normal took %.2f GiB, kernels %.3f GiB)", t->name().c_str(),
+                  tseg.segments(), taken_bytes / kGiB, t->kernel_bytes() / kGiB);
   else
-    std::snprintf(buf, sizeof buf, "field-corrected Toeplitz, L' ~ %.0f (prepare_normal took %.2f GiB), L %d",
-                  std::floor(taken_bytes / per), taken_bytes / kGiB, segments);
+    std::snprintf(buf, sizeof buf, "time-segmented passes, L %d (prepare_normal took %.2f GiB)", tseg.segments(),
+                  taken_bytes / kGiB);
   return buf;
 }
 
@@ -333,8 +333,7 @@ Run run_split(const Args& a, const Problem& p, int count, int segments, const st
       ops[i]->prepare_normal();
       ctxs[i].synchronize();
       prepare_s[i] = seconds_since(t0);
-      normals[i] = normal_text(static_cast<double>(before) - static_cast<double>(free_bytes(ctxs[i].device())),
-                               p.voxels, tseg->segments());
+      normals[i] = normal_text(*tseg, static_cast<double>(before) - static_cast<double>(free_bytes(ctxs[i].device())));
     });
   });
   rd.construct_s = *std::max_element(construct_s.begin(), construct_s.end());
@@ -432,8 +431,7 @@ int run(const Args& a) {
     ctx.synchronize();
     r1.setup_s = seconds_since(t0);
     r1.prepare_s = r1.setup_s - r1.construct_s;
-    r1.normal = normal_text(static_cast<double>(free1) - static_cast<double>(free_bytes(ctx.device())), p.voxels,
-                            tseg->segments());
+    r1.normal = normal_text(*tseg, static_cast<double>(free1) - static_cast<double>(free_bytes(ctx.device())));
     std::printf("run (1): operator %.2f GiB; %s\n", (static_cast<double>(free0) - free1) / kGiB, r1.normal.c_str());
     DeviceVector xd(ctx, p.voxels), yd(ctx, op->codomain_size());
     xd.upload(p.truth.data());

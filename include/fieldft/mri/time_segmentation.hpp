@@ -128,6 +128,9 @@ class TimeSegmentedEncoding final : public op::LinearOperator<T> {
   bool can_share_normal() const override;
   void prepare_normal_shared(const op::NormalShare& share) override;
   bool uses_toeplitz() const noexcept { return uses_toeplitz_; }
+  // That normal once prepare_normal has built it (its name() reports L', the grid and a stacked
+  // axis; kernel_bytes() its memory), else null.
+  const FieldToeplitzNormal<T>* toeplitz_normal() const noexcept { return field_normal_.get(); }
   // The Toeplitz normal's set-up time in seconds (FieldToeplitzNormal::setup_seconds); NaN until
   // it is built.
   double toeplitz_setup_seconds() const noexcept;
