@@ -10,8 +10,10 @@
 #   bash scripts/gpu_stages.sh bgwait [WAIT_S]          wait for that build
 #   bash scripts/gpu_stages.sh gtests TIMEOUT BIN...    run test binaries whole, one line each
 #   bash scripts/gpu_stages.sh ctest REGEX
-#   bash scripts/gpu_stages.sh matrix [run_matrix.py args]   cuFINUFFT from ./devcuf when present
-#                                                            (bench/gpu_nufft/build_cufinufft.sh devcuf)
+#   bash scripts/gpu_stages.sh matrix [run_matrix.py args]   cuFINUFFT from ./devcuf, required
+#                                                            (bench/gpu_nufft/build_cufinufft.sh devcuf;
+#                                                            name devcuf in the call's carry: an ignored
+#                                                            folder does not stay between calls)
 #   bash scripts/gpu_stages.sh precomp                  bench/precomputed/run_cuda.sh, summarised
 #   bash scripts/gpu_stages.sh sanitize BIN FILTER [TIMEOUT]
 #   bash scripts/gpu_stages.sh slices TIMEOUT [slices.py args]
@@ -62,7 +64,7 @@ case $stage in
     grep -E "tests passed|tests failed|\(Failed|Timeout\)" "$OUT/ctest.log" | head -20
     ;;
   matrix)  # matrix [run_matrix args]
-    PYTHONPATH=$PWD/devcuf python3 bench/gpu_nufft/run_matrix.py --bench $B/bench/gpu_nufft/fieldft_bench_gpu --json "$OUT/matrix.json" "$@" > "$OUT/matrix.txt" 2>&1; echo "matrix rc $?"
+    PYTHONPATH=$PWD/devcuf python3 bench/gpu_nufft/run_matrix.py --bench $B/bench/gpu_nufft/fieldft_bench_gpu --require-cufinufft --json "$OUT/matrix.json" "$@" > "$OUT/matrix.txt" 2>&1; echo "matrix rc $?"
     tail -40 "$OUT/matrix.txt"
     ;;
   precomp)
@@ -84,7 +86,7 @@ PY
     ;;
   slices)  # slices TIMEOUT [args]
     t=$1; shift
-    timeout $t python3 bench/scale/slices.py "$@" --json "$OUT/slices.json" > "$OUT/slices.txt" 2>&1; echo "slices rc $?"
+    timeout $t python3 bench/scale/slices.py --fieldft $B/apps/fieldft/fieldft "$@" --json "$OUT/slices.json" > "$OUT/slices.txt" 2>&1; echo "slices rc $?"
     tail -60 "$OUT/slices.txt"
     ;;
   pyrun)  # pyrun TIMEOUT NAME SCRIPT [args]

@@ -425,6 +425,9 @@ def main() -> int:
                     help="cap on direct-sum terms per case; fewer outputs are checked above it (default 4e9)")
     ap.add_argument("--timeout", type=float, default=600, help="seconds per fieldft_bench_gpu call (default 600)")
     ap.add_argument("--no-cufinufft", action="store_true", help="do not try to import cuFINUFFT (published times)")
+    ap.add_argument("--require-cufinufft", action="store_true",
+                    help="stop (exit 3) before timing anything when cuFINUFFT cannot be imported, instead of "
+                         "falling back to the published times")
     ap.add_argument("--dump-dir", help="where cases are dumped for cuFINUFFT (default: a temporary folder)")
     ap.add_argument("--verify-dump", metavar="DIR",
                     help="only check a fieldft_bench_gpu --dump folder against numpy direct sums, then exit")
@@ -455,6 +458,9 @@ def main() -> int:
         mods, reason = None, "--no-cufinufft given"
     else:
         mods, reason = import_cufinufft()
+    if mods is None and args.require_cufinufft:
+        print(f"cuFINUFFT unavailable ({reason}) and --require-cufinufft given: nothing timed")
+        sys.exit(3)
     if mods is None:
         print(f"cuFINUFFT unavailable ({reason}); its columns show the published H100 best times of "
               f"shared/BENCHMARKS.md, labelled 'published H100', and ratios are against those.")

@@ -222,15 +222,45 @@ void check_memory(const Args& a, const Problem& p, int segments) {
 }
 
 // The operator of coils [share.begin, share.end) on ctx; *tseg: its encoding.
+// The construction's two parts, each synchronised: the time-segmented encoding (its design on
+// the host, its NUFFT plan of every sample, its buffers) and SENSE (the share's maps into the
+// context).
+struct ConstructParts {
+  double tseg_s = 0, sense_s = 0;
+};
+
 op::OperatorPtr<float> make_part(const Args& a, const Problem& p, const Context& ctx, dist::Share share,
-                                 std::shared_ptr<mri::TimeSegmentedEncoding<float>>* tseg) {
+                                 std::shared_ptr<mri::TimeSegmentedEncoding<float>>* tseg,
+                                 ConstructParts* parts = nullptr) {
   mri::TimeSegmentationOptions o = tseg_options(a);
   o.batch = share.size();
+  auto t0 = Clock::now();
   auto e = std::make_shared<mri::TimeSegmentedEncoding<float>>(p.encoding, ctx, o);
+  ctx.synchronize();
+  if (parts) parts->tseg_s = seconds_since(t0);
   if (tseg) *tseg = e;
   const std::span<const Complex> maps(p.maps.data() + share.begin * p.voxels,
                                       static_cast<std::size_t>(share.size() * p.voxels));
-  return mri::sense<float>(e, maps, {a.n, a.n, a.n, share.size()});
+  t0 = Clock::now();
+  auto op = mri::sense<float>(e, maps, {a.n, a.n, a.n, share.size()});
+  ctx.synchronize();
+  if (parts) parts->sense_s = seconds_since(t0);
+  return op;
+}
+
+// Where a rank's set-up went: the construction's parts and prepare_normal's
+// (FieldToeplitzNormal::setup_parts), for the report line of each rank.
+std::string setup_text(const ConstructParts& c, const mri::TimeSegmentedEncoding<float>& tseg) {
+  char buf[400];
+  int n = std::snprintf(buf, sizeof buf, "construct = time segmentation %.2f (design %.2f) + sense %.2f s", c.tseg_s,
+                        tseg.report().design_seconds, c.sense_s);
+  if (const auto* t = tseg.toeplitz_normal()) {
+    const auto q = t->setup_parts();
+    std::snprintf(buf + n, sizeof buf - static_cast<std::size_t>(n),
+                  "; prepare_normal: design %.2f, phases %.2f, engine %.2f, kernels %.2f, broadcast %.2f s", q.design,
+                  q.phases, q.engine, q.kernels, q.broadcast);
+  }
+  return buf;
 }
 
 std::size_t free_bytes(int device) {
@@ -310,7 +340,8 @@ Run run_split(const Args& a, const Problem& p, int count, int segments, const st
   std::vector<op::OperatorPtr<float>> ops(d_count);
   std::vector<std::unique_ptr<DeviceVector>> xs(d_count), ys(d_count);
   std::vector<std::vector<Complex>> images(d_count);
-  std::vector<std::string> normals(d_count);
+  std::vector<std::string> normals(d_count), setups(d_count);
+  std::vector<ConstructParts> parts(d_count);
   std::vector<double> construct_s(d_count), prepare_s(d_count);
   std::vector<std::size_t> free_before(d_count);
   for (std::size_t i = 0; i < d_count; ++i) free_before[i] = free_bytes(devices[i]);
@@ -325,7 +356,7 @@ Run run_split(const Args& a, const Problem& p, int count, int segments, const st
       std::shared_ptr<mri::TimeSegmentedEncoding<float>> tseg;
       const dist::Share share = dist::split(a.coils, count, r);
       auto t0 = Clock::now();
-      ops[i] = dist::rank_sum<float>(make_part(a, p, ctxs[i], share, &tseg), comms[i]);
+      ops[i] = dist::rank_sum<float>(make_part(a, p, ctxs[i], share, &tseg, &parts[i]), comms[i]);
       ctxs[i].synchronize();
       construct_s[i] = seconds_since(t0);
       const std::size_t before = free_bytes(ctxs[i].device());
@@ -334,14 +365,15 @@ Run run_split(const Args& a, const Problem& p, int count, int segments, const st
       ctxs[i].synchronize();
       prepare_s[i] = seconds_since(t0);
       normals[i] = normal_text(*tseg, static_cast<double>(before) - static_cast<double>(free_bytes(ctxs[i].device())));
+      setups[i] = setup_text(parts[i], *tseg);
     });
   });
   rd.construct_s = *std::max_element(construct_s.begin(), construct_s.end());
   rd.prepare_s = *std::max_element(prepare_s.begin(), prepare_s.end());
   rd.normal = normals[0];
   for (std::size_t i = 0; i < d_count; ++i)
-    std::printf("run (%d), rank %zu on cuda:%d: %s; construct %.2f s, prepare_normal %.2f s\n", count, i, devices[i],
-                normals[i].c_str(), construct_s[i], prepare_s[i]);
+    std::printf("run (%d), rank %zu on cuda:%d: %s; construct %.2f s, prepare_normal %.2f s\n    %s\n", count, i,
+                devices[i], normals[i].c_str(), construct_s[i], prepare_s[i], setups[i].c_str());
   on_ranks(comms, [&](int r) {  // this rank's rows of the data: coils of its share, {M, C} layout
     const auto i = static_cast<std::size_t>(r);
     const dist::Share share = dist::split(a.coils, count, r);
@@ -423,7 +455,8 @@ int run(const Args& a) {
     const std::size_t free0 = free_bytes(ctx.device());
     ctx.synchronize();
     t0 = Clock::now();
-    auto op = make_part(a, p, ctx, {0, a.coils}, &tseg);
+    ConstructParts parts;
+    auto op = make_part(a, p, ctx, {0, a.coils}, &tseg, &parts);
     ctx.synchronize();
     r1.construct_s = seconds_since(t0);
     const std::size_t free1 = free_bytes(ctx.device());
@@ -432,7 +465,8 @@ int run(const Args& a) {
     r1.setup_s = seconds_since(t0);
     r1.prepare_s = r1.setup_s - r1.construct_s;
     r1.normal = normal_text(*tseg, static_cast<double>(free1) - static_cast<double>(free_bytes(ctx.device())));
-    std::printf("run (1): operator %.2f GiB; %s\n", (static_cast<double>(free0) - free1) / kGiB, r1.normal.c_str());
+    std::printf("run (1): operator %.2f GiB; %s\n    %s\n", (static_cast<double>(free0) - free1) / kGiB,
+                r1.normal.c_str(), setup_text(parts, *tseg).c_str());
     DeviceVector xd(ctx, p.voxels), yd(ctx, op->codomain_size());
     xd.upload(p.truth.data());
     op->apply(xd.get(), yd.get());

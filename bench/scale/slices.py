@@ -17,7 +17,7 @@ is load imbalance and the devices' contention for the host.
 
 usage: bench/scale/slices.py --fieldft build/app/apps/fieldft/fieldft [--devices 0,1]
        [--iters 30] [--repeat 3] [--workdir DIR] [--keep] [--slices 64] [--counts 1,2,4]
-       [--no-weak] [--no-coils]
+       [--no-weak] [--no-coils] [--pin on|off] [--slice-workers K] [--json out.json]
 Only the standard library. The data (about 2.5 GB for 64 slices) are simulated by `fieldft
 simulate` into --workdir (default: a temporary directory, removed afterwards unless --keep).
 """
@@ -80,6 +80,7 @@ def main():
     ap.add_argument("--slice-workers", type=int, default=0,
                     help="fieldft recon --slice-workers: slices in flight per device (every configuration); "
                          "0 = the tool's automatic choice")
+    ap.add_argument("--json", help="also write the JSON summary (the last line printed) to this file")
     a = ap.parse_args()
     devs = a.devices.split(",")
     one, many = devs[0], a.devices
@@ -152,10 +153,15 @@ def main():
             print("weak scaling %d slices on 1 GPU -> %d on %d: efficiency %.3f (ideal 1)" % (nhalf, nweak, k, w(rw1) / w(rwk)))
         if not a.no_coils:
             print("coil split of one slice, 1 -> %d GPUs: %.3fx" % (k, w(c1) / w(ck)))
-        print("\nJSON: " + json.dumps({"devices": names, "iters": a.iters, "rows": [
+        summary = json.dumps({"devices": names, "iters": a.iters, "pin": a.pin, "rows": [
             {"kind": kind, "what": what, "solve_wall": j["seconds"]["solve_wall"], "setup": j["seconds"]["setup"],
-             "solve": j["seconds"]["solve"], "choices": {c: j["choices"].get(c) for c in ("split", "split_reason", "devices")}}
-            for kind, what, j in rows]}))
+             "solve": j["seconds"]["solve"], "pin": j["seconds"].get("pin"),
+             "choices": {c: j["choices"].get(c) for c in ("split", "split_reason", "devices")}}
+            for kind, what, j in rows]})
+        print("\nJSON: " + summary)
+        if a.json:
+            with open(a.json, "w") as f:
+                f.write(summary + "\n")
     finally:
         if not a.keep and not a.workdir:
             shutil.rmtree(work, ignore_errors=True)
