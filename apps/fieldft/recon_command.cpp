@@ -63,7 +63,7 @@ struct ReconArgs {
   std::string devices;        // --devices: empty = --device alone
   std::string split = "auto";
   int slice_workers = 0;  // --slice-workers: slices in flight per CUDA device; 0 = automatic
-  std::string pin = "on";  // --pin: page-lock the stack's host data for the slices' copies (CUDA)
+  std::string pin = "auto";  // --pin: page-lock the stack's host data for the slices' copies (CUDA)
   std::string memory_limit_text;
   double memory_limit = 0;  // bytes; 0: none
   bool json = false;
@@ -647,9 +647,23 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
     // from its own memory, both stream-ordered without host staging; what cannot be pinned goes
     // up staged, as from any pageable memory. Unpinned when the slices are done (each solve has
     // synchronised its context by then).
+    // auto: pin where this process's slices run on ONE device. Pinning is serial and once per run
+    // (~0.05 ms per MB on an H200 host); unpinned copies are staged by the driver (~0.16 ms per MB)
+    // but split over the devices' threads and half hidden by the second slice in flight, so
+    // pinning pays on one device and costs on more (64 slices of R1 on 2x H200: 0.506 s pinned
+    // against 0.546 s on one, 0.359 against 0.300 s on two; docs/benchmarks.md, session 24).
+    const bool pin = ctx.is_cuda() && (a.pin == "on" || (a.pin == "auto" && places.size() == 1));
+    if (ctx.is_cuda()) {
+      choices["pin"] = pin ? "on" : "off";
+      choices["pin_reason"] = a.pin != "auto" ? std::string("asked for")
+                              : pin         ? std::string("one device: pinning once costs less than staging each slice")
+                                            : std::to_string(places.size()) +
+                                          " devices: staging each slice's copies, split over the devices, costs less than "
+                                          "pinning once";
+    }
     std::vector<op::PinnedHost> pins;
     const auto t_pin = std::chrono::steady_clock::now();
-    if (ctx.is_cuda() && a.pin == "on") {
+    if (pin) {
       std::vector<int> devices;
       for (const Placement& p : places) devices.push_back(p.context.device());
       const std::int64_t first = world ? rank : 0, step = world ? ranks : 1;
@@ -1045,8 +1059,10 @@ Subcommand add_recon_command(CLI::App& parent) {
   app->add_option("--pin", a->pin,
                   "Slice by slice on CUDA: page-lock the coil maps and the k-space slices once for the run (on), so "
                   "that each slice's copies to its device run asynchronously; off copies them from pageable memory "
-                  "(the driver stages them). --json reports the seconds pinning took (seconds.pin)")
-      ->check(CLI::IsMember({"on", "off"}))
+                  "(the driver stages them); auto pins on one device and not on several (measured: pinning is "
+                  "serial, staging splits over the devices). --json reports the choice (choices.pin, pin_reason) "
+                  "and the seconds pinning took (seconds.pin)")
+      ->check(CLI::IsMember({"auto", "on", "off"}))
       ->capture_default_str();
   app->add_option("--device", a->device, "CUDA device ordinal (0 .. devices-1; see `fieldft info`); ignored on the CPU")->check(at_least(0))->capture_default_str();
   add_threads_option(*app, a->threads);

@@ -17,7 +17,7 @@ is load imbalance and the devices' contention for the host.
 
 usage: bench/scale/slices.py --fieldft build/app/apps/fieldft/fieldft [--devices 0,1]
        [--iters 30] [--repeat 3] [--workdir DIR] [--keep] [--slices 64] [--counts 1,2,4]
-       [--no-weak] [--no-coils] [--pin on|off] [--slice-workers K] [--json out.json]
+       [--no-weak] [--no-coils] [--pin auto|on|off] [--slice-workers K] [--json out.json]
 Only the standard library. The data (about 2.5 GB for 64 slices) are simulated by `fieldft
 simulate` into --workdir (default: a temporary directory, removed afterwards unless --keep).
 """
@@ -51,7 +51,7 @@ def simulate(tool, out, matrix, device):
         j["total_seconds"], j["model_seconds"], j.get("backend", "?"), j["write_seconds"]), flush=True)
 
 
-def recon(tool, src, extra, iters, repeat, workdir, workers=1, pin="on"):
+def recon(tool, src, extra, iters, repeat, workdir, workers=1, pin="auto"):
     best = None
     for _ in range(repeat):
         out = os.path.join(workdir, "img.npy")
@@ -75,8 +75,9 @@ def main():
     ap.add_argument("--counts", help="device counts of the strong-scaling rows, e.g. 1,2,4 (default: 1 and all)")
     ap.add_argument("--no-weak", action="store_true", help="skip the weak-scaling row (32 slices per device)")
     ap.add_argument("--no-coils", action="store_true", help="skip the coil-split rows of one slice")
-    ap.add_argument("--pin", choices=["on", "off"], default="on",
-                    help="fieldft recon --pin: page-lock the stack's host data for the slices' copies (default on)")
+    ap.add_argument("--pin", choices=["auto", "on", "off"], default="auto",
+                    help="fieldft recon --pin: page-lock the stack's host data for the slices' copies; auto (the "
+                         "tool's default) pins on one device only")
     ap.add_argument("--slice-workers", type=int, default=0,
                     help="fieldft recon --slice-workers: slices in flight per device (every configuration); "
                          "0 = the tool's automatic choice")

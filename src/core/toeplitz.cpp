@@ -43,9 +43,14 @@ double toeplitz_fft_units(const ToeplitzGeometry& g) {
 std::string toeplitz_grid_string(const ToeplitzGeometry& g) {
   const auto l = g.padded();
   std::string s, axes;
+  // Appended piece by piece: GCC 12's -Wrestrict misfires on `const char* + std::string&&`.
   for (int d = 0; d < g.dim; ++d) {
-    s += (d ? "x" : "") + std::to_string(l[d]);
-    if (g.periodic[d]) axes += (axes.empty() ? "" : ",") + std::string(1, "xyz"[d]);
+    if (d) s += 'x';
+    s += std::to_string(l[d]);
+    if (g.periodic[d]) {
+      if (!axes.empty()) axes += ',';
+      axes += "xyz"[d];
+    }
   }
   if (axes.empty()) return s;
   s += " (" + axes + " periodic";

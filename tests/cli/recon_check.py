@@ -272,12 +272,18 @@ def check_chunks(tool, margs, sim, rec):
         if "cuda" in rec:
             # Pinning's cost is reported, and --pin off (copies from pageable memory) gives the
             # same image within the tolerance (the NUFFT's atomics reorder sums run to run).
+            # --pin auto (the default) pins on one device and says why.
+            ch = reports["slices"]["choices"]
+            if ch.get("pin") != "on" or "one device" not in ch.get("pin_reason", ""):
+                fail("--pin auto on one device: choices.pin %r (%r), expected on" % (ch.get("pin"), ch.get("pin_reason")))
             if not secs.get("pin", -1) >= 0:
                 fail("seconds.pin: %r, expected the seconds pinning took" % secs.get("pin"))
             out = os.path.join(d, "unpinned.npy")
             j = recon_json(tool, [src, "-o", out, "--chunk", "slices", "--pin", "off"] + rec)
             if "pin" in j["seconds"]:
                 fail("--pin off still reports seconds.pin")
+            if j["choices"].get("pin") != "off" or j["choices"].get("pin_reason") != "asked for":
+                fail("--pin off: choices.pin %r (%r)" % (j["choices"].get("pin"), j["choices"].get("pin_reason")))
             r = rel_l2(images["slices"], read_npy_c8(out))
             if not r < tol:
                 fail("--pin off differs from pinned slices by %.3e" % r)
@@ -511,6 +517,9 @@ def check_devices(tool, margs, sim, rec):
         j = json.loads(p.stdout.strip().splitlines()[-1])
         if j["choices"].get("split") != split or j["choices"].get("devices") != devices:
             fail("--devices %s: split %r on %r" % (flag, j["choices"].get("split"), j["choices"].get("devices")))
+        if split == "problems" and j["choices"].get("pin") != "off":
+            fail("--pin auto on %d devices: choices.pin %r (%r), expected off" % (
+                len(devices), j["choices"].get("pin"), j["choices"].get("pin_reason")))
         same_image(one, many, tol, "--devices %s --split %s" % (flag, split))
 
 
