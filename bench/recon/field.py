@@ -190,9 +190,10 @@ def run_fieldft(p, a, corrected=True, toeplitz="auto"):
     if corrected:
         plan = fieldft.mri.plan_time_segmentation(p["enc"], accuracy=a.accuracy)
         note += f"; L {plan['L']} (phase error {plan['error']:.1e})"
-        info = next((getattr(e, n) for n in ("normal_info", "toeplitz_info") if hasattr(e, n)), None)
-        if info is not None:  # (when the API reports it)
-            note += f"; normal {info}"
+        if ", normal FieldToeplitzNormal(" in e.name:
+            pass  # the name reports the normal the solve used (TimeSegmentedEncoding::name)
+        elif toeplitz == "auto" and "TimeSegmentedEncoding(" in e.name:
+            note += "; normal: the L·C NUFFT passes (no field-corrected Toeplitz normal was built)"
         else:  # TimeSegmentationOptions::toeplitz (include/fieldft/mri/time_segmentation.hpp)
             note += {"on": "; normal: field-corrected Toeplitz (toeplitz='on')",
                      "off": "; normal: the L·C NUFFT passes (toeplitz='off')",

@@ -250,11 +250,12 @@ op::OperatorPtr<float> make_part(const Args& a, const Problem& p, const Context&
 
 // Where a rank's set-up went: the construction's parts and prepare_normal's
 // (FieldToeplitzNormal::setup_parts), for the report line of each rank.
-std::string setup_text(const ConstructParts& c, const mri::TimeSegmentedEncoding<float>& tseg) {
+std::string setup_text(const ConstructParts& c, const op::LinearOperator<float>& part,
+                       const mri::TimeSegmentedEncoding<float>& tseg) {
   char buf[400];
   int n = std::snprintf(buf, sizeof buf, "construct = time segmentation %.2f (design %.2f) + sense %.2f s", c.tseg_s,
                         tseg.report().design_seconds, c.sense_s);
-  if (const auto* t = tseg.toeplitz_normal()) {
+  if (const auto* t = mri::field_toeplitz_normal<float>(part)) {
     const auto q = t->setup_parts();
     std::snprintf(buf + n, sizeof buf - static_cast<std::size_t>(n),
                   "; prepare_normal: design %.2f, phases %.2f, engine %.2f, kernels %.2f, broadcast %.2f s", q.design,
@@ -303,15 +304,16 @@ struct Run {
   std::string normal;                // which normal prepare_normal built
 };
 
-// What prepare_normal built: the field-corrected Toeplitz normal (its name: L', grid, a stacked
-// axis) or the time-segmented passes, and the device memory it took.
-std::string normal_text(const mri::TimeSegmentedEncoding<float>& tseg, double taken_bytes) {
+// What prepare_normal built on `part` (SENSE of the share; mri::field_toeplitz_normal): the
+// field-corrected Toeplitz normal (its name: L', grid, a stacked axis) or the time-segmented
+// passes, and the device memory it took.
+std::string normal_text(const op::LinearOperator<float>& part, int segments, double taken_bytes) {
   char buf[400];
-  if (const auto* t = tseg.toeplitz_normal())
+  if (const auto* t = mri::field_toeplitz_normal<float>(part))
     std::snprintf(buf, sizeof buf, "%s, L %d (prepare_normal took %.2f GiB, kernels %.3f GiB)", t->name().c_str(),
-                  tseg.segments(), taken_bytes / kGiB, t->kernel_bytes() / kGiB);
+                  segments, taken_bytes / kGiB, t->kernel_bytes() / kGiB);
   else
-    std::snprintf(buf, sizeof buf, "time-segmented passes, L %d (prepare_normal took %.2f GiB)", tseg.segments(),
+    std::snprintf(buf, sizeof buf, "time-segmented passes, L %d (prepare_normal took %.2f GiB)", segments,
                   taken_bytes / kGiB);
   return buf;
 }
@@ -356,7 +358,8 @@ Run run_split(const Args& a, const Problem& p, int count, int segments, const st
       std::shared_ptr<mri::TimeSegmentedEncoding<float>> tseg;
       const dist::Share share = dist::split(a.coils, count, r);
       auto t0 = Clock::now();
-      ops[i] = dist::rank_sum<float>(make_part(a, p, ctxs[i], share, &tseg, &parts[i]), comms[i]);
+      const op::OperatorPtr<float> part = make_part(a, p, ctxs[i], share, &tseg, &parts[i]);
+      ops[i] = dist::rank_sum<float>(part, comms[i]);
       ctxs[i].synchronize();
       construct_s[i] = seconds_since(t0);
       const std::size_t before = free_bytes(ctxs[i].device());
@@ -364,8 +367,9 @@ Run run_split(const Args& a, const Problem& p, int count, int segments, const st
       ops[i]->prepare_normal();
       ctxs[i].synchronize();
       prepare_s[i] = seconds_since(t0);
-      normals[i] = normal_text(*tseg, static_cast<double>(before) - static_cast<double>(free_bytes(ctxs[i].device())));
-      setups[i] = setup_text(parts[i], *tseg);
+      normals[i] = normal_text(*part, tseg->segments(),
+                               static_cast<double>(before) - static_cast<double>(free_bytes(ctxs[i].device())));
+      setups[i] = setup_text(parts[i], *part, *tseg);
     });
   });
   rd.construct_s = *std::max_element(construct_s.begin(), construct_s.end());
@@ -464,9 +468,10 @@ int run(const Args& a) {
     ctx.synchronize();
     r1.setup_s = seconds_since(t0);
     r1.prepare_s = r1.setup_s - r1.construct_s;
-    r1.normal = normal_text(*tseg, static_cast<double>(free1) - static_cast<double>(free_bytes(ctx.device())));
+    r1.normal =
+        normal_text(*op, tseg->segments(), static_cast<double>(free1) - static_cast<double>(free_bytes(ctx.device())));
     std::printf("run (1): operator %.2f GiB; %s\n    %s\n", (static_cast<double>(free0) - free1) / kGiB,
-                r1.normal.c_str(), setup_text(parts, *tseg).c_str());
+                r1.normal.c_str(), setup_text(parts, *op, *tseg).c_str());
     DeviceVector xd(ctx, p.voxels), yd(ctx, op->codomain_size());
     xd.upload(p.truth.data());
     op->apply(xd.get(), yd.get());

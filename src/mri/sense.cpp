@@ -179,7 +179,14 @@ class SenseOperator final : public op::LinearOperator<T> {
         vec_(this->context()) {}
 
   std::string name() const override {
-    return "sense(" + e_->name() + ", " + std::to_string(maps_->coils) + " coils)";
+    std::string s = "sense(" + e_->name() + ", " + std::to_string(maps_->coils) + " coils";
+    if (field_normal_) s += ", normal " + field_normal_->name();  // once built: which normal a solve uses
+    return s + ")";
+  }
+  // Its field-corrected Toeplitz normal once built, else the encoding's (field_toeplitz_normal).
+  const FieldToeplitzNormal<T>* field_normal() const noexcept {
+    if (field_normal_) return field_normal_.get();
+    return tseg_ ? tseg_->toeplitz_normal() : nullptr;
   }
   void apply(const Complex* x, Complex* y) override {
     Complex* t = this->scratch(1, e_->domain_size());
@@ -320,6 +327,15 @@ op::OperatorPtr<T> sense(op::OperatorPtr<T> batched_encoding, ContextMaps<T> map
   return compose_sense<T>(std::move(batched_encoding), maps.values, std::move(maps.owner), image, coils, true);
 }
 
+template <class T>
+const FieldToeplitzNormal<T>* field_toeplitz_normal(const op::LinearOperator<T>& op) {
+  if (const auto* s = dynamic_cast<const SenseOperator<T>*>(&op)) return s->field_normal();
+  if (const auto* t = dynamic_cast<const TimeSegmentedEncoding<T>*>(&op)) return t->toeplitz_normal();
+  return nullptr;
+}
+
+template const FieldToeplitzNormal<float>* field_toeplitz_normal<float>(const op::LinearOperator<float>&);
+template const FieldToeplitzNormal<double>* field_toeplitz_normal<double>(const op::LinearOperator<double>&);
 template op::OperatorPtr<float> sense<float>(std::shared_ptr<const Encoding<float>>,
                                              std::span<const std::complex<float>>, const op::Shape&, Context,
                                              const SenseOptions&);

@@ -212,6 +212,9 @@ std::string TimeSegmentedEncoding<T>::name() const {
   std::string s = "TimeSegmentedEncoding(" + op::shape_string(encoding_->image_shape()) + " -> " +
                   std::to_string(encoding_->num_samples()) + ", L " + std::to_string(segments());
   if (options_.batch > 1) s += ", batch " + std::to_string(options_.batch);
+  // The field-corrected Toeplitz normal once prepare_normal (or the first apply_normal) built it:
+  // which normal a solve used, for reports (its L', grid and a stacked axis).
+  if (field_normal_) s += ", normal " + field_normal_->name();
   return s + ")";
 }
 

@@ -665,10 +665,16 @@ TYPED_TEST(ToeplitzTyped, PrepareNormalBuildsOnceBeforeTheFirstApply) {
   auto lazy = std::make_shared<mri::TimeSegmentedEncoding<T>>(enc, ctx, to);
   ASSERT_TRUE(prepared->uses_toeplitz());
   EXPECT_TRUE(std::isnan(prepared->toeplitz_setup_seconds())) << "built before it was asked for";
+  EXPECT_EQ(prepared->toeplitz_normal(), nullptr);
+  EXPECT_EQ(prepared->name().find("normal"), std::string::npos) << prepared->name();
   op::LinearOperator<T>& base = *prepared;
   base.prepare_normal();
   const double s = prepared->toeplitz_setup_seconds();
   EXPECT_GT(s, 0.0);
+  // Once built, the normal is reachable and named in the operator's name (what a report prints).
+  ASSERT_NE(prepared->toeplitz_normal(), nullptr);
+  EXPECT_NE(prepared->name().find(", normal " + prepared->toeplitz_normal()->name()), std::string::npos)
+      << prepared->name();
   base.prepare_normal();
   EXPECT_EQ(prepared->toeplitz_setup_seconds(), s) << "prepare_normal built it again";
   const auto x = random_complex<T>(n, 902);
@@ -686,6 +692,11 @@ TYPED_TEST(ToeplitzTyped, PrepareNormalBuildsOnceBeforeTheFirstApply) {
   auto sl = mri::sense<T>(std::make_shared<mri::TimeSegmentedEncoding<T>>(enc, ctx, to), maps, ms);
   sp->prepare_normal();
   sp->prepare_normal();
+  EXPECT_NE(sp->name().find("normal FieldToeplitzNormal("), std::string::npos) << sp->name();
+  ASSERT_NE(mri::field_toeplitz_normal<T>(*sp), nullptr);
+  EXPECT_NE(mri::field_toeplitz_normal<T>(*sp)->name().find("3 coils"), std::string::npos) << "its SENSE form";
+  EXPECT_EQ(mri::field_toeplitz_normal<T>(*sl), nullptr) << "not built yet";
+  EXPECT_EQ(mri::field_toeplitz_normal<T>(*prepared), prepared->toeplitz_normal());
   EXPECT_LE(battery_detail::rel_diff(run_normal(*sp, x), run_normal(*sl, x)), default_tolerance<T>()) << "SENSE";
 
   auto nufft = make_nufft<T>(c, ctx, 1, mri::Toeplitz::kOn);
@@ -696,6 +707,7 @@ TYPED_TEST(ToeplitzTyped, PrepareNormalBuildsOnceBeforeTheFirstApply) {
   EXPECT_TRUE(std::isnan(ne->toeplitz_setup_seconds()));
   chain->prepare_normal();
   EXPECT_GT(ne->toeplitz_setup_seconds(), 0.0) << "scale and compose forward prepare_normal";
+  EXPECT_EQ(mri::field_toeplitz_normal<T>(*chain), nullptr) << "no field-corrected normal there";
 }
 
 // A kernel shared by batched copies: no new set-up, same results per image.

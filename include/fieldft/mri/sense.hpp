@@ -118,6 +118,16 @@ op::OperatorPtr<T> sense(op::OperatorPtr<T> batched_encoding, std::span<const st
 template <class T>
 op::OperatorPtr<T> sense(op::OperatorPtr<T> batched_encoding, ContextMaps<T> maps, const op::Shape& maps_shape);
 
+// The field-corrected Toeplitz normal that `op` built (prepare_normal, or its first
+// apply_normal): mri::sense on a TimeSegmentedEncoding (its SENSE form), or a
+// TimeSegmentedEncoding itself; null for any other operator and before it is built. Which normal
+// a solve used, for reports: its name() (L', grid, a stacked axis), kernel_bytes(),
+// setup_parts(). Both operators also name it in their name() once built.
+template <class T>
+const FieldToeplitzNormal<T>* field_toeplitz_normal(const op::LinearOperator<T>& op);
+
+extern template const FieldToeplitzNormal<float>* field_toeplitz_normal<float>(const op::LinearOperator<float>&);
+extern template const FieldToeplitzNormal<double>* field_toeplitz_normal<double>(const op::LinearOperator<double>&);
 extern template op::OperatorPtr<float> sense<float>(std::shared_ptr<const Encoding<float>>,
                                                     std::span<const std::complex<float>>, const op::Shape&,
                                                     Context, const SenseOptions&);

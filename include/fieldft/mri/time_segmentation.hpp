@@ -110,6 +110,8 @@ class TimeSegmentedEncoding final : public op::LinearOperator<T> {
                         TimeSegmentationOptions options = {});
   ~TimeSegmentedEncoding() override;
 
+  // "TimeSegmentedEncoding(N -> M, L l[, batch B][, normal FieldToeplitzNormal(...)])": the
+  // normal once built (toeplitz_normal()).
   std::string name() const override;
   void apply(const Complex* x, Complex* y) override;
   void apply_adjoint(const Complex* y, Complex* x) override;
