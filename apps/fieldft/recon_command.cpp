@@ -557,6 +557,7 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
   // Solve.
   std::vector<Complex> x(static_cast<std::size_t>(n), Complex{});
   std::vector<double> residuals;
+  std::string operator_name;  // of this process's (first) solve: it names the normal CG used
   double lambda_abs = 0;
   solve::Result res;
   double setup_s = 0, solve_s = 0, download_s = 0;
@@ -591,6 +592,7 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
       res = s.res;
       lambda_abs = s.lambda_abs;
       residuals = s.residuals;
+      operator_name = s.operator_name;
       setup_s = s.setup_s;
       solve_s = s.solve_s;
       if (c.is_cuda()) {
@@ -823,6 +825,8 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
                                     ? "one per slice (it depends on the slice)"
                                     : "shared by the slices of each context (" + std::to_string(encodings.size()) + ")";
     encodings.clear();
+    if (const std::int64_t z0 = world ? rank : 0; z0 < nz)
+      operator_name = solved[static_cast<std::size_t>(z0)].operator_name;  // this process's first slice
     res.iterations = 0;
     res.residual = 0;
     for (std::int64_t z = 0; z < nz; ++z) {
@@ -852,6 +856,7 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
   // Every collective is behind: from here on only rank 0 works (its errors are its own).
   agree.finish();
   if (!root) return kExitOk;
+  if (!operator_name.empty()) choices["operator"] = operator_name;
   times["setup"] = setup_s;
   times["solve"] = solve_s;
   times["solve_wall"] = since(t_solve);  // set-up + solve (+ slices' transfers) of every place, wall clock

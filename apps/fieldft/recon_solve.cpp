@@ -24,8 +24,12 @@ op::OperatorPtr<T> build_operator(const SolveSettings<T>& s, const Problem<T>& p
   op::Shape maps_shape(p.shape.begin(), p.shape.end());
   maps_shape.push_back(p.coils);
   const auto factory = [&](std::shared_ptr<const mri::Encoding<T>> e, std::int64_t b) -> op::OperatorPtr<T> {
-    if (!e->has_field())
-      return std::make_shared<mri::NufftEncoding<T>>(e, ctx, mri::NufftEncodingOptions{.eps = s.eps, .batch = b});
+    if (!e->has_field()) {
+      mri::NufftEncodingOptions no;
+      no.eps = s.eps;
+      no.batch = b;
+      return std::make_shared<mri::NufftEncoding<T>>(e, ctx, no);
+    }
     mri::TimeSegmentationOptions o;
     o.accuracy = s.accuracy;
     o.eps = s.eps;
@@ -118,6 +122,7 @@ Solved solve_problem(const SolveSettings<T>& s, const Problem<T>& p, const Conte
   out.res = solve::cg<T>(*a, y_c, x_c, w_ctx, cg);
   ctx.synchronize();
   out.solve_s = since(ts);
+  out.operator_name = a->name();  // after the solve: names the normal it built (e.g. a field-corrected Toeplitz)
   return out;
 }
 

@@ -79,6 +79,7 @@ struct Solved {
   double lambda_abs = 0;  // λ in the caller's units
   double setup_s = 0, solve_s = 0;
   std::vector<double> residuals;  // one per iteration
+  std::string operator_name;      // the operator's name after the solve: it names the normal used
 };
 
 // Builds the problem's operator on `ctx` (wrapped in dist::rank_sum over `comm` when comm is not

@@ -359,7 +359,12 @@ def check_roundtrip(tool, margs, sim, rec):
         args = [src] + sum([["-o", o] for o in outs[0 if nifti else 1:]], []) + rec
         j = recon_json(tool, args)
         require_keys(j, ["choices", "iterations", "residuals", "seconds", "nrmse", "matrix", "coils", "samples"])
-        require_keys(j["choices"], ["model", "model_reason", "encoding", "encoding_reason", "maps", "backend"])
+        require_keys(j["choices"], ["model", "model_reason", "encoding", "encoding_reason", "maps", "backend",
+                                    "operator"])
+        # The operator after the solve names the normal it used: the field-corrected Toeplitz one
+        # where the choice planned it.
+        if j["choices"].get("toeplitz_normal") is True and "normal FieldToeplitzNormal(" not in j["choices"]["operator"]:
+            fail("choices.toeplitz_normal is true but the operator %r names no such normal" % j["choices"]["operator"])
         require_keys(j["seconds"], ["read", "coil_maps", "setup", "solve", "write", "total"])
         if j["matrix"] != s["matrix"] or j["samples"] != s["samples"] or j["coils"] != s["coils"]:
             fail("recon saw %s / %d samples / %d coils, simulate wrote %s / %d / %d" % (
