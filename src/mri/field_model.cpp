@@ -256,8 +256,7 @@ FieldModelChoice choose_field_model(const FieldModelProblem& p, const FieldModel
   }
   g.stacked = p.stacked && dim >= 2 && g.periodic[static_cast<std::size_t>(dim - 1)];
   // The field-corrected Toeplitz normal runs on every backend and grid (CUDA: fused in 2D and on
-  // 3D stacks for
-  // 2N_d powers of two, else the slower cuFFT path).
+  // 3D stacks for 2N_x, 2N_y powers of two, else the slower cuFFT path).
   const bool toeplitz_runs = o.plan_toeplitz;
   const double toeplitz_fft_rate = m.gpu && !core::fused_toeplitz_geometry(g) ? kFftUnitsGpuCufft : m.fft_rate();
   if (toeplitz_runs) differences = core::field_difference_sample(p.field, kDifferenceQuantiles);
