@@ -86,6 +86,17 @@ std::size_t free_memory(int device) {
   return free_b;
 }
 
+void require_free_memory(int device, double need, const std::string& what, const std::string& remedy) {
+  const double free_b = static_cast<double>(free_memory(device));
+  if (need <= free_b) return;
+  std::ostringstream os;
+  os.setf(std::ios::fixed);
+  os.precision(0);
+  os << what << " need " << need / (1 << 20) << " MiB on CUDA device " << device << ", " << free_b / (1 << 20)
+     << " MiB free; " << remedy;
+  throw Error(ErrorCode::kOutOfMemory, os.str());
+}
+
 void free_async(void* ptr, int device, void* stream) noexcept {
   if (!ptr) return;
   try {

@@ -31,6 +31,9 @@ void free_async(void* ptr, int device, void* stream) noexcept;
 // The free memory of `device` now, in bytes (cudaMemGetInfo), for a set-up that checks that a
 // large allocation fits before it spends time on it.
 std::size_t free_memory(int device);
+// Throws kOutOfMemory when `need` bytes exceed the free memory of `device`:
+// "<what> need(s) N MiB on CUDA device d, F MiB free; <remedy>".
+void require_free_memory(int device, double need, const std::string& what, const std::string& remedy);
 // Enqueues a copy of `bytes` from host memory to device memory on `stream`. A pageable source
 // (new / std::vector) is staged by the runtime before the call returns, so the caller may free it
 // at once; a pinned source (host_register below) is read later, when the stream reaches the

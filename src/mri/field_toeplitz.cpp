@@ -7,16 +7,15 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <exception>
 #include <limits>
 #include <string>
 #include <vector>
 
-#include "fieldft/config.hpp"  // first: FIELDFT_HAVE_CUDA selects the includes below
 #include "core/time_segmentation.hpp"
 #include "core/toeplitz.hpp"
 #include "cpu/toeplitz_cpu.hpp"
+#include "fieldft/config.hpp"  // first: FIELDFT_HAVE_CUDA selects the includes below
 #if FIELDFT_HAVE_CUDA
 #include "cuda/stream.hpp"
 #include "cuda/time_segmentation.hpp"
@@ -334,18 +333,12 @@ void FieldToeplitzNormal<T>::make_engine(const FieldToeplitzOptions& options, st
     // The kernels and the set-up FFT's work area (at most one more grid) must fit what the engine
     // left: checked here, before the L' type 1 transforms, with the numbers in the message.
     const double need = impl_->kernel_bytes + static_cast<double>(g.padded_cells()) * sizeof(Complex);
-    const double free_b = static_cast<double>(cuda::free_memory(c.device()));
-    if (need > free_b) {
-      char buf[512];
-      std::snprintf(buf, sizeof buf,
-                    "%s: its %d kernels of %lld complex values (the %s embedding of the %s grid) need %.0f MiB on CUDA "
-                    "device %d, %.0f MiB free; a looser accuracy (fewer segments), a smaller grid, or "
-                    "Toeplitz::kOff (the time-segmented passes) needs less",
-                    who.c_str(), segs, static_cast<long long>(cells), core::toeplitz_grid_string(g).c_str(),
-                    op::shape_string(e.image_shape()).c_str(),
-                    need / (1 << 20), c.device(), free_b / (1 << 20));
-      throw Error(ErrorCode::kOutOfMemory, buf);
-    }
+    cuda::require_free_memory(c.device(), need,
+                              who + ": its " + std::to_string(segs) + " kernels of " + std::to_string(cells) +
+                                  " complex values (the " + core::toeplitz_grid_string(g) + " embedding of the " +
+                                  op::shape_string(e.image_shape()) + " grid)",
+                              "a looser accuracy (fewer segments), a smaller grid, or Toeplitz::kOff (the "
+                              "time-segmented passes) needs less");
   }
 #else
   (void)who;

@@ -316,7 +316,8 @@ op::OperatorPtr<T> pcsense(std::shared_ptr<const Encoding<T>> encoding, std::spa
   check_phase_maps<T>(image, shots, phase_maps, phase_shape, who);
   const SenseOptions so = options.shot_encoding ? SenseOptions{} : resolved_options(options, *encoding, coils, context);
   if (!options.shot_encoding && so.encoding == EncodingKind::kDft && options.one_pass)
-    if (auto one_pass = detail::one_pass_dft_pcsense<T>(*encoding, shot_samples, maps, phase_maps, coils, context))
+    if (auto one_pass =
+            detail::one_pass_dft_pcsense<T>(*encoding, shot_samples, maps, phase_maps, coils, options.gram, context))
       return one_pass;
 
   // One coil-batched encoding per shot (the costly part: plans, DFT set-up), checked.

@@ -8,8 +8,8 @@
 #include <string>
 #include <utility>
 
-#include "fieldft/config.hpp"  // first: FIELDFT_HAVE_CUDA selects the includes below
 #include "core/dft_setup.hpp"
+#include "fieldft/config.hpp"  // first: FIELDFT_HAVE_CUDA selects the includes below
 #include "fieldft/detail/dft_math.hpp"
 #include "fieldft/error.hpp"
 #include "fieldft/op/vector_ops.hpp"
@@ -17,6 +17,8 @@
 #include "op/upload.hpp"
 #if FIELDFT_HAVE_CUDA
 #include "cuda/dft_engine.hpp"
+#include "cuda/gram.hpp"
+#include "cuda/stream.hpp"
 #endif
 
 namespace fieldft::mri::detail {
@@ -69,29 +71,53 @@ std::shared_ptr<core::DftSetup> grouped_setup(const Encoding<T>& e,
 #if FIELDFT_HAVE_CUDA
 // image → {M, C}: expand (S_c ∘ x), the grouped DFT (its output already in the original sample
 // order); the adjoint: the grouped adjoint DFT, Σ_c conj(S_c) ∘ . The normal: the four in a
-// row through scratch ({M, C} between the two transforms). On the context's stream: no
-// allocation after the first call, no host synchronisation.
+// row through scratch ({M, C} between the two transforms), or with `gram` the stored Gram matrix
+// in place of the two transforms (below). On the context's stream: no allocation after the
+// first call (the Gram matrix: after prepare_normal), no host synchronisation.
+//
+// The Gram normal. With the shot phases inside the exponential, A = (I_C ⊗ E_g) diag(S), so
+// AᴴA x = Σ_c conj(S_c) ∘ H (S_c ∘ x) with H = E_gᴴE_g = Σ_s e^{−iφ_s} E_sᴴE_s e^{iφ_s}, an
+// N×N Hermitian matrix (N voxels) that does not depend on the coils: the exact normal of the
+// exact-DFT model, stored. prepare_normal builds it column by column — H e_v is the grouped DFT
+// and its adjoint of the unit image e_v — in passes of kGramImages unit images on the tensor-core
+// path (each pass writes kGramImages columns in place), so it has the DFT's float accuracy. An
+// apply is then one dense product H·[S_1x … S_Cx], bound by reading H (8N² bytes) instead of by
+// the 2·M·N phasors of the two DFT passes: it pays when M·N pair evaluations cost more than
+// reading N² values and the set-up (N/kGramImages DFT passes of kGramImages images) is spread
+// over enough normals — many iterations, or many solves with one trajectory, field map and shot
+// phases (R4 of BENCHMARKS.md: N = 128², M = 25,744, 2 GiB).
 template <class T>
 class OnePassDftPcSense final : public op::LinearOperator<T> {
  public:
   using Complex = std::complex<T>;
+  static constexpr std::int64_t kGramImages = 32;  // unit images per DFT pass (the engine's most per pass)
+
   OnePassDftPcSense(const op::Shape& image, std::int64_t samples, std::int64_t coils, std::int64_t shots,
-                    std::shared_ptr<const core::DftSetup> setup, std::span<const Complex> maps,
+                    std::shared_ptr<const core::DftSetup> setup, std::span<const Complex> maps, bool gram,
                     const Context& context)
       : op::LinearOperator<T>(image, op::Shape{samples, coils}, context),
         voxels_(op::shape_size(image)),
         samples_(samples),
         coils_(coils),
         shots_(shots),
+        gram_(gram),
         maps_memory_(context),
-        vec_(context) {
+        gram_memory_(context),
+        vec_(context),
+        setup_(setup) {
     maps_ = op::upload(maps_memory_, maps);
     engine_ = cuda::make_dft_engine<T>(std::move(setup), context.device(), context.stream());
+    if (gram_) product_ = std::make_unique<cuda::gram::HermitianProduct<T>>(context.device(), context.stream());
   }
 
   std::string name() const override {
-    return "pcsense(" + op::shape_string(this->domain_shape()) + " -> " + op::shape_string(this->codomain_shape()) +
-           ", " + std::to_string(shots_) + " shots in one DFT pass of " + std::to_string(coils_) + " coil images)";
+    std::string n = "pcsense(" + op::shape_string(this->domain_shape()) + " -> " +
+                    op::shape_string(this->codomain_shape()) + ", " + std::to_string(shots_) +
+                    " shots in one DFT pass of " + std::to_string(coils_) + " coil images";
+    if (gram_)
+      n += ", normal: Gram matrix " + std::to_string(voxels_) + "x" + std::to_string(voxels_) + " (" +
+           std::to_string(gram_bytes() >> 20) + " MiB, " + (h_ ? "built" : "built at prepare_normal") + ")";
+    return n + ")";
   }
 
   void apply(const Complex* x, Complex* y) override {
@@ -106,21 +132,65 @@ class OnePassDftPcSense final : public op::LinearOperator<T> {
     vec_.conj_mul_sum(voxels_, coils_, maps_, u, x);
   }
 
+  void prepare_normal() override {
+    if (gram_ && !h_) build_gram();
+  }
+
   void apply_normal(const Complex* x, Complex* z) override {
+    prepare_normal();
     Complex* u = this->scratch(1, voxels_ * coils_);
-    Complex* w = this->scratch(2, samples_ * coils_);
     vec_.expand_mul(voxels_, coils_, maps_, x, u);
+    if (gram_) {
+      Complex* w = this->scratch(2, voxels_ * coils_);
+      product_->apply(h_, voxels_, u, coils_, w);
+      vec_.conj_mul_sum(voxels_, coils_, maps_, w, z);
+      return;
+    }
+    Complex* w = this->scratch(2, samples_ * coils_);
     engine_->forward(u, w, true);
     engine_->adjoint(w, u, true);
     vec_.conj_mul_sum(voxels_, coils_, maps_, u, z);
   }
 
  private:
+  // Columns rounded up to whole passes: the last pass writes its kGramImages columns in place
+  // (those past N are zero and never read).
+  std::int64_t gram_columns() const { return (voxels_ + kGramImages - 1) / kGramImages * kGramImages; }
+  std::int64_t gram_bytes() const { return voxels_ * gram_columns() * static_cast<std::int64_t>(sizeof(Complex)); }
+
+  void build_gram() {
+    const Context& c = this->context();
+    const std::int64_t pass_bytes = (voxels_ + samples_) * kGramImages * static_cast<std::int64_t>(sizeof(Complex));
+    const std::string n = std::to_string(voxels_);
+    cuda::require_free_memory(c.device(), static_cast<double>(gram_bytes() + pass_bytes),
+                              "pcsense: the Gram normal (the " + n + "x" + n +
+                                  " matrix of the exact-DFT normal and a pass of " + std::to_string(kGramImages) +
+                                  " unit images) would",
+                              "set PcSenseOptions::gram = false (the one-pass DFT normal stores no matrix)");
+    Complex* h = gram_memory_.get_as<Complex>(voxels_ * gram_columns());
+    auto setup = std::make_shared<core::DftSetup>(*setup_);
+    setup->images = kGramImages;
+    auto engine = cuda::make_dft_engine<T>(std::move(setup), c.device(), c.stream());
+    Complex* e = this->scratch(3, voxels_ * kGramImages);
+    Complex* w = this->scratch(2, samples_ * kGramImages);
+    for (std::int64_t v0 = 0; v0 < voxels_; v0 += kGramImages) {
+      cuda::gram::identity_columns<T>(c.device(), c.stream(), voxels_, v0, kGramImages, e);
+      engine->forward(e, w, true);
+      engine->adjoint(w, h + v0 * voxels_, true);
+    }
+    c.synchronize();  // the pass engine's memory goes with it
+    h_ = h;
+  }
+
   std::int64_t voxels_, samples_, coils_, shots_;
-  op::Workspace maps_memory_;
+  bool gram_;
+  op::Workspace maps_memory_, gram_memory_;
   const Complex* maps_ = nullptr;
+  const Complex* h_ = nullptr;  // the Gram matrix, column-major, once built
   op::VectorOps<T> vec_;
+  std::shared_ptr<const core::DftSetup> setup_;
   std::unique_ptr<core::DftEngine<T>> engine_;
+  std::unique_ptr<cuda::gram::HermitianProduct<T>> product_;
 };
 #endif
 
@@ -130,15 +200,15 @@ template <class T>
 op::OperatorPtr<T> one_pass_dft_pcsense(const Encoding<T>& encoding,
                                         const std::vector<std::vector<std::int64_t>>& shot_samples,
                                         std::span<const std::complex<T>> maps, std::span<const T> phase_maps,
-                                        std::int64_t coils, const Context& context) {
+                                        std::int64_t coils, bool gram, const Context& context) {
 #if FIELDFT_HAVE_CUDA
   if (!context.is_cuda() || !cuda::dft_groups_supported<T>(coils)) return nullptr;
   auto setup = grouped_setup<T>(encoding, shot_samples, phase_maps, coils);
   return std::make_shared<OnePassDftPcSense<T>>(encoding.image_shape(), encoding.num_samples(), coils,
-                                                static_cast<std::int64_t>(shot_samples.size()), std::move(setup),
-                                                maps, context);
+                                                static_cast<std::int64_t>(shot_samples.size()), std::move(setup), maps,
+                                                gram, context);
 #else
-  (void)encoding, (void)shot_samples, (void)maps, (void)phase_maps, (void)coils, (void)context;
+  (void)encoding, (void)shot_samples, (void)maps, (void)phase_maps, (void)coils, (void)gram, (void)context;
   return nullptr;
 #endif
 }
@@ -146,11 +216,11 @@ op::OperatorPtr<T> one_pass_dft_pcsense(const Encoding<T>& encoding,
 template op::OperatorPtr<float> one_pass_dft_pcsense<float>(const Encoding<float>&,
                                                             const std::vector<std::vector<std::int64_t>>&,
                                                             std::span<const std::complex<float>>,
-                                                            std::span<const float>, std::int64_t, const Context&);
+                                                            std::span<const float>, std::int64_t, bool, const Context&);
 template op::OperatorPtr<double> one_pass_dft_pcsense<double>(const Encoding<double>&,
                                                               const std::vector<std::vector<std::int64_t>>&,
                                                               std::span<const std::complex<double>>,
-                                                              std::span<const double>, std::int64_t,
+                                                              std::span<const double>, std::int64_t, bool,
                                                               const Context&);
 
 }  // namespace fieldft::mri::detail

@@ -19,10 +19,11 @@ namespace fieldft::mri::detail {
 // nullptr where that form does not run: a host context, or an engine without grouped samples
 // (cuda::dft_groups_supported: float on the tensor cores). shot_samples: each shot's original
 // sample positions; maps: voxels·C; phase_maps: voxels·S radians; all validated by the caller.
+// gram: the normal through the stored Gram matrix (PcSenseOptions::gram; pcsense_dft.cpp).
 template <class T>
 op::OperatorPtr<T> one_pass_dft_pcsense(const Encoding<T>& encoding,
                                         const std::vector<std::vector<std::int64_t>>& shot_samples,
                                         std::span<const std::complex<T>> maps, std::span<const T> phase_maps,
-                                        std::int64_t coils, const Context& context);
+                                        std::int64_t coils, bool gram, const Context& context);
 
 }  // namespace fieldft::mri::detail

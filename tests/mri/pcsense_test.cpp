@@ -236,6 +236,18 @@ bool register_pcsense(const std::string& p) {
   for (const auto& [name, spec] : one_pass_specs())
     reg(name, [spec](const Context& c) { return make_pcsense<T>(make_problem(spec), c, options_of<T>(K::kDft, 0)); },
         {});
+  // The one pass with its normal through the stored Gram matrix (gram): the battery's normal
+  // case checks AᴴA against A then Aᴴ, i.e. the matrix against the two DFT passes. 99 voxels (not
+  // a multiple of the 32 unit images per build pass) and 5 coils.
+  reg("MriPcSenseDftGram2D",
+      [](const Context& c) {
+        const auto q =
+            make_problem({.grid = {11, 9}, .coils = 5, .shots = 3, .interleaves = 6, .samples = 60, .field = true});
+        auto o = options_of<T>(K::kDft, 0);
+        o.gram = true;
+        return make_pcsense<T>(q, c, o);
+      },
+      {});
   return true;
 }
 
@@ -528,6 +540,15 @@ TYPED_TEST(PcSense, TimeSegmentedReconstructsLikeTheDft) {
   EXPECT_LT(et, kPcSenseBound);
 }
 
+// AᴴA x through the operator's apply_normal, x and the result on the host.
+template <class T>
+std::vector<std::complex<T>> normal_of(op::LinearOperator<T>& a, const std::vector<std::complex<T>>& x) {
+  ContextVector<T> in(a.context(), a.domain_size()), out(a.context(), a.domain_size());
+  in.upload(x);
+  a.apply_normal(in.get(), out.get());
+  return out.download();
+}
+
 // The one-pass DFT form (one_pass = true, the default) against the per-shot form (false) in the
 // same context: forward, adjoint and normal. Taken on a CUDA device in float (C >= 3 coils,
 // the tensor-core path); elsewhere both are the per-shot form (the name says which). Both are the
@@ -554,13 +575,60 @@ TYPED_TEST(PcSense, OnePassDftIsThePerShotOperator) {
         << "forward";
     EXPECT_LE(nrmse(battery_detail::run_apply(*a, y, true), to_double(battery_detail::run_apply(*b, y, true))), tol)
         << "adjoint";
-    auto normal = [&x](op::LinearOperator<T>& op) {
-      ContextVector<T> in(op.context(), op.domain_size()), out(op.context(), op.domain_size());
-      in.upload(x);
-      op.apply_normal(in.get(), out.get());
-      return out.download();
-    };
-    EXPECT_LE(nrmse(normal(*a), to_double(normal(*b))), tol) << "normal";
+    EXPECT_LE(nrmse(normal_of(*a, x), to_double(normal_of(*b, x))), tol) << "normal";
+  }
+}
+
+// gram = true: where the one pass runs (a CUDA device, float), the normal through the stored Gram
+// matrix, the same operator as the one pass's two DFT passes and the per-shot form (within the
+// float DFT's accuracy: the matrix's columns are DFT passes of unit images; the DFT battery's
+// 1e-5); forward and adjoint are the one pass's. Elsewhere gram changes nothing (per-shot form).
+// The name says which, and whether the matrix is built yet (prepare_normal builds it).
+TYPED_TEST(PcSense, GramNormalIsTheExactNormal) {
+  using T = TypeParam;
+  const Context c = test_context();
+  const bool gram = c.is_cuda() && std::is_same_v<T, float>;
+  const double tol = std::is_same_v<T, float> ? 1e-5 : 1e-12;
+  for (const auto& [name, spec] : one_pass_specs()) {
+    SCOPED_TRACE(name);
+    const auto q = make_problem(spec);
+    auto o = options_of<T>(K::kDft, 0);
+    o.one_pass = false;
+    auto per_shot = make_pcsense<T>(q, c, o);
+    o.one_pass = true;
+    o.gram = true;
+    auto a = make_pcsense<T>(q, c, o);
+    EXPECT_EQ(a->name().find("Gram matrix") != std::string::npos, gram) << a->name();
+    EXPECT_EQ(a->name().find("built at prepare_normal") != std::string::npos, gram) << a->name();
+    a->prepare_normal();
+    a->prepare_normal();  // idempotent
+    if (gram) EXPECT_NE(a->name().find("MiB, built)"), std::string::npos) << a->name();
+    const auto x = random_complex<T>(q.voxels, 41);
+    const auto ref = normal_of(*per_shot, x);
+    EXPECT_LE(nrmse(normal_of(*a, x), std::vector<cdouble>(ref.begin(), ref.end())), tol) << "normal";
+  }
+}
+
+// The Gram matrix of a 64³ image (262,144² values, 512 GiB) fits on no device: a clear
+// kOutOfMemory at prepare_normal that names the sizes and the option, not a failed allocation
+// deep inside.
+TYPED_TEST(PcSense, GramNormalThatDoesNotFitIsRefused) {
+  using T = TypeParam;
+  const Context c = test_context();
+  if (!(c.is_cuda() && std::is_same_v<T, float>)) GTEST_SKIP() << "the Gram normal runs where the one pass runs";
+  const auto q =
+      make_problem({.grid = {64, 64, 64}, .coils = 3, .shots = 2, .interleaves = 2, .samples = 20, .field = true});
+  auto o = options_of<T>(K::kDft, 0);
+  o.gram = true;
+  auto a = make_pcsense<T>(q, c, o);
+  try {
+    a->prepare_normal();
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kOutOfMemory) << e.what();
+    const std::string m = e.what();
+    EXPECT_NE(m.find("262144x262144"), std::string::npos) << m;
+    EXPECT_NE(m.find("PcSenseOptions::gram = false"), std::string::npos) << m;
   }
 }
 

@@ -51,6 +51,15 @@
 //                       shots as sample groups of one DFT (src/mri/pcsense_dft.hpp); the same
 //                       operator (within the DFT's float accuracy), one launch per direction
 //                       instead of S, scratch voxels·C + M·C;
+//                       with gram (off by default), where the one pass runs: the normal through
+//                       the stored Gram matrix H = Σ_s e^{−iφ_s} E_sᴴE_s e^{iφ_s} (voxels²
+//                       complex values, 2 GiB at 128²; the same for every coil), AᴴA x =
+//                       Σ_c conj(S_c) ∘ H(S_c ∘ x): one dense product per normal, bound by reading
+//                       H, instead of two DFT passes. H is built by prepare_normal (which the
+//                       solvers call before their loop) from voxels/32 DFT passes of 32 unit
+//                       images; an exact normal of the same model (within the float DFT's
+//                       accuracy). It pays when many normals share one trajectory, field map and
+//                       shot phases. kOutOfMemory (naming the sizes) where H does not fit;
 //   encoding = kTimeSegmented  TimeSegmentedEncoding of the shot's samples (eps, nufft and
 //                       time_segmentation as in SenseOptions): L is chosen per shot, from that
 //                       shot's readout times and the common field map;
@@ -83,6 +92,8 @@
 //   kNonFinite        a NaN or Inf in the maps (naming coil and voxel) or in the phase maps
 //                     (naming shot and voxel);
 //   kContextMismatch  a callable's operator at another place than `context`;
+//   kOutOfMemory      gram: the Gram matrix does not fit in the device's free memory (at
+//                     prepare_normal or the first normal);
 //   kBackendUnavailable  a CUDA context in a build without CUDA.
 #pragma once
 
@@ -116,6 +127,7 @@ struct PcSenseOptions {
   FieldModelChoice* choice = nullptr;      // kAuto: as SenseOptions::choice
   ShotEncodingFactory<T> shot_encoding{};  // set: replaces the fields above
   bool one_pass = true;  // kDft (also as kAuto's choice): all shots in one DFT pass where it runs (see above); false: per shot
+  bool gram = false;     // with one_pass, where it runs: the normal through the stored Gram matrix (see above)
 };
 
 template <class T>
