@@ -530,12 +530,12 @@ def _check_phase_maps(phase, image_shape, shots):
 
 def pcsense(encoding, maps, phase_maps, *, kind="nufft", eps=1e-5, accuracy=1e-3, interpolator="least-squares",
             max_segments=64, segments=None, dtype="complex64", device="cpu", stream=None, nthreads=0,
-            toeplitz="auto", **opts) -> Operator:
+            toeplitz="auto", gram=False, **opts) -> Operator:
     """Multi-shot phase-corrected SENSE as ONE operator: y_{s,c} = E_s(S_c ∘ e^{+iφ_s} ∘ x).
 
     pcsense(encoding, maps, phase_maps, *, kind="nufft", eps=1e-5, accuracy=1e-3,
             interpolator="least-squares", max_segments=64, segments=None, dtype="complex64",
-            device="cpu", stream=None, nthreads=0, toeplitz="auto", **opts)
+            device="cpu", stream=None, nthreads=0, toeplitz="auto", gram=False, **opts)
 
     encoding: a fieldft.mri.Encoding whose `shots` label the samples (S = encoding.num_shots;
     none: one shot); E_s: the encoding of shot s's samples (their k, times, and the common field
@@ -545,9 +545,15 @@ def pcsense(encoding, maps, phase_maps, *, kind="nufft", eps=1e-5, accuracy=1e-3
     shot s's own image relative to x (how such maps are estimated), for data in the Encoding's
     exp(-i2πk·r) convention (include/fieldft/mri/pcsense.hpp). ishape `shape`, oshape (C, M), the
     samples in the encoding's original order; adjoint Σ_s e^{-iφ_s} Σ_c conj(maps[c]) E_sᴴ y.
+    gram=True (kind "dft" on a GPU in complex64, where all shots run in one DFT pass): the normal
+    AᴴA through the stored Gram matrix of the exact-DFT model (N² complex values for N voxels,
+    2 GiB at 128²), built before a solver's loop (op.prepare_normal()) from DFT passes of unit
+    images, then one dense product per normal instead of two DFT passes: for many solves or
+    iterations with one trajectory, field map and shot phases. Elsewhere it changes nothing.
     Errors: phase maps of another image shape or for another number of shots
     (ShapeMismatchError), NaN/Inf in them (NonFiniteError), a shot label without samples
-    (InvalidArgumentError), sense()'s checks of the maps.
+    (InvalidArgumentError), sense()'s checks of the maps; with gram, a matrix that does not fit
+    the device (OutOfMemoryError, naming the sizes).
     """
     _check_encoding(encoding)
     _check_kind(kind)
@@ -562,7 +568,8 @@ def pcsense(encoding, maps, phase_maps, *, kind="nufft", eps=1e-5, accuracy=1e-3
     with caller_terms(_message(encoding.ndim)):
         core = cls.pcsense(enc, values.__array_interface__["data"][0], values.size, list(reversed(values.shape)),
                            phase.__array_interface__["data"][0], phase.size, list(reversed(phase.shape)),
-                           _KINDS[kind], float(eps), options, _toeplitz_code(toeplitz), *tseg, *place.args())
+                           _KINDS[kind], float(eps), options, _toeplitz_code(toeplitz), *tseg, bool(gram),
+                           *place.args())
     op = Operator(core)
     op.encoding = encoding
     return op

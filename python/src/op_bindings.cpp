@@ -405,120 +405,126 @@ void bind_operator(nb::module_& m, const char* name) {
                   "shape"_a, "levels"_a, "kind"_a, "device"_a, "stream"_a, "nthreads"_a, "owner"_a.none());
   // The MRI encodings (mri/encoding.hpp) on a PyEncoding.
   using E = PyEncoding<T>;
-  cls.def_static("nufft_encoding",
-                 [](const E& e, double eps, std::int64_t batch, const nufft::Options& nufft_options, int toeplitz,
-                    int device, std::uintptr_t stream, int nthreads, nb::object owner) {
-                   return make<T>(owner_list(owner), [&]() -> op::OperatorPtr<T> {
-                     mri::NufftEncodingOptions o;
-                     o.eps = eps;
-                     o.batch = batch;
-                     o.nufft = nufft_options;
-                     o.toeplitz = static_cast<mri::Toeplitz>(toeplitz);
-                     return std::make_shared<mri::NufftEncoding<T>>(e.e, make_context(device, stream, nthreads), o);
-                   });
-                 },
-                 "encoding"_a, "eps"_a, "batch"_a, "options"_a, "toeplitz"_a, "device"_a, "stream"_a, "nthreads"_a,
-                 "owner"_a.none())
+  cls.def_static(
+         "nufft_encoding",
+         [](const E& e, double eps, std::int64_t batch, const nufft::Options& nufft_options, int toeplitz, int device,
+            std::uintptr_t stream, int nthreads, nb::object owner) {
+           return make<T>(owner_list(owner), [&]() -> op::OperatorPtr<T> {
+             mri::NufftEncodingOptions o;
+             o.eps = eps;
+             o.batch = batch;
+             o.nufft = nufft_options;
+             o.toeplitz = static_cast<mri::Toeplitz>(toeplitz);
+             return std::make_shared<mri::NufftEncoding<T>>(e.e, make_context(device, stream, nthreads), o);
+           });
+         },
+         "encoding"_a, "eps"_a, "batch"_a, "options"_a, "toeplitz"_a, "device"_a, "stream"_a, "nthreads"_a,
+         "owner"_a.none())
       // The Toeplitz normal of a NufftEncoding (None for any other operator): whether it is used,
       // why, and its kernel's set-up time (NaN until built; prepare=True builds it now).
-      .def_static("toeplitz_info",
-                  [](const O& a, bool prepare) -> nb::object {
-                    auto* f = dynamic_cast<mri::NufftEncoding<T>*>(a.ptr().get());
-                    if (f == nullptr) return nb::none();
-                    if (prepare) without_gil([&] {
-                      std::lock_guard lock(call_mutex());
-                      f->prepare_normal();
-                    });
-                    nb::dict d;
-                    d["used"] = f->uses_toeplitz();
-                    d["reason"] = f->toeplitz_reason();
-                    d["setup_seconds"] = f->toeplitz_setup_seconds();
-                    return d;
-                  },
-                  "op"_a, "prepare"_a)
-      .def_static("dft_encoding",
-                  [](const E& e, std::int64_t batch, bool r2, int device, std::uintptr_t stream, int nthreads,
-                     nb::object owner) {
-                    return make<T>(owner_list(owner), [&]() -> op::OperatorPtr<T> {
-                      mri::DftEncodingOptions o;
-                      o.batch = batch;
-                      const Context c = make_context(device, stream, nthreads);
-                      if (r2) return std::make_shared<mri::DftR2Encoding<T>>(e.e, c, o);
-                      return std::make_shared<mri::DftEncoding<T>>(e.e, c, o);
-                    });
-                  },
-                  "encoding"_a, "batch"_a, "r2"_a, "device"_a, "stream"_a, "nthreads"_a, "owner"_a.none())
+      .def_static(
+          "toeplitz_info",
+          [](const O& a, bool prepare) -> nb::object {
+            auto* f = dynamic_cast<mri::NufftEncoding<T>*>(a.ptr().get());
+            if (f == nullptr) return nb::none();
+            if (prepare)
+              without_gil([&] {
+                std::lock_guard lock(call_mutex());
+                f->prepare_normal();
+              });
+            nb::dict d;
+            d["used"] = f->uses_toeplitz();
+            d["reason"] = f->toeplitz_reason();
+            d["setup_seconds"] = f->toeplitz_setup_seconds();
+            return d;
+          },
+          "op"_a, "prepare"_a)
+      .def_static(
+          "dft_encoding",
+          [](const E& e, std::int64_t batch, bool r2, int device, std::uintptr_t stream, int nthreads,
+             nb::object owner) {
+            return make<T>(owner_list(owner), [&]() -> op::OperatorPtr<T> {
+              mri::DftEncodingOptions o;
+              o.batch = batch;
+              const Context c = make_context(device, stream, nthreads);
+              if (r2) return std::make_shared<mri::DftR2Encoding<T>>(e.e, c, o);
+              return std::make_shared<mri::DftEncoding<T>>(e.e, c, o);
+            });
+          },
+          "encoding"_a, "batch"_a, "r2"_a, "device"_a, "stream"_a, "nthreads"_a, "owner"_a.none())
       // mri::TimeSegmentedEncoding (mri/time_segmentation.hpp); interpolator 0 = least squares,
       // 1 = Hanning; segments 0 = choose L from the accuracy.
-      .def_static("tseg_encoding",
-                  [](const E& e, double accuracy, int interpolator, int max_segments, int segments, double eps,
-                     std::int64_t batch, const nufft::Options& nufft_options, int device, std::uintptr_t stream,
-                     int nthreads, nb::object owner) {
-                    return make<T>(owner_list(owner), [&]() -> op::OperatorPtr<T> {
-                      mri::TimeSegmentationOptions o = tseg_options(accuracy, interpolator, max_segments, segments);
-                      o.eps = eps;
-                      o.batch = batch;
-                      o.nufft = nufft_options;
-                      const Context c = make_context(device, stream, nthreads);
-                      return std::make_shared<mri::TimeSegmentedEncoding<T>>(e.e, c, o);
-                    });
-                  },
-                  "encoding"_a, "accuracy"_a, "interpolator"_a, "max_segments"_a, "segments"_a, "eps"_a, "batch"_a,
-                  "options"_a, "device"_a, "stream"_a, "nthreads"_a, "owner"_a.none())
+      .def_static(
+          "tseg_encoding",
+          [](const E& e, double accuracy, int interpolator, int max_segments, int segments, double eps,
+             std::int64_t batch, const nufft::Options& nufft_options, int device, std::uintptr_t stream, int nthreads,
+             nb::object owner) {
+            return make<T>(owner_list(owner), [&]() -> op::OperatorPtr<T> {
+              mri::TimeSegmentationOptions o = tseg_options(accuracy, interpolator, max_segments, segments);
+              o.eps = eps;
+              o.batch = batch;
+              o.nufft = nufft_options;
+              const Context c = make_context(device, stream, nthreads);
+              return std::make_shared<mri::TimeSegmentedEncoding<T>>(e.e, c, o);
+            });
+          },
+          "encoding"_a, "accuracy"_a, "interpolator"_a, "max_segments"_a, "segments"_a, "eps"_a, "batch"_a, "options"_a,
+          "device"_a, "stream"_a, "nthreads"_a, "owner"_a.none())
       // The report of a TimeSegmentedEncoding (None for any other operator).
-      .def_static("tseg_report",
-                  [](const O& a) -> nb::object {
-                    auto* t = dynamic_cast<mri::TimeSegmentedEncoding<T>*>(a.ptr().get());
-                    if (t == nullptr) return nb::none();
-                    return report_dict(t->report());
-                  },
-                  "op"_a)
+      .def_static(
+          "tseg_report",
+          [](const O& a) -> nb::object {
+            auto* t = dynamic_cast<mri::TimeSegmentedEncoding<T>*>(a.ptr().get());
+            if (t == nullptr) return nb::none();
+            return report_dict(t->report());
+          },
+          "op"_a)
       // SENSE (mri/sense.hpp): maps: n host values of shape maps_shape (C++ order, coils last);
       // kind 0 = NUFFT (eps, options), 1 = the exact DFT, 2 = time segmentation (accuracy,
       // interpolator, max_segments, segments; eps and options for its NUFFT).
-      .def_static("sense",
-                  [](const E& e, std::uintptr_t maps, std::int64_t n, const std::vector<std::int64_t>& maps_shape,
-                     int kind, double eps, const nufft::Options& nufft_options, int toeplitz, double accuracy,
-                     int interpolator, int max_segments, int segments, int device, std::uintptr_t stream,
-                     int nthreads, nb::object owner) {
-                    return make<T>(owner_list(owner), [&] {
-                      const auto o = kind_options<mri::SenseOptions>(kind, eps, nufft_options, toeplitz, accuracy,
-                                                                     interpolator, max_segments, segments);
-                      return mri::sense<T>(e.e, host_values<T>(maps, n), to_shape(maps_shape),
-                                           make_context(device, stream, nthreads), o);
-                    });
-                  },
-                  "encoding"_a, "maps"_a, "n"_a, "maps_shape"_a, "kind"_a, "eps"_a, "options"_a, "toeplitz"_a,
-                  "accuracy"_a, "interpolator"_a, "max_segments"_a, "segments"_a, "device"_a, "stream"_a,
-                  "nthreads"_a, "owner"_a.none())
+      .def_static(
+          "sense",
+          [](const E& e, std::uintptr_t maps, std::int64_t n, const std::vector<std::int64_t>& maps_shape, int kind,
+             double eps, const nufft::Options& nufft_options, int toeplitz, double accuracy, int interpolator,
+             int max_segments, int segments, int device, std::uintptr_t stream, int nthreads, nb::object owner) {
+            return make<T>(owner_list(owner), [&] {
+              const auto o = kind_options<mri::SenseOptions>(kind, eps, nufft_options, toeplitz, accuracy, interpolator,
+                                                             max_segments, segments);
+              return mri::sense<T>(e.e, host_values<T>(maps, n), to_shape(maps_shape),
+                                   make_context(device, stream, nthreads), o);
+            });
+          },
+          "encoding"_a, "maps"_a, "n"_a, "maps_shape"_a, "kind"_a, "eps"_a, "options"_a, "toeplitz"_a, "accuracy"_a,
+          "interpolator"_a, "max_segments"_a, "segments"_a, "device"_a, "stream"_a, "nthreads"_a, "owner"_a.none())
       // pcSENSE (mri/pcsense.hpp): maps as for sense; phase: nphase host reals of shape
-      // phase_shape (C++ order, shots last); kind and its options as for sense.
-      .def_static("pcsense",
-                  [](const E& e, std::uintptr_t maps, std::int64_t n, const std::vector<std::int64_t>& maps_shape,
-                     std::uintptr_t phase, std::int64_t nphase, const std::vector<std::int64_t>& phase_shape, int kind,
-                     double eps, const nufft::Options& nufft_options, int toeplitz, double accuracy, int interpolator,
-                     int max_segments, int segments, int device, std::uintptr_t stream, int nthreads,
-                     nb::object owner) {
-                    return make<T>(owner_list(owner), [&] {
-                      const auto o = kind_options<mri::PcSenseOptions<T>>(kind, eps, nufft_options, toeplitz,
-                                                                          accuracy, interpolator, max_segments,
-                                                                          segments);
-                      return mri::pcsense<T>(e.e, host_values<T>(maps, n), to_shape(maps_shape),
-                                             real_span<T>(phase, nphase), to_shape(phase_shape),
-                                             make_context(device, stream, nthreads), o);
-                    });
-                  },
-                  "encoding"_a, "maps"_a, "n"_a, "maps_shape"_a, "phase"_a, "nphase"_a, "phase_shape"_a, "kind"_a,
-                  "eps"_a, "options"_a, "toeplitz"_a, "accuracy"_a, "interpolator"_a, "max_segments"_a,
-                  "segments"_a, "device"_a, "stream"_a, "nthreads"_a, "owner"_a.none())
+      // phase_shape (C++ order, shots last); kind and its options as for sense; gram:
+      // PcSenseOptions::gram.
+      .def_static(
+          "pcsense",
+          [](const E& e, std::uintptr_t maps, std::int64_t n, const std::vector<std::int64_t>& maps_shape,
+             std::uintptr_t phase, std::int64_t nphase, const std::vector<std::int64_t>& phase_shape, int kind,
+             double eps, const nufft::Options& nufft_options, int toeplitz, double accuracy, int interpolator,
+             int max_segments, int segments, bool gram, int device, std::uintptr_t stream, int nthreads,
+             nb::object owner) {
+            return make<T>(owner_list(owner), [&] {
+              auto o = kind_options<mri::PcSenseOptions<T>>(kind, eps, nufft_options, toeplitz, accuracy, interpolator,
+                                                            max_segments, segments);
+              o.gram = gram;
+              return mri::pcsense<T>(e.e, host_values<T>(maps, n), to_shape(maps_shape), real_span<T>(phase, nphase),
+                                     to_shape(phase_shape), make_context(device, stream, nthreads), o);
+            });
+          },
+          "encoding"_a, "maps"_a, "n"_a, "maps_shape"_a, "phase"_a, "nphase"_a, "phase_shape"_a, "kind"_a, "eps"_a,
+          "options"_a, "toeplitz"_a, "accuracy"_a, "interpolator"_a, "max_segments"_a, "segments"_a, "gram"_a,
+          "device"_a, "stream"_a, "nthreads"_a, "owner"_a.none())
       // SENSE on a ready batched encoding operator (its place; its owners kept).
-      .def_static("sense_on",
-                  [](const O& a, std::uintptr_t maps, std::int64_t n, const std::vector<std::int64_t>& maps_shape) {
-                    return make<T>(a.owners(), [&] {
-                      return mri::sense<T>(a.ptr(), host_values<T>(maps, n), to_shape(maps_shape));
-                    });
-                  },
-                  "encoding"_a, "maps"_a, "n"_a, "maps_shape"_a);
+      .def_static(
+          "sense_on",
+          [](const O& a, std::uintptr_t maps, std::int64_t n, const std::vector<std::int64_t>& maps_shape) {
+            return make<T>(a.owners(),
+                           [&] { return mri::sense<T>(a.ptr(), host_values<T>(maps, n), to_shape(maps_shape)); });
+          },
+          "encoding"_a, "maps"_a, "n"_a, "maps_shape"_a);
 }
 
 }  // namespace

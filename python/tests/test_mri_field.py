@@ -218,6 +218,33 @@ def test_pcsense_adjointness(kind, dtype):
         assert rel_err(ax, exact(x)) < ACCURACY
 
 
+def gram_problem():
+    enc, k, labels, t, f = shot_problem(field=True)
+    return enc, mri.coil_maps(SHAPE, COILS), mri.shot_phase_maps(SHAPE, 3, seed=4), random(SHAPE, np.complex64, 5)
+
+
+def test_pcsense_gram_changes_nothing_on_the_cpu():
+    """gram=True where all shots do not run in one DFT pass (the CPU): the per-shot form."""
+    enc, maps, phase, x = gram_problem()
+    a = mri.pcsense(enc, maps, phase, kind="dft", gram=True)
+    b = mri.pcsense(enc, maps, phase, kind="dft")
+    a.prepare_normal()
+    assert "Gram matrix" not in a.name
+    assert rel_err(a.N(x), b.N(x)) < EXACT[np.complex64]
+
+
+@pytest.mark.gpu
+def test_gpu_pcsense_gram_normal_is_the_normal(cupy):
+    """On a GPU in complex64: the normal through the stored Gram matrix (built by prepare_normal;
+    the name says so), AᴴA within the float DFT's rounding of the CPU per-shot operator's."""
+    enc, maps, phase, x = gram_problem()
+    a = mri.pcsense(enc, maps, phase, kind="dft", gram=True, device="cuda:0")
+    b = mri.pcsense(enc, maps, phase, kind="dft")
+    a.prepare_normal()
+    assert "Gram matrix" in a.name and "built)" in a.name
+    assert rel_err(cupy.asnumpy(a.N(cupy.asarray(x))), b.N(x)) < EXACT[np.complex64]
+
+
 def multishot_acquisition(n=24, coils=8, shots=4, field=False, max_phase=3.0):
     """A Shepp–Logan phantom on a smooth phase, normalised coil maps, a spiral of 4 arms to reach
     √2 cut to the k-space square (every Cartesian frequency sampled: test_mri_sense.py and
