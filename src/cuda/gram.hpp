@@ -3,8 +3,8 @@
 // Defined in src/cuda/gram.cu. Include only under FIELDFT_HAVE_CUDA.
 //
 // Every call makes `device` current for its duration (restoring the caller's device), enqueues
-// its work on `stream` (a cudaStream_t of that device; nullptr = legacy default) and returns:
-// no allocation after construction, no synchronisation. Pointers are device memory.
+// its kernels on `stream` (a cudaStream_t of that device; nullptr = legacy default) and returns:
+// no allocation, no synchronisation. Pointers are device memory, inputs and outputs distinct.
 #pragma once
 
 #include <complex>
@@ -18,23 +18,15 @@ template <class T>
 void identity_columns(int device, void* stream, std::int64_t n, std::int64_t v0, std::int64_t k,
                       std::complex<T>* out);
 
-// Y = H·U for a Hermitian n×n H stored whole and column-major, U and Y n × k column-major
-// (k images). Runs as Y = Hᴴ·U (cuBLAS gemm with H conjugate-transposed): each output is the
-// dot product of a contiguous column of H with a column of U, so H is read once, in order —
-// the product is bound by reading H (8n² bytes in float).
-template <class T>
-class HermitianProduct {
- public:
-  HermitianProduct(int device, void* stream);
-  ~HermitianProduct();
-  HermitianProduct(const HermitianProduct&) = delete;
-  HermitianProduct& operator=(const HermitianProduct&) = delete;
-  void apply(const std::complex<T>* h, std::int64_t n, const std::complex<T>* u, std::int64_t k,
-             std::complex<T>* y) const;
+// Scratch (in std::complex<T> values) that product() needs for an n×n H and k columns.
+std::int64_t product_scratch(std::int64_t n, std::int64_t k);
 
- private:
-  int device_;
-  void* handle_ = nullptr;  // cublasHandle_t, bound to the stream
-};
+// y = H·u for an n×n H stored column-major (H[v + n·v']), u and y n × k column-major (k images).
+// Bound by reading H once per 8 columns of u (8n² bytes in float); the column range is split
+// over blocks whose partial sums go through `scratch` (product_scratch values) and are added in
+// a fixed order: the result does not depend on the launch.
+template <class T>
+void product(int device, void* stream, const std::complex<T>* h, std::int64_t n, const std::complex<T>* u,
+             std::int64_t k, std::complex<T>* y, std::complex<T>* scratch);
 
 }  // namespace fieldft::cuda::gram

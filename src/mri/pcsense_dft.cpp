@@ -81,7 +81,8 @@ std::shared_ptr<core::DftSetup> grouped_setup(const Encoding<T>& e,
 // exact-DFT model, stored. prepare_normal builds it column by column — H e_v is the grouped DFT
 // and its adjoint of the unit image e_v — in passes of kGramImages unit images on the tensor-core
 // path (each pass writes kGramImages columns in place), so it has the DFT's float accuracy. An
-// apply is then one dense product H·[S_1x … S_Cx], bound by reading H (8N² bytes) instead of by
+// apply is then one dense product H·[S_1x … S_Cx] (cuda::gram::product), bound by reading H
+// (8N² bytes per 8 coils) instead of by
 // the 2·M·N phasors of the two DFT passes: it pays when M·N pair evaluations cost more than
 // reading N² values and the set-up (N/kGramImages DFT passes of kGramImages images) is spread
 // over enough normals — many iterations, or many solves with one trajectory, field map and shot
@@ -107,7 +108,6 @@ class OnePassDftPcSense final : public op::LinearOperator<T> {
         setup_(setup) {
     maps_ = op::upload(maps_memory_, maps);
     engine_ = cuda::make_dft_engine<T>(std::move(setup), context.device(), context.stream());
-    if (gram_) product_ = std::make_unique<cuda::gram::HermitianProduct<T>>(context.device(), context.stream());
   }
 
   std::string name() const override {
@@ -142,7 +142,8 @@ class OnePassDftPcSense final : public op::LinearOperator<T> {
     vec_.expand_mul(voxels_, coils_, maps_, x, u);
     if (gram_) {
       Complex* w = this->scratch(2, voxels_ * coils_);
-      product_->apply(h_, voxels_, u, coils_, w);
+      Complex* partial = this->scratch(3, cuda::gram::product_scratch(voxels_, coils_));
+      cuda::gram::product<T>(this->context().device(), this->context().stream(), h_, voxels_, u, coils_, w, partial);
       vec_.conj_mul_sum(voxels_, coils_, maps_, w, z);
       return;
     }
@@ -190,7 +191,6 @@ class OnePassDftPcSense final : public op::LinearOperator<T> {
   op::VectorOps<T> vec_;
   std::shared_ptr<const core::DftSetup> setup_;
   std::unique_ptr<core::DftEngine<T>> engine_;
-  std::unique_ptr<cuda::gram::HermitianProduct<T>> product_;
 };
 #endif
 

@@ -589,7 +589,11 @@ TYPED_TEST(PcSense, GramNormalIsTheExactNormal) {
   const Context c = test_context();
   const bool gram = c.is_cuda() && std::is_same_v<T, float>;
   const double tol = std::is_same_v<T, float> ? 1e-5 : 1e-12;
-  for (const auto& [name, spec] : one_pass_specs()) {
+  auto specs = one_pass_specs();
+  // 1,600 voxels: two row blocks and two column slices of cuda::gram::product (1,024 each).
+  specs.push_back(
+      {"Gram40x40", {.grid = {40, 40}, .coils = 8, .shots = 4, .interleaves = 8, .samples = 300, .field = true}});
+  for (const auto& [name, spec] : specs) {
     SCOPED_TRACE(name);
     const auto q = make_problem(spec);
     auto o = options_of<T>(K::kDft, 0);
