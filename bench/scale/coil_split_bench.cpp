@@ -15,8 +15,10 @@
 //   (1) the first device, all coils, solve::cg on the SENSE operator;
 //   (D) one host thread per device d, coils dist::split(C, D, d), dist::rank_sum(part, comm[d])
 //       with comm = dist::nccl_devices(devices): one image-sized allreduce per iteration.
-// Set-up = the operator's construction and prepare_normal (the Toeplitz kernels), synchronised;
-// run (D)'s set-up runs in parallel threads, timed from their start to the last one's end. Solve =
+// Set-up = the operator's construction and prepare_normal (the Toeplitz kernels), synchronised,
+// after every device's first use (warm_devices: a small problem of the same kind on each);
+// run (D)'s set-up runs in parallel threads, timed from their start to the last one's end (the
+// NCCL communicators, made once per process before it, are not counted). Solve =
 // the CG alone, devices synchronised before and after, best of --repeat after a one-iteration
 // warm-up (which allocates the operators' scratch). Data transfers are in neither. allreduce = K
 // image-sized allreduce_sum calls on the communicators alone, synchronised: the part of run (D)'s
@@ -248,6 +250,31 @@ op::OperatorPtr<float> make_part(const Args& a, const Problem& p, const Context&
   return op;
 }
 
+// Every device's first use before any timed set-up: its CUDA context, the kernels' modules
+// (loaded lazily at their first launch), cuFFT's plans and library. Without it run (1) paid
+// device 0's first use in its set-up, serially, and run (D) only the other devices', in parallel
+// (on 2x H200 run (1)'s set-up measured 2.8 s in one call and 4.3 s in another): the comparison
+// would depend on which run touches a device first. A small problem of the same kind (32³, two
+// coils, the same options and code paths) is built, prepared and applied once on each device.
+void warm_devices(const Args& a) {
+  Args w = a;
+  w.n = 32;
+  w.coils = 2;
+  w.arms = 4;
+  w.samples = 256;
+  Problem p = make_geometry(w);
+  make_images(w, p);
+  for (int d : a.devices) {
+    const Context ctx = Context::cuda(d);
+    auto op = make_part(w, p, ctx, {0, w.coils}, nullptr);
+    op->prepare_normal();
+    DeviceVector x(ctx, p.voxels), z(ctx, p.voxels);
+    x.upload(p.truth.data());
+    op->apply_normal(x.get(), z.get());
+    ctx.synchronize();
+  }
+}
+
 // Where a rank's set-up went: the construction's parts and prepare_normal's
 // (FieldToeplitzNormal::setup_parts), for the report line of each rank.
 std::string setup_text(const ConstructParts& c, const op::LinearOperator<float>& part,
@@ -445,6 +472,9 @@ int run(const Args& a) {
   if (a.memory_check) check_memory(a, p, plan.segments);
   make_images(a, p);
   std::printf("host set-up %.1f s\n", seconds_since(t0));
+  t0 = Clock::now();
+  warm_devices(a);
+  std::printf("devices warmed (first use, untimed below) in %.1f s\n", seconds_since(t0));
   const double lambda = 1e-3 * static_cast<double>(p.samples) / static_cast<double>(p.voxels);
   const solve::CgOptions cg = cg_options(a.iters, lambda), warm = cg_options(1, lambda);
   std::vector<Run> runs;
