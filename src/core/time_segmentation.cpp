@@ -8,6 +8,8 @@
 #include <limits>
 #include <numbers>
 #include <sstream>
+#include <tuple>
+#include <utility>
 
 #include "core/threads.hpp"
 #include "fieldft/error.hpp"
@@ -235,6 +237,47 @@ void require_finite(std::span<const V> v, const char* what, const char* unit) {
     }
 }
 
+// The passes over a field map's N values (or M readout times) below run in nt chunks, chunk t
+// the values [N·t/nt, N·(t+1)/nt): the same in every pass, so that a later pass can place what
+// an earlier one counted. A pass costs about kPassNsPerValue a value (threads_for_work's
+// estimate; a count into a table in cache, a comparison).
+constexpr double kPassNsPerValue = 1.0;
+
+int pass_threads(std::int64_t n, int nthreads) {
+  return static_cast<int>(std::clamp<std::int64_t>(threads_for_work(kPassNsPerValue * static_cast<double>(n), nthreads),
+                                                   1, std::max<std::int64_t>(n, 1)));
+}
+
+std::int64_t chunk_begin(std::int64_t n, int nt, int t) { return n / nt * t + n % nt * t / nt; }
+
+// The smallest and largest value (v not empty).
+template <class V>
+std::pair<double, double> minmax_of(std::span<const V> v, int nt) {
+  std::vector<double> lo(static_cast<std::size_t>(nt)), hi(static_cast<std::size_t>(nt));
+  const auto n = static_cast<std::int64_t>(v.size());
+#pragma omp parallel for num_threads(nt) schedule(static, 1)
+  for (int t = 0; t < nt; ++t) {
+    const auto [a, b] = std::minmax_element(v.begin() + chunk_begin(n, nt, t), v.begin() + chunk_begin(n, nt, t + 1));
+    lo[static_cast<std::size_t>(t)] = static_cast<double>(*a);
+    hi[static_cast<std::size_t>(t)] = static_cast<double>(*b);
+  }
+  return {*std::min_element(lo.begin(), lo.end()), *std::max_element(hi.begin(), hi.end())};
+}
+
+// The values of each chunk counted per bin: nt rows of `bins` counts (bin(x) in [0, bins)).
+template <class V, class Bin>
+std::vector<std::int64_t> chunk_counts(std::span<const V> v, int nt, std::int64_t bins, const Bin& bin) {
+  std::vector<std::int64_t> counts(static_cast<std::size_t>(nt * bins), 0);
+  const auto n = static_cast<std::int64_t>(v.size());
+#pragma omp parallel for num_threads(nt) schedule(static, 1)
+  for (int t = 0; t < nt; ++t) {
+    std::int64_t* c = counts.data() + t * bins;
+    for (std::int64_t j = chunk_begin(n, nt, t), end = chunk_begin(n, nt, t + 1); j < end; ++j)
+      ++c[bin(v[static_cast<std::size_t>(j)])];
+  }
+  return counts;
+}
+
 }  // namespace
 
 const char* segment_interpolator_name(SegmentInterpolator i) noexcept {
@@ -257,7 +300,10 @@ std::vector<double> segment_times(int segments, double t_min, double t_max) {
   return tau;
 }
 
-FieldHistogram field_histogram(std::span<const double> field, double span) {
+namespace {
+
+template <class V>
+FieldHistogram histogram_of(std::span<const V> field, double span, int nthreads) {
   FieldHistogram h;
   if (field.empty()) {
     h.centres = {0.0};
@@ -268,19 +314,22 @@ FieldHistogram field_histogram(std::span<const double> field, double span) {
     h.bins = 1;
     return h;
   }
-  const auto [lo, hi] = std::minmax_element(field.begin(), field.end());
-  h.omega_min = *lo;
-  h.omega_max = *hi;
+  const int nt = pass_threads(static_cast<std::int64_t>(field.size()), nthreads);
+  std::tie(h.omega_min, h.omega_max) = minmax_of(field, nt);
   const double range = h.omega_max - h.omega_min;
   const double phase = range * std::max(span, 0.0);
   h.bins = phase > 0 ? std::clamp<std::int64_t>(static_cast<std::int64_t>(std::ceil(phase / kBinPhase)), kMinBins, kMaxBins)
                      : 1;
   h.width = range / static_cast<double>(h.bins);
-  std::vector<std::int64_t> count(static_cast<std::size_t>(h.bins), 0);
-  for (double w : field) {
-    const std::int64_t b = h.width > 0 ? static_cast<std::int64_t>((w - h.omega_min) / h.width) : 0;
-    ++count[static_cast<std::size_t>(std::clamp<std::int64_t>(b, 0, h.bins - 1))];
-  }
+  const std::vector<std::int64_t> counts = chunk_counts(field, nt, h.bins, [&h](V x) {
+    const std::int64_t b =
+        h.width > 0 ? static_cast<std::int64_t>((static_cast<double>(x) - h.omega_min) / h.width) : 0;
+    return std::clamp<std::int64_t>(b, 0, h.bins - 1);
+  });
+  std::vector<std::int64_t> count(counts.begin(), counts.begin() + h.bins);
+  for (int t = 1; t < nt; ++t)
+    for (std::int64_t b = 0; b < h.bins; ++b)
+      count[static_cast<std::size_t>(b)] += counts[static_cast<std::size_t>(t * h.bins + b)];
   const double total = static_cast<double>(field.size());
   const double occupied = static_cast<double>(std::count_if(count.begin(), count.end(), [](auto c) { return c > 0; }));
   auto add_point = [&h](std::int32_t q, double w) {
@@ -315,6 +364,13 @@ FieldHistogram field_histogram(std::span<const double> field, double span) {
   return h;
 }
 
+}  // namespace
+
+FieldHistogram field_histogram(RealSpan field, double span, int nthreads) {
+  const int nt = resolve_cpu_threads(nthreads, "time segmentation: nthreads");
+  return field.visit([&](auto v) { return histogram_of(v, span, nt); });
+}
+
 namespace {
 
 // The position of t in the sorted table `v` (t is in it), trying hint and hint + 1 first: a
@@ -330,111 +386,196 @@ std::int32_t find_time(const std::vector<double>& v, double t, std::int32_t hint
 // all M (an insertion moves up to D values: D² / 2 moves in all).
 constexpr std::size_t kMaxInsertedTimes = 8192;
 
-}  // namespace
+// The distinct values of times[begin, end) in sorted order: a table grown by lookup-or-insert, M
+// lookups that mostly hit the hint (a few ns each) instead of sorting all M samples (a readout's
+// times repeat over its shots: D, the samples of one shot, is far below M). False, with the
+// table part-built, once it would exceed kMaxInsertedTimes.
+template <class V>
+bool insert_times(std::span<const V> times, std::int64_t begin, std::int64_t end, std::vector<double>& v) {
+  std::int32_t hint = -1;
+  for (std::int64_t j = begin; j < end; ++j) {
+    const auto t = static_cast<double>(times[static_cast<std::size_t>(j)]);
+    const std::int32_t i = find_time(v, t, hint);
+    if (i < static_cast<std::int32_t>(v.size()) && v[static_cast<std::size_t>(i)] == t) {
+      hint = i;
+      continue;
+    }
+    if (v.size() >= kMaxInsertedTimes) return false;
+    v.insert(v.begin() + i, t);
+    hint = i;
+  }
+  return true;
+}
 
-DistinctTimes distinct_times(std::span<const double> times, std::int64_t samples) {
+template <class V>
+DistinctTimes distinct_times_of(std::span<const V> times, std::int64_t samples, int nthreads) {
   DistinctTimes d;
   if (times.empty()) {
     d.values = {0.0};
     d.index.assign(static_cast<std::size_t>(samples), 0);
     return d;
   }
-  // The distinct values: a sorted table grown by lookup-or-insert, M lookups that mostly hit the
-  // hint (a few ns each) instead of sorting all M samples (a readout's times repeat over its
-  // shots: D, the samples of one shot, is far below M); the sort when D is large.
+  const auto m = static_cast<std::int64_t>(times.size());
+  // ~5 ns a sample when the hints hit; threads only where that pays (core/threads.hpp).
+  const int nt = static_cast<int>(std::min<std::int64_t>(m, threads_for_work(5.0 * static_cast<double>(m), nthreads)));
+  // Each chunk's table (chunk t: the samples [M·t/nt, M·(t+1)/nt)), then their union; the sort of
+  // all M when a table outgrows kMaxInsertedTimes.
+  std::vector<std::vector<double>> tables(static_cast<std::size_t>(nt));
+  std::vector<char> fits(static_cast<std::size_t>(nt), 0);
+#pragma omp parallel for num_threads(nt) schedule(static, 1)
+  for (int t = 0; t < nt; ++t)
+    fits[static_cast<std::size_t>(t)] =
+        insert_times(times, chunk_begin(m, nt, t), chunk_begin(m, nt, t + 1), tables[static_cast<std::size_t>(t)]);
   std::vector<double>& v = d.values;
-  std::int32_t hint = -1;
-  bool sorted_all = false;
-  for (const double t : times) {
-    const std::int32_t i = find_time(v, t, hint);
-    if (i < static_cast<std::int32_t>(v.size()) && v[static_cast<std::size_t>(i)] == t) {
-      hint = i;
-      continue;
-    }
-    if (v.size() >= kMaxInsertedTimes) {
-      sorted_all = true;
-      break;
-    }
-    v.insert(v.begin() + i, t);
-    hint = i;
-  }
-  if (sorted_all) {
+  if (std::all_of(fits.begin(), fits.end(), [](char f) { return f != 0; })) {
+    for (const auto& table : tables) v.insert(v.end(), table.begin(), table.end());
+  } else {
     v.assign(times.begin(), times.end());
-    std::sort(v.begin(), v.end());
-    v.erase(std::unique(v.begin(), v.end()), v.end());
   }
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
   require(v.size() <= static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()), ErrorCode::kTooLarge,
           "time segmentation: " + std::to_string(v.size()) + " distinct readout times, expected < 2^31");
   d.index.resize(times.size());
-  const auto m = static_cast<std::int64_t>(times.size());
-  // ~5 ns a sample when the hints hit; threads only where that pays (core/threads.hpp).
-  const int nt = threads_for_work(5.0 * static_cast<double>(m), resolve_cpu_threads(0, "time segmentation"));
 #pragma omp parallel num_threads(nt)
   {
     std::int32_t h = -1;
 #pragma omp for schedule(static)
-    for (std::int64_t j = 0; j < m; ++j) d.index[static_cast<std::size_t>(j)] = h = find_time(v, times[j], h);
+    for (std::int64_t j = 0; j < m; ++j)
+      d.index[static_cast<std::size_t>(j)] = h =
+          find_time(v, static_cast<double>(times[static_cast<std::size_t>(j)]), h);
   }
   return d;
 }
 
+}  // namespace
+
+DistinctTimes distinct_times(RealSpan times, std::int64_t samples, int nthreads) {
+  const int nt = resolve_cpu_threads(nthreads, "time segmentation: nthreads");
+  return times.visit([&](auto v) { return distinct_times_of(v, samples, nt); });
+}
+
 namespace {
 
-// The order statistics of `field` at the positions pos (increasing, < N), exactly as a sort would
-// give them, in three passes over the data instead of a sort's log2(N): the values counted into
-// kSelectBins bins of equal width over [min, max] (the bin index is monotone in the value, so
-// bins hold consecutive ranks), then only the bins holding a wanted rank gathered and each
-// selected within (nth_element).
+// The order statistics of `values` at the ranks pos (non-decreasing, < N), exactly as a sort
+// would give them, in three passes over the data instead of a sort's log2(N): the values counted
+// into kSelectBins bins of equal width over [min, max] (the bin index is monotone in the value,
+// so bins hold consecutive ranks), then only the bins holding a wanted rank gathered and each
+// selected within. A bin of more than kRebinValues holding several wanted ranks is binned again
+// over its own range (the same three passes), since selecting them one by one costs a pass over
+// the bin each: a 256³ field map has 17 % of its voxels in one of the 65,536 bins and ~43 of 256
+// quantiles there.
 constexpr std::int64_t kSelectBins = 1 << 16;
-std::vector<double> order_statistics(std::span<const double> field, const std::vector<std::size_t>& pos) {
-  const auto [lo_it, hi_it] = std::minmax_element(field.begin(), field.end());
-  const double lo = *lo_it, hi = *hi_it;
-  std::vector<double> out(pos.size(), lo);
-  if (!(hi > lo)) return out;  // every value the same
+constexpr std::size_t kRebinValues = 1 << 15;
+constexpr int kMaxRebinDepth = 4;  // bins within bins at most (each level narrows the range 65,536-fold)
+
+// out[i] = the value of rank r[i] of h (r non-decreasing): nth_element from the previous rank on,
+// since the values before it are no larger than any after it.
+template <class V>
+void select_ascending(std::span<V> h, std::span<const std::int64_t> r, double* out) {
+  auto from = h.begin();
+  for (std::size_t i = 0; i < r.size(); ++i) {
+    const auto at = h.begin() + r[i];
+    std::nth_element(from, at, h.end());
+    out[i] = static_cast<double>(*at);
+    from = at;
+  }
+}
+
+template <class V>
+void order_statistics(std::span<const V> values, std::span<const std::int64_t> pos, double* out, int nthreads,
+                      int depth) {
+  const auto n = static_cast<std::int64_t>(values.size());
+  const int nt = pass_threads(n, nthreads);
+  const auto [lo, hi] = minmax_of(values, nt);
   const double scale = static_cast<double>(kSelectBins) / (hi - lo);
-  const auto bin = [&](double x) {
-    return std::min<std::int64_t>(kSelectBins - 1, static_cast<std::int64_t>((x - lo) * scale));
+  if (!(hi > lo)) {  // every value the same
+    std::fill(out, out + pos.size(), lo);
+    return;
+  }
+  if (!std::isfinite(scale)) {  // a range of subnormal width, which the bins cannot split
+    std::vector<V> h(values.begin(), values.end());
+    select_ascending(std::span<V>(h), pos, out);
+    return;
+  }
+  const auto bin = [lo, scale](V x) {
+    return std::min<std::int64_t>(kSelectBins - 1, static_cast<std::int64_t>((static_cast<double>(x) - lo) * scale));
   };
-  std::vector<std::int64_t> start(static_cast<std::size_t>(kSelectBins) + 1, 0);  // counts, then first ranks
-  for (const double x : field) ++start[static_cast<std::size_t>(bin(x)) + 1];
+  const std::vector<std::int64_t> counts = chunk_counts(values, nt, kSelectBins, bin);
+  std::vector<std::int64_t> start(static_cast<std::size_t>(kSelectBins) + 1, 0);  // each bin's first rank
+  for (int t = 0; t < nt; ++t)
+    for (std::int64_t k = 0; k < kSelectBins; ++k)
+      start[static_cast<std::size_t>(k) + 1] += counts[static_cast<std::size_t>(t * kSelectBins + k)];
   for (std::int64_t k = 0; k < kSelectBins; ++k) start[static_cast<std::size_t>(k) + 1] += start[static_cast<std::size_t>(k)];
-  // The bin of each wanted rank, and a slot per distinct such bin.
+  // The wanted ranks of one bin are a run of pos (both are monotone); each such bin gets a slot
+  // and its place in `held`.
+  struct Run {
+    std::int64_t bin = 0, held = 0;
+    std::size_t first = 0, last = 0;  // pos[first, last)
+  };
   std::vector<std::int32_t> slot(static_cast<std::size_t>(kSelectBins), -1);
-  std::vector<std::int64_t> bins;
-  std::vector<std::int64_t> bin_of(pos.size());
+  std::vector<Run> runs;
+  std::int64_t total = 0;
   for (std::size_t i = 0; i < pos.size(); ++i) {
-    const auto k = static_cast<std::int64_t>(
-        std::upper_bound(start.begin(), start.end(), static_cast<std::int64_t>(pos[i])) - start.begin() - 1);
-    bin_of[i] = k;
-    if (slot[static_cast<std::size_t>(k)] < 0) {
-      slot[static_cast<std::size_t>(k)] = static_cast<std::int32_t>(bins.size());
-      bins.push_back(k);
+    const auto k = static_cast<std::int64_t>(std::upper_bound(start.begin(), start.end(), pos[i]) - start.begin() - 1);
+    if (!runs.empty() && runs.back().bin == k) {
+      runs.back().last = i + 1;
+      continue;
+    }
+    slot[static_cast<std::size_t>(k)] = static_cast<std::int32_t>(runs.size());
+    runs.push_back({k, total, i, i + 1});
+    total += start[static_cast<std::size_t>(k) + 1] - start[static_cast<std::size_t>(k)];
+  }
+  // Chunk t writes its values of run s from cursor[t·R + s] on (the chunks' counts in order).
+  const auto nruns = static_cast<std::int64_t>(runs.size());
+  std::vector<std::int64_t> cursor(static_cast<std::size_t>(nt * nruns));
+  for (std::int64_t s = 0; s < nruns; ++s) {
+    std::int64_t at = runs[static_cast<std::size_t>(s)].held;
+    for (int t = 0; t < nt; ++t) {
+      cursor[static_cast<std::size_t>(t * nruns + s)] = at;
+      at += counts[static_cast<std::size_t>(t * kSelectBins + runs[static_cast<std::size_t>(s)].bin)];
     }
   }
-  std::vector<std::vector<double>> held(bins.size());
-  for (std::size_t b = 0; b < bins.size(); ++b)
-    held[b].reserve(static_cast<std::size_t>(start[static_cast<std::size_t>(bins[b]) + 1] - start[static_cast<std::size_t>(bins[b])]));
-  for (const double x : field)
-    if (const std::int32_t s = slot[static_cast<std::size_t>(bin(x))]; s >= 0) held[static_cast<std::size_t>(s)].push_back(x);
-  for (std::size_t i = 0; i < pos.size(); ++i) {
-    auto& h = held[static_cast<std::size_t>(slot[static_cast<std::size_t>(bin_of[i])])];
-    const auto r = static_cast<std::ptrdiff_t>(static_cast<std::int64_t>(pos[i]) - start[static_cast<std::size_t>(bin_of[i])]);
-    std::nth_element(h.begin(), h.begin() + r, h.end());
-    out[i] = h[static_cast<std::size_t>(r)];
+  std::vector<V> held(static_cast<std::size_t>(total));
+#pragma omp parallel for num_threads(nt) schedule(static, 1)
+  for (int t = 0; t < nt; ++t) {
+    std::int64_t* c = cursor.data() + t * nruns;
+    for (std::int64_t j = chunk_begin(n, nt, t), end = chunk_begin(n, nt, t + 1); j < end; ++j) {
+      const V x = values[static_cast<std::size_t>(j)];
+      if (const std::int32_t s = slot[static_cast<std::size_t>(bin(x))]; s >= 0)
+        held[static_cast<std::size_t>(c[s]++)] = x;
+    }
   }
-  return out;
+  std::vector<std::int64_t> rank;
+  for (const Run& run : runs) {
+    const std::int64_t first_rank = start[static_cast<std::size_t>(run.bin)];
+    const std::span<V> h(held.data() + run.held,
+                         static_cast<std::size_t>(start[static_cast<std::size_t>(run.bin) + 1] - first_rank));
+    rank.clear();
+    for (std::size_t i = run.first; i < run.last; ++i) rank.push_back(pos[i] - first_rank);
+    if (rank.size() > 1 && h.size() > kRebinValues && depth < kMaxRebinDepth)
+      order_statistics(std::span<const V>(h), std::span<const std::int64_t>(rank), out + run.first, nthreads,
+                       depth + 1);
+    else
+      select_ascending(h, std::span<const std::int64_t>(rank), out + run.first);
+  }
 }
 
 }  // namespace
 
-std::vector<double> field_difference_sample(std::span<const double> field, int quantiles) {
+std::vector<double> field_difference_sample(RealSpan field, int quantiles, int nthreads) {
   require(quantiles >= 1, ErrorCode::kInvalidArgument,
           "time segmentation: " + std::to_string(quantiles) + " quantiles, expected >= 1");
+  const int nt = resolve_cpu_threads(nthreads, "time segmentation: nthreads");
   if (field.empty()) return {};
   const std::size_t n = field.size(), q = std::min<std::size_t>(n, static_cast<std::size_t>(quantiles));
-  std::vector<std::size_t> pos(q);
-  for (std::size_t i = 0; i < q; ++i) pos[i] = q == 1 ? 0 : i * (n - 1) / (q - 1);
-  const std::vector<double> at = order_statistics(field, pos);  // the sorted field's values there
+  std::vector<std::int64_t> pos(q);
+  for (std::size_t i = 0; i < q; ++i) pos[i] = static_cast<std::int64_t>(q == 1 ? 0 : i * (n - 1) / (q - 1));
+  std::vector<double> at(q);  // the sorted field's values there
+  field.visit([&](auto v) {
+    order_statistics(v, std::span<const std::int64_t>(pos), at.data(), nt, 0);
+    return 0;
+  });
   std::vector<double> d;
   d.reserve(q * q);
   for (double a : at)
@@ -471,16 +612,22 @@ TimeSegmentationDesign design_time_segmentation(const TimeSegmentationRequest& r
   require(r.times.empty() || static_cast<std::int64_t>(r.times.size()) == r.samples, ErrorCode::kShapeMismatch,
           who + "times has " + std::to_string(r.times.size()) + " values, expected " + std::to_string(r.samples) +
               " (one per sample) or none");
-  require_finite(r.field, "field", "rad/s");
-  require_finite(r.times, "times", "seconds");
+  r.field.visit([](auto v) {
+    require_finite(v, "field", "rad/s");
+    return 0;
+  });
+  r.times.visit([](auto v) {
+    require_finite(v, "times", "seconds");
+    return 0;
+  });
   const int nthreads = resolve_cpu_threads(r.nthreads, "time segmentation: nthreads");
 
   TimeSegmentationDesign d;
   d.interpolator = r.interpolator;
   d.accuracy = r.accuracy;
-  d.times = distinct_times(r.times, r.samples);
+  d.times = distinct_times(r.times, r.samples, nthreads);
   const double t_min = d.times.values.front(), t_max = d.times.values.back();
-  const FieldHistogram hist = field_histogram(r.field, t_max - t_min);
+  const FieldHistogram hist = field_histogram(r.field, t_max - t_min, nthreads);
   d.field_bins = static_cast<std::int64_t>(hist.centres.size());
   const std::string kind = segment_interpolator_name(r.interpolator);
   const std::string problem = "field " + number(hist.omega_min / (2 * std::numbers::pi)) + " … " +

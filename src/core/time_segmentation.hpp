@@ -59,6 +59,29 @@
 
 namespace fieldft::core {
 
+// Real values read in place, float or double: the operators' own field maps and readout times,
+// which a copy to double would cost 8 bytes a value of memory traffic (134 MB at 256³).
+class RealSpan {
+ public:
+  RealSpan() = default;
+  RealSpan(std::span<const double> v) : double_(v) {}
+  RealSpan(std::span<const float> v) : float_(v), single_(true) {}
+  RealSpan(const std::vector<double>& v) : double_(v) {}
+  RealSpan(const std::vector<float>& v) : float_(v), single_(true) {}
+  std::size_t size() const noexcept { return single_ ? float_.size() : double_.size(); }
+  bool empty() const noexcept { return size() == 0; }
+  // fn(the values as a span of their own type); fn returns the same type for both.
+  template <class F>
+  decltype(auto) visit(F&& fn) const {
+    return single_ ? fn(float_) : fn(double_);
+  }
+
+ private:
+  std::span<const double> double_;
+  std::span<const float> float_;
+  bool single_ = false;
+};
+
 enum class SegmentInterpolator : int { kLeastSquares = 0, kHanning = 1 };
 const char* segment_interpolator_name(SegmentInterpolator i) noexcept;  // "least-squares", "Hanning"
 
@@ -88,8 +111,9 @@ struct FieldHistogram {
   double omega_min = 0, omega_max = 0;
   std::int64_t bins = 0;        // bins over [ω_min, ω_max], occupied or not
 };
-// field: Δω per voxel in rad/s (empty: no field map, a single bin at 0); span: t_max − t_min.
-FieldHistogram field_histogram(std::span<const double> field, double span);
+// field: Δω per voxel in rad/s (empty: no field map, a single bin at 0); span: t_max − t_min;
+// nthreads: OpenMP threads of the count (resolve_cpu_threads' rule).
+FieldHistogram field_histogram(RealSpan field, double span, int nthreads = 0);
 
 // A sample of the field DIFFERENCE ω_a − ω_b whose histogram stands for Δ's (the field histogram's
 // autocorrelation, symmetric about 0): all pairwise differences of `quantiles` quantiles of the
@@ -97,16 +121,18 @@ FieldHistogram field_histogram(std::span<const double> field, double span);
 // the field-corrected Toeplitz normal's difference interpolator (mri/field_toeplitz.hpp) and its
 // planning for a choice by cost (mri/field_model.hpp) take it. Empty for an empty field; the
 // values must be finite (Encoding checks them). The quantiles are exact order statistics, found by
-// a selection over counted bins (no sort of the N values).
-std::vector<double> field_difference_sample(std::span<const double> field, int quantiles);
+// a selection over counted bins (no sort of the N values); nthreads: OpenMP threads of the passes
+// over the field (resolve_cpu_threads' rule).
+std::vector<double> field_difference_sample(RealSpan field, int quantiles, int nthreads = 0);
 
 // The distinct readout times (sorted) and, per sample, the index of its time among them.
 struct DistinctTimes {
   std::vector<double> values;
   std::vector<std::int32_t> index;  // one per sample
 };
-// times: per sample in seconds; empty means M samples all at t = 0 (samples is M then).
-DistinctTimes distinct_times(std::span<const double> times, std::int64_t samples);
+// times: per sample in seconds; empty means M samples all at t = 0 (samples is M then);
+// nthreads: OpenMP threads (resolve_cpu_threads' rule).
+DistinctTimes distinct_times(RealSpan times, std::int64_t samples, int nthreads = 0);
 
 // An interpolator for given segment times: coefficients h (D × L, l fastest, one row per distinct
 // time), and for each row the range [first, last) of l holding its non-zero coefficients (the
@@ -124,8 +150,8 @@ SegmentInterpolation interpolate_segments(SegmentInterpolator kind, const FieldH
                                           double ridge);
 
 struct TimeSegmentationRequest {
-  std::span<const double> field;   // rad/s per voxel; empty: none
-  std::span<const double> times;   // s per sample; empty: all zero
+  RealSpan field;                  // rad/s per voxel; empty: none
+  RealSpan times;                  // s per sample; empty: all zero
   std::int64_t samples = 0;        // M (needed when times is empty)
   double accuracy = 1e-3;          // worst-case relative phase error to reach, > 0
   SegmentInterpolator interpolator = SegmentInterpolator::kLeastSquares;

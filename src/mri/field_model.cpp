@@ -259,7 +259,7 @@ FieldModelChoice choose_field_model(const FieldModelProblem& p, const FieldModel
   // 3D stacks for 2N_x, 2N_y powers of two, else the slower cuFFT path).
   const bool toeplitz_runs = o.plan_toeplitz;
   const double toeplitz_fft_rate = m.gpu && !core::fused_toeplitz_geometry(g) ? kFftUnitsGpuCufft : m.fft_rate();
-  if (toeplitz_runs) differences = core::field_difference_sample(p.field, kDifferenceQuantiles);
+  if (toeplitz_runs) differences = core::field_difference_sample(p.field, kDifferenceQuantiles, o.threads);
 
   const int width = core::kernel_width_for(o.eps, kUpsampling);
   double fine = 1, footprint = 1;

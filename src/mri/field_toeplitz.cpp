@@ -183,20 +183,18 @@ void FieldToeplitzNormal<T>::build(std::span<const Complex> maps, const Complex*
       require(std::isfinite(maps[i].real()) && std::isfinite(maps[i].imag()), ErrorCode::kNonFinite,
               [&] { return std::string(who + ": maps[" + std::to_string(i) + "] is not finite"); });
 
-    // The difference interpolator.
+    // The difference interpolator (the design part from here).
     // The differences ω_a − ω_b over kQuantiles quantiles of the field map, both signs: a sample of
     // Δ's histogram (core::field_difference_sample, shared with mri::choose_field_model).
-    const auto diffs =
-        core::field_difference_sample(std::vector<double>(e.field().begin(), e.field().end()), kQuantiles);
-    const std::vector<double> times(e.times().begin(), e.times().end());
+    mark = std::chrono::steady_clock::now();
+    const auto diffs = core::field_difference_sample(e.field(), kQuantiles, c.nthreads());
     core::TimeSegmentationRequest req;
     req.field = diffs;
-    req.times = times;
+    req.times = e.times();
     req.samples = m;
     req.accuracy = options.accuracy;
     req.max_segments = options.max_segments;
-    req.nthreads = this->context().nthreads();
-    mark = std::chrono::steady_clock::now();
+    req.nthreads = c.nthreads();
     d = core::design_time_segmentation(req);
     impl_->segments = d.segments;
     impl_->worst_error = d.interpolation.worst_error;
@@ -279,7 +277,7 @@ void FieldToeplitzNormal<T>::build(std::span<const Complex> maps, const Complex*
     // On a stack the transform reads the first plane's strengths only (PsfTransform).
     const std::int64_t psf_m =
         impl_->geometry.stacked ? m / impl_->geometry.n[static_cast<std::size_t>(e.dim() - 1)] : m;
-    std::vector<Complex> strengths(static_cast<std::size_t>(m));
+    std::vector<Complex> strengths(static_cast<std::size_t>(psf_m));
     for (int l = 0; l < segs; ++l) {
       if (!mine(l)) continue;
       const auto& h = d.interpolation.coefficients;
@@ -309,13 +307,14 @@ void FieldToeplitzNormal<T>::make_engine(const FieldToeplitzOptions& options, st
   const std::string who = "FieldToeplitzNormal";
   const Encoding<T>& e = *impl_->encoding;
   const int segs = impl_->segments;
-  const auto periodic = detail::periodic_axes(e, options.eps, options.periodic_axes);
+  const Context& c = this->context();
+  const auto periodic = detail::periodic_axes(e, options.eps, options.periodic_axes, &c);
   // The kernels' strengths depend on a sample through its weight and its readout time only.
-  core::ToeplitzGeometry g = detail::toeplitz_geometry(
-      e, impl_->coils * segs, periodic, detail::stacked_last_axis(e, periodic, weights, true, options.stacked_axis));
+  core::ToeplitzGeometry g =
+      detail::toeplitz_geometry(e, impl_->coils * segs, periodic,
+                                detail::stacked_last_axis(e, periodic, weights, true, options.stacked_axis, &c));
   g.chunk_bytes = options.chunk_bytes;
   impl_->geometry = g;
-  const Context& c = this->context();
   if (c.is_host()) {
     impl_->engine = cpu::make_toeplitz_engine<T>(g, cpu_threads_for(c.nthreads()), /*measure=*/true);
   } else {

@@ -82,9 +82,9 @@ NufftEncoding<T>::NufftEncoding(std::shared_ptr<const Encoding<T>> encoding, Con
     case Toeplitz::kAuto: {
       // The geometry ToeplitzNormal will take (its periodic axes at this eps, and whether the last
       // is a stack, for W = I: prepare_normal).
-      const auto periodic = detail::periodic_axes(e, options_.eps, true);
+      const auto periodic = detail::periodic_axes(e, options_.eps, true, &this->context());
       const core::ToeplitzGeometry g = detail::toeplitz_geometry(
-          e, options_.batch, periodic, detail::stacked_last_axis(e, periodic, {}, false, true));
+          e, options_.batch, periodic, detail::stacked_last_axis(e, periodic, {}, false, true, &this->context()));
       const auto shape = [](const nufft::PlanInfo& i) { return core::NufftShape{i.fine_grid, i.kernel_width}; };
       const auto c = core::choose_toeplitz(g, shape(forward_->info()), shape(adjoint_->info()), m, sizeof(Complex));
       uses_toeplitz_ = c.toeplitz;

@@ -42,10 +42,9 @@ core::SegmentInterpolator core_interpolator(SegmentInterpolator i) {
 
 template <class T>
 core::TimeSegmentationDesign design(const Encoding<T>& e, const TimeSegmentationOptions& o, int nthreads) {
-  const std::vector<double> field(e.field().begin(), e.field().end()), times(e.times().begin(), e.times().end());
   core::TimeSegmentationRequest r;
-  r.field = field;
-  r.times = times;
+  r.field = e.field();
+  r.times = e.times();
   r.samples = e.num_samples();
   r.accuracy = o.accuracy;
   r.interpolator = core_interpolator(o.interpolator);
@@ -115,7 +114,11 @@ TimeSegmentedEncoding<T>::TimeSegmentedEncoding(std::shared_ptr<const Encoding<T
     t->report = to_report(d);
     const auto& in = d.interpolation;
     std::vector<double> hz(e.field().size());
-    for (std::size_t v = 0; v < hz.size(); ++v) hz[v] = static_cast<double>(e.field()[v]) / (2 * std::numbers::pi);
+    op::host::for_each_index(this->context(), static_cast<std::int64_t>(hz.size()),
+                             static_cast<std::int64_t>(hz.size()), [&](std::int64_t v) {
+                               const auto i = static_cast<std::size_t>(v);
+                               hz[i] = static_cast<double>(e.field()[i]) / (2 * std::numbers::pi);
+                             });
     if (hz.empty()) hz.assign(static_cast<std::size_t>(e.num_voxels()), 0.0);
     std::vector<::fieldft::detail::Cplx<T>> h(in.coefficients.size());
     for (std::size_t i = 0; i < h.size(); ++i)

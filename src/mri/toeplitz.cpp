@@ -124,9 +124,11 @@ ToeplitzNormal<T>::ToeplitzNormal(std::shared_ptr<const Encoding<T>> encoding, C
       batch_shape_(std::move(batch_shape)),
       kernel_(std::move(kernel)),
       // Once per kernel: batched copies share it, and its geometry.
-      periodic_(kernel_ ? kernel_->periodic : detail::periodic_axes(*encoding_, options_.eps, options_.periodic_axes)),
+      periodic_(kernel_ ? kernel_->periodic
+                        : detail::periodic_axes(*encoding_, options_.eps, options_.periodic_axes, &this->context())),
       stacked_(kernel_ ? kernel_->stacked
-                       : detail::stacked_last_axis(*encoding_, periodic_, weights, false, options_.stacked_axis)) {
+                       : detail::stacked_last_axis(*encoding_, periodic_, weights, false, options_.stacked_axis,
+                                                   &this->context())) {
   make_engine();
 }
 

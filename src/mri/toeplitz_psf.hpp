@@ -7,6 +7,7 @@
 // model) build from it. Internal.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <complex>
@@ -35,23 +36,41 @@ namespace fieldft::mri::detail {
 // units rounded in float (|δ| ~ 1e-7·|k|) fail at the default eps 1e-5 and keep the 2N axis.
 inline double periodic_tolerance(double eps) { return eps / (20 * std::numbers::pi); }
 
+// Whether every sample of [from, to) passes, ok(begin, end) checking a range: the first
+// kSerialSamples in order (a non-Cartesian axis fails at its first samples), the rest in chunks
+// over the context's threads (op::host; serial for a null context), each chunk stopping at its
+// first failure. The scans below read every sample of a stack (16.7 M at 256³) at set-up.
+inline constexpr std::int64_t kSerialSamples = 4096;
+template <class F>
+bool all_samples(const Context* context, std::int64_t from, std::int64_t to, const F& ok) {
+  const std::int64_t head = std::min(to, from + kSerialSamples), rest = to - head;
+  if (!ok(from, head)) return false;
+  const int nt = context && rest > 0 ? op::host::team_size(*context, rest) : 1;
+  if (nt <= 1) return ok(head, to);
+  std::vector<char> good(static_cast<std::size_t>(nt), 1);
+  op::host::for_each_index(*context, nt, rest, [&](std::int64_t t) {
+    good[static_cast<std::size_t>(t)] = ok(head + rest * t / nt, head + rest * (t + 1) / nt);
+  });
+  return std::all_of(good.begin(), good.end(), [](char g) { return g != 0; });
+}
+
 // Which axes of e are periodic at the kernel's eps; enabled = false (ToeplitzOptions::periodic_axes):
-// none. O(M) per axis, stopping at the first off-grid sample (at once for a non-Cartesian axis).
+// none. O(M) per axis, stopping at the first off-grid sample (at once for a non-Cartesian axis);
+// context: whose threads scan (null: this one).
 template <class T>
-std::array<bool, 3> periodic_axes(const Encoding<T>& e, double eps, bool enabled) {
+std::array<bool, 3> periodic_axes(const Encoding<T>& e, double eps, bool enabled, const Context* context = nullptr) {
   std::array<bool, 3> p{false, false, false};
   if (!enabled) return p;
   const double tol = periodic_tolerance(eps);
   for (int d = 0; d < e.dim(); ++d) {
-    bool on = true;
-    for (const T k : e.k(d)) {
-      const double v = static_cast<double>(k);
-      if (!(std::abs(v - std::nearbyint(v)) <= tol)) {  // NaN fails too
-        on = false;
-        break;
+    const auto k = e.k(d);
+    p[d] = all_samples(context, 0, static_cast<std::int64_t>(k.size()), [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t j = begin; j < end; ++j) {
+        const double v = static_cast<double>(k[static_cast<std::size_t>(j)]);
+        if (!(std::abs(v - std::nearbyint(v)) <= tol)) return false;  // NaN fails too
       }
-    }
-    p[d] = on;
+      return true;
+    });
   }
   return p;
 }
@@ -64,10 +83,11 @@ std::array<bool, 3> periodic_axes(const Encoding<T>& e, double eps, bool enabled
 // the N_last of them distinct integers mod N_last, and every block repeats the first one's other
 // coordinates, weights and times exactly. Any other order, or any difference, keeps the last
 // axis transformed (the same operator, slower). enabled = false
-// (ToeplitzOptions::stacked_axis): never. O(M·dim), stopping at the first difference.
+// (ToeplitzOptions::stacked_axis): never. O(M·dim), stopping at the first difference (per
+// chunk of the context's threads, as periodic_axes).
 template <class T>
 bool stacked_last_axis(const Encoding<T>& e, const std::array<bool, 3>& periodic, std::span<const T> weights,
-                       bool use_times, bool enabled) {
+                       bool use_times, bool enabled, const Context* context = nullptr) {
   const int last = e.dim() - 1;
   if (!enabled || e.dim() < 2 || !periodic[static_cast<std::size_t>(last)]) return false;
   const std::int64_t planes = e.grid()[static_cast<std::size_t>(last)], m = e.num_samples();
@@ -77,19 +97,32 @@ bool stacked_last_axis(const Encoding<T>& e, const std::array<bool, 3>& periodic
   std::vector<char> seen(static_cast<std::size_t>(planes), 0);
   for (std::int64_t p = 0; p < planes; ++p) {
     const T k0 = kl[static_cast<std::size_t>(p * s)];
-    for (std::int64_t j = 1; j < s; ++j)
-      if (!(kl[static_cast<std::size_t>(p * s + j)] == k0)) return false;
     const auto r = static_cast<std::int64_t>(std::nearbyint(static_cast<double>(k0)));
     char& hit = seen[static_cast<std::size_t>(((r % planes) + planes) % planes)];
     if (hit) return false;
     hit = 1;
   }
-  const auto same_blocks = [&](std::span<const T> v) {
-    for (std::int64_t p = 1; p < planes; ++p)
-      for (std::int64_t j = 0; j < s; ++j)
-        if (!(v[static_cast<std::size_t>(p * s + j)] == v[static_cast<std::size_t>(j)])) return false;
-    return true;
+  // Sample j against the first of its block (one k on the last axis), or against sample j mod s
+  // of the first block (the other coordinates, weights and times), block by block.
+  const auto all_equal = [&](std::span<const T> v, bool within_block) {
+    return all_samples(context, within_block ? 0 : s, m, [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t j = begin; j < end;) {
+        const std::int64_t block = j - j % s, stop = std::min(end, block + s);
+        const T* x = v.data();
+        if (within_block) {
+          const T first = x[block];
+          for (; j < stop; ++j)
+            if (!(x[j] == first)) return false;
+        } else {
+          for (; j < stop; ++j)
+            if (!(x[j] == x[j - block])) return false;
+        }
+      }
+      return true;
+    });
   };
+  if (!all_equal(kl, true)) return false;
+  const auto same_blocks = [&](std::span<const T> v) { return all_equal(v, false); };
   for (int d = 0; d < last; ++d)
     if (!same_blocks(e.k(d))) return false;
   if (!weights.empty() && !same_blocks(weights)) return false;

@@ -10,7 +10,9 @@
 #include <complex>
 #include <cstdint>
 #include <numbers>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fieldft/error.hpp"
@@ -138,6 +140,83 @@ TEST(TimeSegmentation, DifferenceSampleUsesTheSortedQuantiles) {
         const double va = sorted[qq == 1 ? 0 : a * (n - 1) / (qq - 1)], vb = sorted[qq == 1 ? 0 : b * (n - 1) / (qq - 1)];
         ASSERT_EQ(d[a * qq + b], va - vb) << q << " " << a << " " << b;
       }
+  }
+}
+
+// Values with a heavily crowded bin: two far outliers stretch the range that
+// field_difference_sample bins 65,536 ways, and 78 % of the values fall in one bin near 0,
+// clustered at ever finer scales (0.2·u⁸) and with a value repeated, so that the bin is binned
+// again, and its first sub-bins again.
+template <class V>
+std::vector<V> crowded_field(std::size_t n) {
+  std::uint64_t state = 12345;
+  const auto uniform = [&state] {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<double>(state >> 11) * 0x1p-53;
+  };
+  std::vector<V> f(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const double u = uniform();
+    const double x = i % 5 == 4 ? -1e4 + 2e4 * u : i % 50 == 1 ? 0.1 : 0.2 * std::pow(u, 8);
+    f[i] = static_cast<V>(x);
+  }
+  f.front() = static_cast<V>(-1e4);
+  f.back() = static_cast<V>(1e4);
+  return f;
+}
+
+// The sample as a full sort gives it: every pairwise difference of the sorted values at the ranks
+// i·(N − 1)/(q − 1).
+template <class V>
+void expect_sorted_quantiles(const std::vector<V>& f, int quantiles, int nthreads) {
+  std::vector<V> sorted(f);
+  std::sort(sorted.begin(), sorted.end());
+  const std::size_t n = sorted.size(), q = static_cast<std::size_t>(quantiles);
+  const auto d = field_difference_sample(std::span<const V>(f), quantiles, nthreads);
+  ASSERT_EQ(d.size(), q * q);
+  const auto at = [&](std::size_t a) { return static_cast<double>(sorted[q == 1 ? 0 : a * (n - 1) / (q - 1)]); };
+  for (std::size_t a = 0; a < q; ++a)
+    for (std::size_t b = 0; b < q; ++b) ASSERT_EQ(d[a * q + b], at(a) - at(b)) << q << " " << a << " " << b;
+}
+
+// A crowded bin (selected by bins within bins) in float and double, on one thread and several
+// (2.5 M values: the passes over the field split into chunks), against a full sort.
+TEST(TimeSegmentation, DifferenceSampleOfACrowdedBinMatchesASort) {
+  for (const int nthreads : {1, 4}) {
+    SCOPED_TRACE(nthreads);
+    expect_sorted_quantiles(crowded_field<double>(2'500'001), 256, nthreads);
+    expect_sorted_quantiles(crowded_field<float>(2'500'001), 256, nthreads);
+  }
+  expect_sorted_quantiles(crowded_field<float>(100'003), 7, 0);
+  // A range of subnormal width, which no bin width splits.
+  std::vector<double> tiny;
+  for (int v = 0; v < 5000; ++v) tiny.push_back(1e-310 * ((v * 37) % 101));
+  expect_sorted_quantiles(tiny, 256, 1);
+  // The float field's histogram is the one of its copy in double.
+  const auto f = crowded_field<float>(100'003);
+  const std::vector<double> fd(f.begin(), f.end());
+  const FieldHistogram hf = field_histogram(std::span<const float>(f), 0.01), hd = field_histogram(fd, 0.01);
+  EXPECT_EQ(hf.centres, hd.centres);
+  EXPECT_EQ(hf.weights, hd.weights);
+}
+
+// distinct_times on several threads (a table per chunk of samples, then their union) equals a sort
+// of all samples: chunks that see some of the values each, more values in all than one table
+// keeps, and chunks past that limit (the sort of all).
+TEST(TimeSegmentation, DistinctTimesOnThreadsMatchASort) {
+  for (const auto [distinct, run] : {std::pair{3000, 8}, std::pair{12000, 64}, std::pair{40000, 8}}) {
+    std::vector<float> t(std::size_t{1} << 20);
+    for (std::size_t j = 0; j < t.size(); ++j)
+      t[j] = 1e-6f * static_cast<float>((j / static_cast<std::size_t>(run)) % static_cast<std::size_t>(distinct));
+    std::vector<double> want(t.begin(), t.end());
+    std::sort(want.begin(), want.end());
+    want.erase(std::unique(want.begin(), want.end()), want.end());
+    for (const int nthreads : {1, 4}) {
+      const DistinctTimes d = distinct_times(std::span<const float>(t), static_cast<std::int64_t>(t.size()), nthreads);
+      EXPECT_EQ(d.values, want) << distinct << " distinct, " << nthreads << " threads";
+      ASSERT_EQ(d.index.size(), t.size());
+      for (std::size_t j = 0; j < t.size(); ++j) ASSERT_EQ(d.values[d.index[j]], static_cast<double>(t[j])) << j;
+    }
   }
 }
 

@@ -19,6 +19,7 @@
 #include <numbers>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fieldft/mri/encoding.hpp"
@@ -378,6 +379,43 @@ TYPED_TEST(ToeplitzTyped, StackDetectionNeedsIdenticalPlanesOfDistinctK) {
       << "a stack needs the periodic last axis";
 #endif
 }
+
+#if FIELDFT_TEST_BACKEND == 1  // the detection itself (a private header)
+// The scans of the detection in chunks over a host context's threads (enough samples for several)
+// give the serial answer: a difference in the last chunk, in any of the arrays compared, is found.
+TYPED_TEST(ToeplitzTyped, StackDetectionOnThreadsFindsALateDifference) {
+  using T = TypeParam;
+  const std::vector<std::int64_t> grid{8, 8, 4};
+  const std::int64_t per_plane = 30000, m = 4 * per_plane;
+  std::vector<T> k[3], times(static_cast<std::size_t>(m));
+  for (auto& a : k) a.resize(static_cast<std::size_t>(m));
+  for (std::int64_t j = 0; j < m; ++j) {
+    const std::int64_t i = j % per_plane;
+    k[0][static_cast<std::size_t>(j)] = static_cast<T>(std::sin(0.01 * static_cast<double>(i)) * 3.5);
+    k[1][static_cast<std::size_t>(j)] = static_cast<T>(std::cos(0.013 * static_cast<double>(i)) * 3.5);
+    k[2][static_cast<std::size_t>(j)] = static_cast<T>(j / per_plane - 2);
+    times[static_cast<std::size_t>(j)] = static_cast<T>(1e-6 * static_cast<double>(i));
+  }
+  const Context threads = Context::host(4);
+  const auto detect = [&](int array, std::int64_t at, T change) {
+    std::vector<T> a[4] = {k[0], k[1], k[2], times};
+    if (array >= 0) a[array][static_cast<std::size_t>(at)] += change;
+    const mri::Encoding<T> e(std::span<const std::int64_t>(grid), a[0], a[1], a[2], a[3]);
+    const auto serial = mri::detail::periodic_axes(e, 1e-5, true);
+    const auto periodic = mri::detail::periodic_axes(e, 1e-5, true, &threads);
+    EXPECT_EQ(periodic, serial);
+    const bool stacked = mri::detail::stacked_last_axis(e, periodic, {}, true, true, &threads);
+    EXPECT_EQ(stacked, mri::detail::stacked_last_axis(e, periodic, {}, true, true));
+    return std::pair{periodic[2], stacked};
+  };
+  EXPECT_EQ(detect(-1, 0, 0), std::pair(true, true));
+  EXPECT_EQ(detect(2, m - 3, static_cast<T>(0.25)), std::pair(false, false)) << "k_z off the integers";
+  EXPECT_EQ(detect(2, m - 3, static_cast<T>(-1)), std::pair(true, false)) << "one k_z of the last plane differs";
+  EXPECT_EQ(detect(0, m - 3, static_cast<T>(0.25)), std::pair(true, false)) << "k_x of the last plane";
+  EXPECT_EQ(detect(1, m - 3, static_cast<T>(0.25)), std::pair(true, false)) << "k_y of the last plane";
+  EXPECT_EQ(detect(3, m - 3, static_cast<T>(1e-6)), std::pair(true, false)) << "a time of the last plane";
+}
+#endif
 
 // The detection: k off the integers by more than eps/(20π) (src/mri/toeplitz_psf.hpp) keeps the
 // 2N axis — here k_z = integer + 0.25, and + 1e-3 (well above the tolerance at either eps) — and

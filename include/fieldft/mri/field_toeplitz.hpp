@@ -107,11 +107,11 @@ class FieldToeplitzNormal final : public op::LinearOperator<T> {
   bool stacked_axis() const noexcept;      // the last axis is a stack (above)
   int kernels_built() const noexcept;      // of the L' kernels, those this rank computed (L' unless shared)
   // Where setup_seconds() went, in seconds of wall time (each part ends with the context
-  // synchronised): design (the difference interpolator, host), phases (the L' phase images, made
-  // where the normal runs, and the maps into the context), engine (the Toeplitz engine: FFT plans,
-  // grids), kernels (the type 1 plan and this rank's transforms and FFTs), broadcast (the shared
-  // kernels from the ranks that made them; 0 unless shared). What is left of setup_seconds() is
-  // validation and the ranks' agreement.
+  // synchronised): design (the field map's quantiles and the difference interpolator, host),
+  // phases (the L' phase images, made where the normal runs, and the maps into the context),
+  // engine (the Toeplitz engine: FFT plans, grids), kernels (the type 1 plan and this rank's
+  // transforms and FFTs), broadcast (the shared kernels from the ranks that made them; 0 unless
+  // shared). What is left of setup_seconds() is validation and the ranks' agreement.
   struct SetupParts {
     double design = 0, phases = 0, engine = 0, kernels = 0, broadcast = 0;
   };
