@@ -46,6 +46,7 @@ op::OperatorPtr<T> build_operator(const SolveSettings<T>& s, const Problem<T>& p
     mri::PcSenseOptions<T> po;
     po.encoding = kind;
     po.eps = s.eps;
+    po.gram = s.gram;
     if (s.encoding == "tseg") po.shot_encoding = factory;
     return mri::pcsense<T>(p.geometry, p.maps, maps_shape, p.phase, phase_shape, ctx, po);
   }

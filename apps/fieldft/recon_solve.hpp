@@ -45,6 +45,7 @@ struct SolveSettings {
   double lambda = 0;     // --lambda, relative (see above)
   double map_power = 0;  // mean_v Σ_c |S_c(v)|² of the whole reconstruction's maps, caller's units
   double map_scale = 1;  // the maps were divided by this
+  bool gram = false;     // pcSENSE on the exact DFT: PcSenseOptions::gram
 };
 
 // One problem's host data.

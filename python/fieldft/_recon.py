@@ -287,7 +287,7 @@ def _recon_one(kspace, coords, shape, maps=None, *, method: str = "cg", weights=
                device=None, nthreads: int = 0, progress: bool = True, delta: float = 0.01,
                levels: int = 4, rho: float = 1.0, cg_iterations: int = 5,
                callback: Optional[Callable[[solve.Report], Optional[bool]]] = None, info: bool = False,
-               _coils: Optional["_CoilSplit"] = None):
+               gram: bool = False, _coils: Optional["_CoilSplit"] = None):
     """Reconstructs an image from multi-coil non-Cartesian k-space (with `_coils`, recon's
     split="coils": the data prepared here once, then solved by the coil shares of _coils' places).
 
@@ -322,6 +322,9 @@ def _recon_one(kspace, coords, shape, maps=None, *, method: str = "cg", weights=
       for `iterations` iterations (fieldft.mri.choose_field_model; its reason is printed with
       progress=True and, with info=True, the result carries the choice's dict as
       `encoding_choice`).
+    gram: with phase_maps and encoding="dft", pcSENSE's normal through the stored Gram matrix of the
+      exact-DFT model (fieldft.mri.pcsense's gram: on a GPU in complex64, faster iterations for a
+      set-up of voxels/32 DFT passes and voxels² stored values; elsewhere no change).
     eps: the NUFFT's tolerance ("nufft", "tseg"). accuracy: the time segmentation's ("tseg").
     device: where to run (default: where kspace is). Host arrays with device="cuda:N" are moved
       to that device (with cupy) and the image comes back as numpy.
@@ -333,6 +336,10 @@ def _recon_one(kspace, coords, shape, maps=None, *, method: str = "cg", weights=
         raise _core.InvalidArgumentError(f"method {method!r} is not one of {', '.join(_METHODS)}")
     if encoding not in _ENCODINGS:
         raise _core.InvalidArgumentError(f"encoding {encoding!r} is not one of {', '.join(_ENCODINGS)}")
+    if gram and (encoding != "dft" or phase_maps is None):
+        raise _core.InvalidArgumentError("gram=True: the stored Gram normal is multi-shot pcSENSE's on the exact DFT; it "
+                                         f"needs phase_maps and encoding='dft' (given encoding={encoding!r}"
+                                         f"{', no phase_maps' if phase_maps is None else ''})")
     if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)) or iterations < 1:
         raise _core.InvalidArgumentError(f"iterations must be an integer >= 1, got {iterations!r}")
     if not (isinstance(lam, (int, float)) and math.isfinite(lam) and lam >= 0):
@@ -417,7 +424,7 @@ def _recon_one(kspace, coords, shape, maps=None, *, method: str = "cg", weights=
     def model(maps, coils, place):
         """The encoding operator of `coils` coils with sensitivities `maps` (or None) at `place`."""
         if phase_maps is not None:
-            return mri.pcsense(enc, maps, phase_maps, **kind, **place)
+            return mri.pcsense(enc, maps, phase_maps, gram=gram, **kind, **place)
         if maps is not None:
             return mri.sense(enc, maps, **kind, **place)
         if encoding == "nufft":

@@ -283,6 +283,10 @@ def test_pcsense_recovers_a_multishot_phantom():
     ep, es = rel_err(xp, q["truth"]), rel_err(xs, q["truth"])
     assert ep < 1e-3, ep
     assert es > 0.3, es
+    # gram=True with the exact DFT (on the CPU the per-shot form: the same reconstruction).
+    xg = fieldft.recon(y, q["k"], q["shape"], q["maps"], shots=q["labels"], phase_maps=q["phase"], encoding="dft",
+                       gram=True, **common)
+    assert rel_err(xg, q["truth"]) < 1e-3
 
 
 def test_recon_with_the_field_map_beats_recon_without():
@@ -388,6 +392,11 @@ def test_field_and_shots_bad_input():
     with pytest.raises(fieldft.InvalidArgumentError, match="shot 2 has no samples"):
         fieldft.recon(y, k, shape, maps, shots=holes, phase_maps=q["phase"], encoding="dft", field_map=q["f"],
                       times=q["t"], **kw)
+    # gram=True without phase maps or without the exact DFT.
+    with pytest.raises(fieldft.InvalidArgumentError, match="gram=True.*encoding='auto'"):
+        fieldft.recon(y, k, shape, maps, shots=q["labels"], phase_maps=q["phase"], gram=True, **kw)
+    with pytest.raises(fieldft.InvalidArgumentError, match="no phase_maps"):
+        fieldft.recon(y, k, shape, maps, field_map=q["f"], times=q["t"], encoding="dft", gram=True, **kw)
     # Options: a field map without times, or with encoding="nufft"; unknown names.
     with pytest.raises(fieldft.InvalidArgumentError, match="times"):
         fieldft.recon(y, k, shape, maps, field_map=q["f"], **kw)

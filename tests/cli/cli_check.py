@@ -133,7 +133,7 @@ HELP_OPTIONS = {
                  "--encoding", "--seed", "--threads", "--json"],
     "recon": ["--out", "--model", "--encoding", "--accuracy", "--eps", "--maps", "--iters",
               "--lambda", "--tolerance", "--truth", "--matrix", "--prec", "--backend", "--device",
-              "--threads", "--progress", "--json"],
+              "--threads", "--progress", "--gram", "--json"],
 }
 
 

@@ -147,6 +147,8 @@ def check_parity(tool, margs, sim, rec):
         g = reports["cuda"]
         require_keys(g["choices"], ["device", "device_name"])
         require_keys(g["seconds"], ["upload", "download"])
+        if "--gram" in rec and "Gram matrix" not in g["choices"].get("operator", ""):
+            fail("--gram on CUDA: choices.operator does not name the Gram normal: %r" % g["choices"].get("operator"))
         rel = rel_l2(images["cpu"], images["cuda"])
         print("NRMSE cpu %.4f, cuda %.4f (device %d, %s); |x_cuda - x_cpu| / |x_cpu| = %.3e" % (
             reports["cpu"]["nrmse"], g["nrmse"], g["choices"]["device"], g["choices"]["device_name"], rel))
