@@ -63,7 +63,7 @@ struct ReconArgs {
   std::string devices;        // --devices: empty = --device alone
   std::string split = "auto";
   int slice_workers = 0;  // --slice-workers: slices in flight per CUDA device; 0 = automatic
-  std::string pin = "auto";  // --pin: page-lock the stack's host data for the slices' copies (CUDA)
+  std::string pin = "auto";  // --pin: how the slices' host data go up to CUDA devices (auto = staged)
   std::string memory_limit_text;
   double memory_limit = 0;  // bytes; 0: none
   bool json = false;
@@ -391,6 +391,98 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
   const std::int64_t nz = slices ? d.grid[2] : 1, plane = n / nz;
   choices["chunk"] = slices ? "slices" : "none";
   if (slices && ctx.is_cuda()) choices["slice_workers"] = slice_workers;
+  // A slice's geometry: plane 0's in-plane samples (every plane has the same, see detect_stack)
+  // with slice z's field map.
+  std::vector<std::int64_t> plane_shape{shape[0], shape[1]};
+  std::vector<T> pkx, pky, ptt;
+  std::vector<std::int32_t> pshots;
+  if (slices) {
+    for (std::int64_t j = 0; j < stack->plane_samples; ++j) {
+      const auto i = static_cast<std::size_t>(stack->index[static_cast<std::size_t>(j)]);
+      pkx.push_back(kx[i]);
+      pky.push_back(ky[i]);
+      if (!tt.empty()) ptt.push_back(tt[i]);
+      pshots.push_back(d.shots[i]);
+    }
+  }
+  // Thread-safe (mode (a) runs slices at once): the Encoding copies what it is given.
+  const auto slice_encoding = [&](std::int64_t z, bool with_field) {
+    const std::vector<T> field_z = with_field ? slice_of(field, plane, nz, z, 1) : std::vector<T>();
+    return std::make_shared<const mri::Encoding<T>>(plane_shape, pkx, pky, std::span<const T>(), ptt,
+                                                    with_field ? std::span<const T>(field_z) : std::span<const T>(),
+                                                    std::span<const std::int32_t>(pshots));
+  };
+  // Every slice's geometry without its field map is the same (plane 0's samples): made once.
+  const std::shared_ptr<const mri::Encoding<T>> plane_encoding = slices ? slice_encoding(0, false) : nullptr;
+  // Slice by slice on a device, SENSE borrows each slice's maps in device memory (run_slice below).
+  const bool maps_on_device = slices && ctx.is_cuda() && model == "sense";
+
+  SolveSettings<T> settings;  // map_power and map_scale come with the maps, below
+  settings.model = model;
+  settings.encoding = enc_kind;
+  settings.dcf = dcf;
+  settings.eps = eps;
+  settings.accuracy = a.accuracy;
+  settings.field_choice = field_choice;
+  settings.iterations = a.iters;
+  settings.tolerance = a.tolerance;
+  settings.lambda = a.lambda;
+  settings.gram = a.gram;
+
+  // How each slice's data go up to its device (--pin): staged (auto) through a pinned buffer
+  // of each slice worker, filled on several host threads; on: the whole stack pinned once, in
+  // the solve stage; off: from pageable memory, staged by the driver on the calling thread.
+  // Measured (64 R1 slices, 2x H200, docs/benchmarks.md, session 26): the driver stages ~6 GB/s
+  // on one thread and pinning 2.15 GB took 0.13 s plus 0.04 s to unpin, while the staging
+  // buffers copy at ~25-40 GB/s on a few threads and the bus reads them at ~50 GB/s.
+  const std::string pin = !slices || !ctx.is_cuda() ? std::string() : a.pin == "auto" ? std::string("staged") : a.pin;
+  if (!pin.empty()) {
+    choices["pin"] = pin;
+    choices["pin_reason"] = a.pin != "auto" ? std::string("asked for")
+                                            : std::string(
+                                                  "each slice's copies go up through a pinned buffer of its worker, "
+                                                  "filled on several host threads: no pinning of the whole stack, "
+                                                  "no staging by the driver");
+  }
+  // Slice by slice on CUDA: the slice workers (recon_solve.hpp), started now so that each
+  // one's encoding, staging buffer and rehearsal are made while the host still transforms k_z
+  // and prepares the maps; the solve stage waits for what is left of them. Each worker has a
+  // context and stream of its own (none is the placements' own, which map estimation uses
+  // meanwhile). The devices' pools keep the memory the slices in flight need between slices.
+  std::optional<SliceWorkers<T>> workers;
+  if (slices && ctx.is_cuda()) {
+    std::vector<Context> contexts;
+    for (const Placement& p : places) {
+      op::retain_pool_memory(p.context, need_slice->total);
+      for (int w = 0; w < slice_workers; ++w)
+        contexts.push_back(Context::from_options(Backend::kCuda, p.context.device(), nullptr, p.context.nthreads(),
+                                                 /*own_stream=*/true));
+    }
+    const std::int64_t stage_values = coils * stack->plane_samples + (maps_on_device ? plane * coils : 0);
+    // Copy threads per worker: a share of the host's, at most 4 (a slice's 34 MB take ~1 ms on 4).
+    const int copy_threads = std::clamp(
+        static_cast<int>(std::thread::hardware_concurrency()) / std::max(1, static_cast<int>(contexts.size())), 1, 4);
+    const auto rehearsal = std::make_shared<const Problem<T>>(
+        Problem<T>{.geometry = have_field && enc_kind != "nufft" ? slice_encoding(0, true) : plane_encoding,
+                   .no_field = plane_encoding,
+                   .shape = plane_shape,
+                   .coils = coils,
+                   .maps = {},
+                   .context_maps = {},
+                   .shots = d.num_shots,
+                   .phase = {},
+                   .encoding = nullptr});
+    workers.emplace(std::move(contexts), [settings, rehearsal, stage_values, copy_threads, staged = pin == "staged",
+                                          maps_on_device](typename SliceWorkers<T>::Worker& w) {
+      w.encoding = shared_encoding<T>(settings, rehearsal->no_field, rehearsal->coils, w.context);
+      if (staged)
+        w.staging = std::make_unique<op::StagingBuffer>(
+            w.context, static_cast<std::size_t>(stage_values) * sizeof(Complex), copy_threads);
+      Problem<T> p = *rehearsal;
+      p.encoding = w.encoding;
+      rehearse<T>(settings, std::move(p), maps_on_device, w.context);
+    });
+  }
   nlohmann::json memory;
   memory["needed_bytes"] = need_whole.total;
   if (need_slice) memory["needed_per_slice_bytes"] = need_slice->total;
@@ -423,27 +515,6 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
       times["upload"] = since(t0);
     }
   }
-  // A slice's geometry: plane 0's in-plane samples (every plane has the same, see detect_stack)
-  // with slice z's field map.
-  std::vector<std::int64_t> plane_shape{shape[0], shape[1]};
-  std::vector<T> pkx, pky, ptt;
-  std::vector<std::int32_t> pshots;
-  if (slices) {
-    for (std::int64_t j = 0; j < stack->plane_samples; ++j) {
-      const auto i = static_cast<std::size_t>(stack->index[static_cast<std::size_t>(j)]);
-      pkx.push_back(kx[i]);
-      pky.push_back(ky[i]);
-      if (!tt.empty()) ptt.push_back(tt[i]);
-      pshots.push_back(d.shots[i]);
-    }
-  }
-  // Thread-safe (mode (a) runs slices at once): the Encoding copies what it is given.
-  const auto slice_encoding = [&](std::int64_t z, bool with_field) {
-    const std::vector<T> field_z = with_field ? slice_of(field, plane, nz, z, 1) : std::vector<T>();
-    return std::make_shared<const mri::Encoding<T>>(plane_shape, pkx, pky, std::span<const T>(), ptt,
-                                                    with_field ? std::span<const T>(field_z) : std::span<const T>(),
-                                                    std::span<const std::int32_t>(pshots));
-  };
 
   // Coil maps.
   t0 = std::chrono::steady_clock::now();
@@ -522,7 +593,6 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
   // Slice by slice on a device, SENSE borrows each slice's maps in device memory, unscanned
   // (mri::ContextMaps, run_slice below): the whole volume is checked here once instead, in the
   // caller's units (the scale below keeps a finite value finite).
-  const bool maps_on_device = slices && ctx.is_cuda() && model == "sense";
   if (maps_on_device) mri::detail::require_finite_maps<T>(maps, shape, "recon");
   times["coil_maps"] = since(t0);
   double map_power = 0, map_peak = 0;
@@ -550,19 +620,8 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
   const bool tty = ::isatty(::fileno(stderr)) != 0;
   const bool show = root && (a.progress == "on" || (a.progress == "auto" && tty && !a.json));
 
-  SolveSettings<T> settings;
-  settings.model = model;
-  settings.encoding = enc_kind;
-  settings.dcf = dcf;
-  settings.eps = eps;
-  settings.accuracy = a.accuracy;
-  settings.field_choice = field_choice;
-  settings.iterations = a.iters;
-  settings.tolerance = a.tolerance;
-  settings.lambda = a.lambda;
   settings.map_power = map_power;
   settings.map_scale = map_scale;
-  settings.gram = a.gram;
 
   // Solve.
   std::vector<Complex> x(static_cast<std::size_t>(n), Complex{});
@@ -654,28 +713,31 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
   } else {
     // Slice by slice: each slice's data go up, its image comes back; the bar counts slices.
     std::vector<Solved> solved(static_cast<std::size_t>(nz));
-    // On a device, the maps volume and this place's k-space slices are pinned once for the run,
-    // so that each slice's maps go up straight from the volume (one strided copy) and its k-space
-    // from its own memory, both stream-ordered without host staging; what cannot be pinned goes
-    // up staged, as from any pageable memory. Unpinned when the slices are done (each solve has
-    // synchronised its context by then).
-    // auto: pin where this process's slices run on ONE device. Pinning is serial and once per run
-    // (~0.05 ms per MB on an H200 host); unpinned copies are staged by the driver (~0.16 ms per MB)
-    // but split over the devices' threads and half hidden by the second slice in flight, so
-    // pinning pays on one device and costs on more (64 slices of R1 on 2x H200: 0.506 s pinned
-    // against 0.546 s on one, 0.359 against 0.300 s on two; docs/benchmarks.md, session 24).
-    const bool pin = ctx.is_cuda() && (a.pin == "on" || (a.pin == "auto" && places.size() == 1));
-    if (ctx.is_cuda()) {
-      choices["pin"] = pin ? "on" : "off";
-      choices["pin_reason"] = a.pin != "auto" ? std::string("asked for")
-                              : pin         ? std::string("one device: pinning once costs less than staging each slice")
-                                            : std::to_string(places.size()) +
-                                          " devices: staging each slice's copies, split over the devices, costs less than "
-                                          "pinning once";
+    // The slice workers' starts (begun before the k_z transform): what is left of them is waited
+    // for here, inside the solve stage's wall time.
+    if (workers) {
+      times["slice_workers_wait"] = workers->ready();
+      double longest = 0;
+      for (const auto& w : workers->workers()) {
+        longest = std::max(longest, w.start_s);
+        if (w.staging && !w.staging->pinned() &&
+            notes.end() == std::find_if(notes.begin(), notes.end(), [](const std::string& t) {
+              return t.find("staging buffer") != std::string::npos;
+            }))
+          notes.push_back("a slice worker's staging buffer could not be pinned (" + w.staging->why() +
+                          "); its copies go up staged by the driver");
+      }
+      times["slice_workers_start"] = longest;  // the longest start, concurrent with the host's preparation
     }
+    // One worker's context where this process solves its slices one at a time.
+    const Context& slice_ctx = workers ? workers->workers().front().context : ctx;
+    // --pin on: the maps volume and this place's k-space slices pinned once for the run, so that
+    // each slice's maps go up straight from the volume (one strided copy) and its k-space from
+    // its own memory, without staging; what cannot be pinned goes up staged. Unpinned when the
+    // slices are done (each solve has synchronised its context by then).
     std::vector<op::PinnedHost> pins;
     const auto t_pin = std::chrono::steady_clock::now();
-    if (pin) {
+    if (pin == "on") {
       std::vector<int> devices;
       for (const Placement& p : places) devices.push_back(p.context.device());
       const std::int64_t first = world ? rank : 0, step = world ? ranks : 1;
@@ -703,13 +765,14 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
     // rest: teardown).
     std::vector<double> slice_download(static_cast<std::size_t>(nz), 0.0), slice_stage(slice_download),
         slice_wall(slice_download);
-    // Every slice's geometry without its field map is the same (plane 0's samples): made once.
-    const auto plane_encoding = slice_encoding(0, false);
     // The encoding every slice shares where the model allows (shared_encoding: no field map),
-    // one per context, built by the context's first slice (its set-up time holds it).
+    // one per context: the slice worker's (made at its start), else built by the context's first
+    // slice (its set-up time holds it).
     std::mutex encodings_mutex;
     std::map<std::pair<int, void*>, op::OperatorPtr<T>> encodings;
     const auto encoding_for = [&](const Context& c) {
+      if (workers)
+        if (const auto* w = workers->find(c)) return w->encoding;
       const std::pair<int, void*> key{c.is_host() ? -1 : c.device(), c.stream()};
       {
         const std::lock_guard<std::mutex> lock(encodings_mutex);
@@ -725,7 +788,11 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
       const double encoding_s = since(te);
       const auto ts = std::chrono::steady_clock::now();
       op::Workspace y_ws(c), x_ws(c);  // one buffer each: a Workspace holds one
-      const Complex* y_c = in_context(y_ws, slice_y(z));
+      // --pin staged: the slice's k-space and maps through its worker's pinned buffer.
+      auto* const worker = workers ? workers->find(c) : nullptr;
+      op::StagingBuffer* const staging = worker && worker->staging ? worker->staging.get() : nullptr;
+      if (staging) staging->begin();
+      const Complex* y_c = staging ? staging->upload(y_ws, slice_y(z)) : in_context(y_ws, slice_y(z));
       std::vector<Complex> xz(static_cast<std::size_t>(plane), Complex{});
       Complex* x_c = c.is_host() ? xz.data() : x_ws.get_as<Complex>(plane);
       // The slice's maps: on a device, plane z of every coil straight from the volume into a buffer
@@ -734,7 +801,8 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
       std::vector<Complex> maps_z;
       if (c.is_cuda() && maps_on_device) {
         auto ws = std::make_shared<op::Workspace>(c);
-        const Complex* p = op::upload_rows(*ws, maps.data() + plane * z, plane, coils, plane * nz);
+        const Complex* p = staging ? staging->upload_rows(*ws, maps.data() + plane * z, plane, coils, plane * nz)
+                                   : op::upload_rows(*ws, maps.data() + plane * z, plane, coils, plane * nz);
         maps_c = {std::span<const Complex>(p, static_cast<std::size_t>(plane * coils)), std::move(ws)};
       } else {
         maps_z = slice_of(maps, plane, nz, z, coils);
@@ -772,7 +840,7 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
       // Slice z on rank z mod K into a zeroed volume; one sum assembles it on every rank, exactly
       // (the other ranks add zeros), with each slice's numbers packed alongside.
       for (std::int64_t z = rank; z < nz; z += ranks) {
-        run_slice(z, ctx);
+        run_slice(z, slice_ctx);
         count(z);
       }
       const std::int64_t per = 8 + a.iters;
@@ -811,14 +879,13 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
       }
     } else if (parts > 1 || slice_workers > 1) {
       // Dealt dynamically: each device takes the next slice when it finishes one; with
-      // --slice-workers W, W host threads per device, each with a stream of its own, so that one
-      // slice's host set-up overlaps another's work on the device.
+      // --slice-workers W, W slice workers per device (host threads, each with a stream of its
+      // own), so that one slice's host set-up overlaps another's work on the device.
       std::vector<Context> contexts;
-      for (const auto& p : places) {
-        contexts.push_back(p.context);
-        for (int w = 1; w < slice_workers; ++w)
-          contexts.push_back(Context::from_options(Backend::kCuda, p.context.device(), nullptr, p.context.nthreads(),
-                                                   /*own_stream=*/true));
+      if (workers) {
+        for (const auto& w : workers->workers()) contexts.push_back(w.context);
+      } else {
+        for (const auto& p : places) contexts.push_back(p.context);
       }
       dist::for_each_problem(nz, contexts, [&](std::int64_t z, const Context& c) {
         run_slice(z, c);
@@ -826,14 +893,19 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
       });
     } else {
       for (std::int64_t z = 0; z < nz; ++z) {
-        run_slice(z, ctx);
+        run_slice(z, slice_ctx);
         count(z);
       }
     }
     bar.finish();
-    choices["slice_encoding"] = encodings.empty() || !encodings.begin()->second
+    const std::size_t shared_encodings =
+        workers ? static_cast<std::size_t>(std::count_if(workers->workers().begin(), workers->workers().end(),
+                                                         [](const auto& w) { return w.encoding != nullptr; }))
+                : static_cast<std::size_t>(std::count_if(encodings.begin(), encodings.end(),
+                                                         [](const auto& e) { return e.second != nullptr; }));
+    choices["slice_encoding"] = shared_encodings == 0
                                     ? "one per slice (it depends on the slice)"
-                                    : "shared by the slices of each context (" + std::to_string(encodings.size()) + ")";
+                                    : "shared by the slices of each context (" + std::to_string(shared_encodings) + ")";
     encodings.clear();
     if (const std::int64_t z0 = world ? rank : 0; z0 < nz)
       operator_name = solved[static_cast<std::size_t>(z0)].operator_name;  // this process's first slice
@@ -1072,12 +1144,11 @@ Subcommand add_recon_command(CLI::App& parent) {
       ->check(at_least(0))
       ->capture_default_str();
   app->add_option("--pin", a->pin,
-                  "Slice by slice on CUDA: page-lock the coil maps and the k-space slices once for the run (on), so "
-                  "that each slice's copies to its device run asynchronously; off copies them from pageable memory "
-                  "(the driver stages them); auto pins on one device and not on several (measured: pinning is "
-                  "serial, staging splits over the devices). --json reports the choice (choices.pin, pin_reason) "
-                  "and the seconds pinning took (seconds.pin)")
-      ->check(CLI::IsMember({"auto", "on", "off"}))
+                  "Slice by slice on CUDA, how each slice's k-space and maps go up to its device: staged through "
+                  "a page-locked buffer of each slice worker, filled on several host threads (auto); on: the whole "
+                  "stack page-locked once for the run (seconds.pin); off: from pageable memory, staged by the "
+                  "driver on one thread. --json reports the choice (choices.pin, pin_reason)")
+      ->check(CLI::IsMember({"auto", "staged", "on", "off"}))
       ->capture_default_str();
   app->add_option("--device", a->device, "CUDA device ordinal (0 .. devices-1; see `fieldft info`); ignored on the CPU")->check(at_least(0))->capture_default_str();
   add_threads_option(*app, a->threads);

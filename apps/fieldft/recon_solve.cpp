@@ -127,6 +127,97 @@ Solved solve_problem(const SolveSettings<T>& s, const Problem<T>& p, const Conte
   return out;
 }
 
+template <class T>
+void rehearse(SolveSettings<T> s, Problem<T> p, bool context_maps, const Context& ctx) {
+  using Complex = std::complex<T>;
+  s.iterations = 1;
+  s.tolerance = 0;
+  const std::int64_t nv = p.no_field->num_voxels(), ms = p.no_field->num_samples() * p.coils;
+  std::vector<Complex> y_host, x_host, maps;
+  std::vector<T> phase;
+  op::Workspace y_ws(ctx), x_ws(ctx);
+  Complex* y_c = nullptr;
+  Complex* x_c = nullptr;
+  if (ctx.is_host()) {
+    y_host.assign(static_cast<std::size_t>(ms), Complex(1));
+    x_host.assign(static_cast<std::size_t>(nv), Complex{});
+    y_c = y_host.data();
+    x_c = x_host.data();
+  } else {
+    y_c = y_ws.get_as<Complex>(ms);
+    op::VectorOps<T>(ctx).fill(ms, Complex(1), y_c);
+    x_c = x_ws.get_as<Complex>(nv);  // solve_problem starts it at 0
+  }
+  p.context_maps = {};
+  p.maps = {};
+  if (context_maps && ctx.is_cuda()) {
+    auto ws = std::make_shared<op::Workspace>(ctx);
+    Complex* m = ws->get_as<Complex>(nv * p.coils);
+    op::VectorOps<T>(ctx).fill(nv * p.coils, Complex(1), m);
+    p.context_maps = {std::span<const Complex>(m, static_cast<std::size_t>(nv * p.coils)), std::move(ws)};
+  } else {
+    maps.assign(static_cast<std::size_t>(nv * p.coils), Complex(1));
+    p.maps = maps;
+  }
+  if (s.model == "pcsense") {
+    phase.assign(static_cast<std::size_t>(nv * p.shots), T(0));
+    p.phase = phase;
+  }
+  (void)solve_problem<T>(s, p, ctx, y_c, x_c, nullptr, {});
+}
+
+template <class T>
+SliceWorkers<T>::SliceWorkers(std::vector<Context> contexts, std::function<void(Worker&)> start) {
+  workers_.reserve(contexts.size());
+  for (Context& c : contexts) workers_.push_back(Worker{std::move(c), nullptr, nullptr, 0.0});
+  errors_.resize(workers_.size());
+  threads_.reserve(workers_.size());
+  try {
+    for (std::size_t i = 0; i < workers_.size(); ++i)
+      threads_.emplace_back([this, i, start] {
+        const auto t0 = std::chrono::steady_clock::now();
+        try {
+          start(workers_[i]);
+          workers_[i].context.synchronize();
+        } catch (...) {
+          errors_[i] = std::current_exception();
+        }
+        workers_[i].start_s = since(t0);
+      });
+  } catch (...) {  // no thread for one: the others finish before this unwinds
+    join();
+    throw;
+  }
+}
+
+template <class T>
+SliceWorkers<T>::~SliceWorkers() {
+  join();
+}
+
+template <class T>
+void SliceWorkers<T>::join() {
+  for (auto& t : threads_)
+    if (t.joinable()) t.join();
+}
+
+template <class T>
+double SliceWorkers<T>::ready() {
+  const auto t0 = std::chrono::steady_clock::now();
+  join();
+  for (const auto& e : errors_)
+    if (e) std::rethrow_exception(e);
+  return since(t0);
+}
+
+template <class T>
+typename SliceWorkers<T>::Worker* SliceWorkers<T>::find(const Context& c) {
+  for (Worker& w : workers_)
+    if (w.context.is_cuda() == c.is_cuda() && w.context.device() == c.device() && w.context.stream() == c.stream())
+      return &w;
+  return nullptr;
+}
+
 template op::OperatorPtr<float> shared_encoding<float>(const SolveSettings<float>&,
                                                        std::shared_ptr<const mri::Encoding<float>>, std::int64_t,
                                                        const Context&);
@@ -139,5 +230,9 @@ template Solved solve_problem<float>(const SolveSettings<float>&, const Problem<
 template Solved solve_problem<double>(const SolveSettings<double>&, const Problem<double>&, const Context&,
                                       const std::complex<double>*, std::complex<double>*, const dist::CommPtr&,
                                       const std::function<void(const solve::Report&)>&);
+template void rehearse<float>(SolveSettings<float>, Problem<float>, bool, const Context&);
+template void rehearse<double>(SolveSettings<double>, Problem<double>, bool, const Context&);
+template class SliceWorkers<float>;
+template class SliceWorkers<double>;
 
 }  // namespace fieldft::cli

@@ -15,10 +15,12 @@
 
 #include <complex>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "fieldft/context.hpp"
@@ -28,6 +30,7 @@
 #include "fieldft/mri/sense.hpp"
 #include "fieldft/op/combinators.hpp"
 #include "fieldft/solve/report.hpp"
+#include "op/upload.hpp"
 
 namespace fieldft::cli {
 
@@ -92,6 +95,50 @@ Solved solve_problem(const SolveSettings<T>& s, const Problem<T>& p, const Conte
                      std::complex<T>* x_c, const dist::CommPtr& comm,
                      const std::function<void(const solve::Report&)>& on_report);
 
+// One CG iteration of problem `p` on ctx with placeholder data (maps and k-space all 1, the image
+// from 0), its result dropped. It loads the kernels that p's solves launch and, where the
+// device's pool keeps freed memory (op::retain_pool_memory), leaves the pool grown to a solve's
+// size, so that the first real solve pays for neither (SliceWorkers below). p's maps and phase
+// are replaced by the placeholders: in ctx's memory as mri::ContextMaps where `context_maps`
+// (as a slice on a device borrows its maps), else on the host.
+template <class T>
+void rehearse(SolveSettings<T> s, Problem<T> p, bool context_maps, const Context& ctx);
+
+// The slice workers of one process (recon_command.cpp, slice by slice on CUDA): one context per
+// slice in flight, each with its own stream, and what every slice of that worker reuses. Each
+// worker is started on a thread of its own by `start` as soon as the command knows the slices'
+// geometry, so that its encoding (shared_encoding), staging buffer and rehearsal are made while
+// the host still transforms k_z and prepares the maps; before that, each device's first slice
+// paid ~25-30 ms for them while the others waited (64 R1 slices on 2 H200s, docs/benchmarks.md,
+// session 26). ready() waits for the starts.
+template <class T>
+class SliceWorkers {
+ public:
+  struct Worker {
+    Context context;
+    op::OperatorPtr<T> encoding;                 // shared_encoding's, or null
+    std::unique_ptr<op::StagingBuffer> staging;  // null: copies read the caller's memory
+    double start_s = 0;                          // seconds its start took
+  };
+  SliceWorkers(std::vector<Context> contexts, std::function<void(Worker&)> start);
+  ~SliceWorkers();  // waits for the starts still running
+  SliceWorkers(const SliceWorkers&) = delete;
+  SliceWorkers& operator=(const SliceWorkers&) = delete;
+
+  // Waits for every start and rethrows the first error (in worker order); returns the seconds
+  // it waited.
+  double ready();
+  std::vector<Worker>& workers() { return workers_; }
+  // The worker whose context is c (the same device and stream), or null.
+  Worker* find(const Context& c);
+
+ private:
+  void join();
+  std::vector<Worker> workers_;
+  std::vector<std::thread> threads_;
+  std::vector<std::exception_ptr> errors_;
+};
+
 extern template op::OperatorPtr<float> shared_encoding<float>(const SolveSettings<float>&,
                                                               std::shared_ptr<const mri::Encoding<float>>, std::int64_t,
                                                               const Context&);
@@ -104,5 +151,9 @@ extern template Solved solve_problem<float>(const SolveSettings<float>&, const P
 extern template Solved solve_problem<double>(const SolveSettings<double>&, const Problem<double>&, const Context&,
                                              const std::complex<double>*, std::complex<double>*, const dist::CommPtr&,
                                              const std::function<void(const solve::Report&)>&);
+extern template void rehearse<float>(SolveSettings<float>, Problem<float>, bool, const Context&);
+extern template void rehearse<double>(SolveSettings<double>, Problem<double>, bool, const Context&);
+extern template class SliceWorkers<float>;
+extern template class SliceWorkers<double>;
 
 }  // namespace fieldft::cli

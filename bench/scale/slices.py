@@ -17,7 +17,7 @@ is load imbalance and the devices' contention for the host.
 
 usage: bench/scale/slices.py --fieldft build/app/apps/fieldft/fieldft [--devices 0,1]
        [--iters 30] [--repeat 3] [--workdir DIR] [--keep] [--slices 64] [--counts 1,2,4]
-       [--no-weak] [--no-coils] [--pin auto|on|off] [--slice-workers K] [--json out.json]
+       [--no-weak] [--no-coils] [--pin auto|staged|on|off] [--slice-workers K] [--json out.json]
 Only the standard library. The data (about 2.5 GB for 64 slices) are simulated by `fieldft
 simulate` into --workdir (default: a temporary directory, removed afterwards unless --keep).
 """
@@ -75,9 +75,9 @@ def main():
     ap.add_argument("--counts", help="device counts of the strong-scaling rows, e.g. 1,2,4 (default: 1 and all)")
     ap.add_argument("--no-weak", action="store_true", help="skip the weak-scaling row (32 slices per device)")
     ap.add_argument("--no-coils", action="store_true", help="skip the coil-split rows of one slice")
-    ap.add_argument("--pin", choices=["auto", "on", "off"], default="auto",
-                    help="fieldft recon --pin: page-lock the stack's host data for the slices' copies; auto (the "
-                         "tool's default) pins on one device only")
+    ap.add_argument("--pin", choices=["auto", "staged", "on", "off"], default="auto",
+                    help="fieldft recon --pin: how the slices' data go up; auto (the tool's default) = staged "
+                         "through each slice worker's pinned buffer; on: the whole stack pinned; off: the driver stages")
     ap.add_argument("--slice-workers", type=int, default=0,
                     help="fieldft recon --slice-workers: slices in flight per device (every configuration); "
                          "0 = the tool's automatic choice")
@@ -145,6 +145,17 @@ def main():
                       " + rest %.1f; pinning (once) %.1f ms" % (kind, what, 1e3 * med(s["slice_wall"]), 1e3 * med(s["slice_setup"]),
                                        1e3 * med(s["slice_solve"]), 1e3 * med(s["slice_stage"]),
                                        1e3 * med(s["slice_download"]), 1e3 * med(rest), 1e3 * s.get("pin", 0.0)))
+        # The slice workers start before the k_z transform (fieldft recon: encoding, staging buffer,
+        # rehearsal); what the window waited for them is inside solve_wall. The whole process's
+        # seconds (reading the files included) beside it.
+        for kind, what, j in rows:
+            s = j["seconds"]
+            if "slice_workers_start" in s:
+                print("%-7s %-32s slice workers: start %.1f ms (longest), waited %.1f ms in the window; process %.2f s "
+                      "(read %.2f, k_z %.2f, maps %.2f)" % (kind, what, 1e3 * s["slice_workers_start"],
+                                                           1e3 * s["slice_workers_wait"], s.get("total", float("nan")),
+                                                           s.get("read", float("nan")), s.get("kz_transform", float("nan")),
+                                                           s.get("coil_maps", float("nan"))))
         w = lambda j: j["seconds"]["solve_wall"]
         print()
         for c in counts[1:]:
@@ -156,7 +167,8 @@ def main():
             print("coil split of one slice, 1 -> %d GPUs: %.3fx" % (k, w(c1) / w(ck)))
         summary = json.dumps({"devices": names, "iters": a.iters, "pin": a.pin, "rows": [
             {"kind": kind, "what": what, "solve_wall": j["seconds"]["solve_wall"], "setup": j["seconds"]["setup"],
-             "solve": j["seconds"]["solve"], "pin": j["seconds"].get("pin"),
+             "solve": j["seconds"]["solve"], "pin": j["seconds"].get("pin"), "total": j["seconds"].get("total"),
+             "workers_start": j["seconds"].get("slice_workers_start"), "workers_wait": j["seconds"].get("slice_workers_wait"),
              "choices": {c: j["choices"].get(c) for c in ("split", "split_reason", "devices")}}
             for kind, what, j in rows]})
         print("\nJSON: " + summary)

@@ -1,6 +1,7 @@
 // CUDA streams and stream-ordered memory behind src/cuda/stream.hpp.
 #include <cuda_runtime.h>
 
+#include <cstdint>
 #include <sstream>
 #include <string>
 
@@ -77,6 +78,17 @@ void* malloc_async(std::size_t bytes, int device, void* stream) {
   }
   check(e, "cudaMallocAsync", __FILE__, __LINE__);
   return p;
+}
+
+void retain_pool_memory(int device, std::size_t bytes) {
+  DeviceGuard guard(device);
+  cudaMemPool_t pool = nullptr;
+  FIELDFT_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, device));
+  std::uint64_t now = 0;
+  FIELDFT_CUDA_CHECK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &now));
+  if (static_cast<std::uint64_t>(bytes) <= now) return;
+  std::uint64_t keep = bytes;
+  FIELDFT_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
 }
 
 std::size_t free_memory(int device) {

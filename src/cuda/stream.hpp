@@ -28,6 +28,12 @@ void stream_synchronize(int device, void* stream);
 // host synchronisation. Allocation failure throws kOutOfMemory with the size and free memory.
 void* malloc_async(std::size_t bytes, int device, void* stream);
 void free_async(void* ptr, int device, void* stream) noexcept;
+// Lets the stream-ordered pool of `device` (its default pool, which malloc_async draws from)
+// keep up to `bytes` of freed memory for later allocations, instead of handing it back to the
+// system at the next synchronisation, after which the next allocation maps it again (the
+// pool's release threshold, raised to `bytes`, never lowered). For a caller that allocates and
+// frees the same sizes again and again, e.g. slice after slice.
+void retain_pool_memory(int device, std::size_t bytes);
 // The free memory of `device` now, in bytes (cudaMemGetInfo), for a set-up that checks that a
 // large allocation fits before it spends time on it.
 std::size_t free_memory(int device);

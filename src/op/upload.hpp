@@ -3,8 +3,10 @@
 // installed.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <span>
 #include <string>
 #include <utility>
@@ -106,6 +108,73 @@ class PinnedHost {
  private:
   const void* ptr_ = nullptr;
   std::vector<int> devices_;
+  std::string why_;
+};
+
+// The stream-ordered memory pool of `c`'s device keeps up to `bytes` of freed memory for later
+// allocations (cuda::retain_pool_memory) instead of mapping it again after each synchronisation;
+// nothing on the host.
+inline void retain_pool_memory(const Context& c, double bytes) {
+#if FIELDFT_HAVE_CUDA
+  if (c.is_cuda() && bytes > 0) cuda::retain_pool_memory(c.device(), static_cast<std::size_t>(bytes));
+#else
+  (void)c;
+  (void)bytes;
+#endif
+}
+
+// A host buffer page-locked once, through which pageable values go up to the device of a CUDA
+// context ("bounce buffer"): upload / upload_rows copy the values into it on up to `threads`
+// host threads, then enqueue one asynchronous copy from it on the context's stream. The bus
+// reads pinned memory at ~50 GB/s, while the driver stages pageable memory on the calling thread
+// at ~6 GB/s; and pinning a whole 2 GB stack costs ~0.13 s more to lock and 0.04 s to unlock
+// than the copies it saves (2x H200, docs/benchmarks.md, session 26). The buffer is filled from
+// its start again after begin(), which waits for the context's stream to pass the previous
+// copies out of it. Where the memory cannot be pinned (the system's limit on locked memory)
+// pinned() is false, why() says why, and the copies still work, staged by the driver.
+class StagingBuffer {
+ public:
+  StagingBuffer(const Context& c, std::size_t bytes, int threads);
+  ~StagingBuffer();
+  StagingBuffer(const StagingBuffer&) = delete;
+  StagingBuffer& operator=(const StagingBuffer&) = delete;
+
+  // Waits until the context's stream has passed every copy out of the buffer; the next upload
+  // fills it from its start.
+  void begin();
+  // As op::upload_rows / op::upload into `ws` (of this buffer's context), through the buffer;
+  // kInvalidArgument when the values do not fit in what begin() left free.
+  template <class V>
+  V* upload_rows(Workspace& ws, const V* values, std::int64_t row, std::int64_t rows, std::int64_t pitch) {
+    require(row >= 0 && rows >= 0 && pitch >= row, ErrorCode::kInvalidArgument,
+            "StagingBuffer::upload_rows: " + std::to_string(rows) + " rows of " + std::to_string(row) +
+                " values at a pitch of " + std::to_string(pitch) + "; expected counts >= 0 and pitch >= row");
+    const auto* staged = static_cast<const V*>(put_rows(values, static_cast<std::size_t>(row) * sizeof(V),
+                                                        static_cast<std::size_t>(rows),
+                                                        static_cast<std::size_t>(pitch) * sizeof(V), ws));
+    return op::upload(ws, std::span<const V>(staged, static_cast<std::size_t>(row * rows)));  // the free function
+  }
+  template <class V>
+  V* upload(Workspace& ws, std::span<const V> values) {
+    const auto n = static_cast<std::int64_t>(values.size());
+    return upload_rows(ws, values.data(), n, 1, n);
+  }
+
+  bool pinned() const noexcept { return pinned_; }
+  const std::string& why() const noexcept { return why_; }
+  std::size_t capacity() const noexcept { return capacity_; }
+
+ private:
+  // Copies the rows into the buffer after what is already there (on threads_ threads); returns
+  // where they start.
+  const void* put_rows(const void* src, std::size_t row_bytes, std::size_t rows, std::size_t pitch,
+                       const Workspace& ws);
+
+  Context context_;
+  int threads_ = 1;
+  std::size_t capacity_ = 0, used_ = 0;
+  std::unique_ptr<std::byte, void (*)(void*)> memory_{nullptr, nullptr};
+  bool pinned_ = false;
   std::string why_;
 };
 

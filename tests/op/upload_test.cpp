@@ -1,7 +1,9 @@
-// op::upload_rows and op::PinnedHost (src/op/upload.hpp) on the backend under test
-// (FIELDFT_TEST_BACKEND): rows of a strided volume (one slice of every coil) land in context
-// memory one after another, as the host cuts them out, from pageable or pinned memory; a build
-// without CUDA says why it cannot pin; a pitch shorter than a row is refused.
+// op::upload_rows, op::PinnedHost and op::StagingBuffer (src/op/upload.hpp) on the backend under
+// test (FIELDFT_TEST_BACKEND): rows of a strided volume (one slice of every coil) land in context
+// memory one after another, as the host cuts them out, from pageable or pinned memory, or through
+// a staging buffer (reused after begin(), several threads, more than it holds refused); a build
+// without CUDA says why it cannot pin; a pitch shorter than a row is refused; a staging buffer
+// wants a CUDA context.
 #include "op/upload.hpp"
 
 #include <complex>
@@ -54,6 +56,50 @@ TEST(Upload, RowsOfAStridedVolume) {
   EXPECT_NO_THROW((void)op::upload_rows(ws, volume.data(), kPlane, 0, kPlane));
   EXPECT_TRUE(throws_error([&] { (void)op::upload_rows(ws, volume.data(), kPlane, kCoils, kPlane - 1); },
                            ErrorCode::kInvalidArgument, {"pitch"}));
+}
+
+TEST(Upload, ThroughAStagingBuffer) {
+  FIELDFT_TEST_SKIP_UNLESS_AVAILABLE(kBackend);
+  const Context c = test_context();
+  if (!c.is_cuda()) {
+    EXPECT_TRUE(throws_error([&] { op::StagingBuffer b(c, 1024, 2); }, ErrorCode::kInvalidArgument, {"CUDA"}));
+    return;
+  }
+  // Two "slices" in turn through one buffer: each a contiguous k-space and one plane of every
+  // coil of a volume, on 1 and 4 threads (rows split across threads where 4 do not divide them).
+  constexpr std::int64_t kPlane = 1001, kSlices = 3, kCoils = 5, kSamples = 777;
+  std::vector<C> volume(static_cast<std::size_t>(kPlane * kSlices * kCoils)),
+      kspace(static_cast<std::size_t>(2 * kSamples));
+  for (std::size_t i = 0; i < volume.size(); ++i) volume[i] = C(static_cast<float>(i), 0.25f * static_cast<float>(i));
+  for (std::size_t i = 0; i < kspace.size(); ++i) kspace[i] = C(-static_cast<float>(i), 1.0f);
+  for (const int threads : {1, 4}) {
+    SCOPED_TRACE(threads);
+    op::StagingBuffer buffer(c, (kSamples + kPlane * kCoils) * sizeof(C) + 256, threads);
+    EXPECT_TRUE(buffer.pinned()) << buffer.why();
+    for (const std::int64_t z : {2, 0}) {
+      buffer.begin();
+      op::Workspace y_ws(c), m_ws(c);
+      const std::span<const C> y(kspace.data() + (z / 2) * kSamples, kSamples);
+      const C* yd = buffer.upload(y_ws, y);
+      const C* md = buffer.upload_rows(m_ws, volume.data() + kPlane * z, kPlane, kCoils, kPlane * kSlices);
+      std::vector<C> want;
+      for (std::int64_t k = 0; k < kCoils; ++k)
+        for (std::int64_t v = 0; v < kPlane; ++v)
+          want.push_back(volume[static_cast<std::size_t>(v + kPlane * z + kPlane * kSlices * k)]);
+      EXPECT_EQ(ContextVector<float>::read_from(c, yd, kSamples), std::vector<C>(y.begin(), y.end()));
+      EXPECT_EQ(ContextVector<float>::read_from(c, md, kPlane * kCoils), want);
+    }
+    // Full until begin(): a third upload does not fit.
+    op::Workspace ws(c);
+    EXPECT_TRUE(throws_error([&] { (void)buffer.upload(ws, std::span<const C>(kspace)); }, ErrorCode::kInvalidArgument,
+                             {"do not fit"}));
+    // A workspace on another stream: begin() would not wait for its copies.
+    const Context other = Context::from_options(Backend::kCuda, c.device(), nullptr, 1, /*own_stream=*/true);
+    op::Workspace elsewhere(other);
+    buffer.begin();
+    EXPECT_TRUE(throws_error([&] { (void)buffer.upload(elsewhere, std::span<const C>(kspace)); },
+                             ErrorCode::kInvalidArgument, {"stream"}));
+  }
 }
 
 }  // namespace
