@@ -159,27 +159,68 @@ void over_threads(std::int64_t n, const F& work) {
   for (auto& th : threads) th.join();
 }
 
+// The k_z transforms are one complex matrix product, out(r, col) = Σ_q W[q + nq·r] · in(q, col),
+// with nq and nr the planes and slices (either way round) and a column per in-plane sample and
+// coil. Taken a block of columns at a time: the block's nq rows are gathered once (in double,
+// real and imaginary parts apart, so that the loops below vectorise), and every output row of
+// the block is made from them while they are in cache. Before, each output value gathered its nq
+// inputs from rows M values apart: 6-8 s for 64 slices of 32 coils x 65536 samples on a 32-core
+// host (2x H200 machine, session 26), dominated by cache misses.
+template <class In, class Out>
+void plane_product(const std::vector<std::complex<double>>& w, std::int64_t nq, std::int64_t nr, std::int64_t cols,
+                   const In& in, const Out& out) {
+  constexpr std::int64_t kBlock = 256;  // nq x 256 x 16 bytes: 256 KiB for 64 planes
+  over_threads((cols + kBlock - 1) / kBlock, [&](std::int64_t b) {
+    const std::int64_t c0 = b * kBlock, nb = std::min(kBlock, cols - c0);
+    std::vector<double> re(static_cast<std::size_t>(nq * nb)), im(re.size()), acc_re(static_cast<std::size_t>(nb)),
+        acc_im(acc_re.size());
+    for (std::int64_t q = 0; q < nq; ++q)
+      for (std::int64_t i = 0; i < nb; ++i) {
+        const std::complex<double> v = in(q, c0 + i);
+        re[static_cast<std::size_t>(q * nb + i)] = v.real();
+        im[static_cast<std::size_t>(q * nb + i)] = v.imag();
+      }
+    for (std::int64_t r = 0; r < nr; ++r) {
+      std::fill(acc_re.begin(), acc_re.end(), 0.0);
+      std::fill(acc_im.begin(), acc_im.end(), 0.0);
+      double* __restrict ar = acc_re.data();
+      double* __restrict ai = acc_im.data();
+      for (std::int64_t q = 0; q < nq; ++q) {
+        const double wr = w[static_cast<std::size_t>(q + nq * r)].real(),
+                     wi = w[static_cast<std::size_t>(q + nq * r)].imag();
+        const double* __restrict xr = re.data() + q * nb;
+        const double* __restrict xi = im.data() + q * nb;
+#pragma omp simd
+        for (std::int64_t i = 0; i < nb; ++i) {
+          ar[i] += wr * xr[i] - wi * xi[i];
+          ai[i] += wr * xi[i] + wi * xr[i];
+        }
+      }
+      for (std::int64_t i = 0; i < nb; ++i)
+        out(r, c0 + i, std::complex<double>(acc_re[static_cast<std::size_t>(i)], acc_im[static_cast<std::size_t>(i)]));
+    }
+  });
+}
+
 }  // namespace
 
 template <class T>
 std::vector<std::complex<T>> kz_to_slices(const Stack& s, std::int64_t nz, std::int64_t coils,
                                           const std::vector<std::complex<T>>& y) {
   const std::int64_t per = s.plane_samples, m = per * s.planes;
+  // W[p + planes·z] = e^{+i2π κ_p z}/Nz: slice z (row) from the planes p; column j + per·c.
   const auto w = kz_weights(s, nz, +1.0, 1.0 / static_cast<double>(nz));
   std::vector<std::complex<T>> out(static_cast<std::size_t>(nz * per * coils));
-  // A direct Nz-point DFT per sample: Nz^2 M_plane C terms, small beside one CG iteration on a
-  // few slices, but seconds for 64 slices of 32 coils: slices over the host's threads.
-  over_threads(nz, [&](std::int64_t z) {
-    std::complex<T>* o = out.data() + z * per * coils;
-    for (std::int64_t c = 0; c < coils; ++c)
-      for (std::int64_t j = 0; j < per; ++j) {
-        std::complex<double> acc{};
-        for (std::int64_t p = 0; p < s.planes; ++p)
-          acc += w[static_cast<std::size_t>(p + s.planes * z)] *
-                 std::complex<double>(y[static_cast<std::size_t>(s.index[static_cast<std::size_t>(p * per + j)] + m * c)]);
-        o[j + per * c] = std::complex<T>(acc);
-      }
-  });
+  plane_product(
+      w, s.planes, nz, per * coils,
+      [&](std::int64_t p, std::int64_t col) {
+        const std::int64_t c = col / per, j = col - per * c;
+        return std::complex<double>(
+            y[static_cast<std::size_t>(s.index[static_cast<std::size_t>(p * per + j)] + m * c)]);
+      },
+      [&](std::int64_t z, std::int64_t col, std::complex<double> v) {
+        out[static_cast<std::size_t>(z * per * coils + col)] = std::complex<T>(v);
+      });
   return out;
 }
 
@@ -187,18 +228,22 @@ template <class T>
 void slices_to_kz(const Stack& s, std::int64_t nz, std::int64_t coils,
                   const std::vector<std::vector<std::complex<T>>>& slices, std::vector<std::complex<T>>& y) {
   const std::int64_t per = s.plane_samples, m = per * s.planes;
-  const auto w = kz_weights(s, nz, -1.0, 1.0);
+  // Plane p (row) from the slices z: kz_weights' layout transposed to W[z + nz·p].
+  const auto wz = kz_weights(s, nz, -1.0, 1.0);
+  std::vector<std::complex<double>> w(wz.size());
+  for (std::int64_t z = 0; z < nz; ++z)
+    for (std::int64_t p = 0; p < s.planes; ++p)
+      w[static_cast<std::size_t>(z + nz * p)] = wz[static_cast<std::size_t>(p + s.planes * z)];
   y.assign(static_cast<std::size_t>(m * coils), std::complex<T>{});
-  over_threads(s.planes, [&](std::int64_t p) {
-    for (std::int64_t c = 0; c < coils; ++c)
-      for (std::int64_t j = 0; j < per; ++j) {
-        std::complex<double> acc{};
-        for (std::int64_t z = 0; z < nz; ++z)
-          acc += w[static_cast<std::size_t>(p + s.planes * z)] *
-                 std::complex<double>(slices[static_cast<std::size_t>(z)][static_cast<std::size_t>(j + per * c)]);
-        y[static_cast<std::size_t>(s.index[static_cast<std::size_t>(p * per + j)] + m * c)] = std::complex<T>(acc);
-      }
-  });
+  plane_product(
+      w, nz, s.planes, per * coils,
+      [&](std::int64_t z, std::int64_t col) {
+        return std::complex<double>(slices[static_cast<std::size_t>(z)][static_cast<std::size_t>(col)]);
+      },
+      [&](std::int64_t p, std::int64_t col, std::complex<double> v) {
+        const std::int64_t c = col / per, j = col - per * c;
+        y[static_cast<std::size_t>(s.index[static_cast<std::size_t>(p * per + j)] + m * c)] = std::complex<T>(v);
+      });
 }
 
 template std::vector<std::complex<float>> kz_to_slices<float>(const Stack&, std::int64_t, std::int64_t,

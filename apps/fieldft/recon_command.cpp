@@ -259,11 +259,13 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
                    .pcsense = model == "pcsense", .real_bytes = sizeof(T)};
   const MemoryEstimate need_whole = estimate_memory(mp);
   double memory_share_bytes = 0;  // --split coils: the widest share's estimate
-  // Slices in flight per CUDA device. Automatic: two, where two slices fit every device (the
-  // set-up, transfers and scalar round trips of one slice overlap the other's kernels: 1.7-1.9x
-  // faster on 1, 2 and 4 H200s for 64 R1 slices, docs/benchmarks.md "Four GPUs", session 22);
-  // one on the CPU, where a slice already takes every thread.
-  int slice_workers = a.slice_workers > 0 ? a.slice_workers : (ctx.is_cuda() ? 2 : 1);
+  // Slices in flight per CUDA device. Automatic: three, or as many as fit every device (the
+  // set-up, transfers and scalar round trips of one slice overlap the others' kernels: two were
+  // 1.7-1.9x faster than one on 1, 2 and 4 H200s for 64 R1 slices, session 22; with staging
+  // buffers three were 1.24x faster than two on one H200 and 1.04-1.15x on two, session 26;
+  // docs/benchmarks.md); one on the CPU, where a slice already takes every thread.
+  constexpr int kAutoSliceWorkers = 3;
+  int slice_workers = a.slice_workers > 0 ? a.slice_workers : (ctx.is_cuda() ? kAutoSliceWorkers : 1);
   if (world && slice_workers > 1) {  // under mpirun each rank solves its slices one at a time
     if (a.slice_workers > 1)
       notes.push_back("--slice-workers is ignored under mpirun: each rank solves one slice at a time");
@@ -312,8 +314,8 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
       std::string from_p;
       tightest = std::min(tightest, budget_of(p.context, nullptr, &from_p));
     }
-    if (need_slice->total > tightest) {  // the automatic choice falls back to one slice at a time
-      slice_workers = 1;
+    while (slice_workers > 1 && need_slice->total > tightest) {  // the automatic choice: fewer at a time
+      --slice_workers;
       estimate_slices();
     }
   }
@@ -1139,8 +1141,8 @@ Subcommand add_recon_command(CLI::App& parent) {
       ->capture_default_str();
   app->add_option("--slice-workers", a->slice_workers,
                   "Slice by slice on CUDA: slices in flight per device (host threads, each with its own stream), "
-                  "so that one slice's set-up on the host overlaps another's solve on the device; 0 = automatic: 2 on "
-                  "CUDA where two slices fit each device's memory, else 1")
+                  "so that one slice's set-up on the host overlaps another's solve on the device; 0 = automatic: 3 on "
+                  "CUDA, fewer where three slices do not fit each device's memory")
       ->check(at_least(0))
       ->capture_default_str();
   app->add_option("--pin", a->pin,
