@@ -8,11 +8,13 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <future>
 #include <iomanip>
 #include <iostream>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <numeric>
 #include <sstream>
 #include <thread>
 
@@ -432,8 +434,9 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
   settings.gram = a.gram;
 
   // How each slice's data go up to its device (--pin): staged (auto) through a pinned buffer
-  // of each slice worker, filled on several host threads; on: the whole stack pinned once, in
-  // the solve stage; off: from pageable memory, staged by the driver on the calling thread.
+  // of each slice worker, filled on several host threads; on: the whole stack pinned, in the
+  // background while the host prepares it (below); off: from pageable memory, staged by the
+  // driver on the calling thread.
   // Measured (64 R1 slices, 2x H200, docs/benchmarks.md, session 26): the driver stages ~6 GB/s
   // on one thread and pinning 2.15 GB took 0.13 s plus 0.04 s to unpin, while the staging
   // buffers copy at ~25-40 GB/s on a few threads and the bus reads them at ~50 GB/s.
@@ -499,17 +502,54 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
   // k_z transform on the host, then each slice's data go up in turn.
   std::optional<op::Workspace> y_mem(std::in_place, ctx);
   const Complex* y_ctx = nullptr;
+  std::vector<Complex> maps;  // the coil maps (below); declared before what locks them
   std::vector<Complex> yhat;  // slice by slice: every slice's k-space, slice z at z·y_slice
   std::int64_t y_slice = 0;
   const auto slice_y = [&](std::int64_t z) {
     return std::span<const Complex>(yhat.data() + z * y_slice, static_cast<std::size_t>(y_slice));
   };
+  // --pin on: this process's k-space slices and the maps volume page-locked for the run
+  // (op::PinnedHost), each on a thread of its own while the host still prepares the data — the
+  // k-space once the k_z transform has made it, the maps once they are final — so that each
+  // slice's copies read them directly (no host copy, no staging). The solve stage waits for what
+  // is left (seconds.pin_wait; seconds.pin: the locking's own time); they are unlocked when the
+  // command ends, after the outputs are written. Declared after the memory they lock.
+  std::vector<std::future<std::vector<op::PinnedHost>>> locking;
+  std::vector<double> lock_seconds;  // one per job, written by the job (sized before it starts)
+  std::vector<op::PinnedHost> pins;  // the jobs' locks, once waited for
+  const auto lock_async = [&](std::vector<std::span<const Complex>> parts) {
+    std::vector<int> devices;
+    for (const Placement& p : places) devices.push_back(p.context.device());
+    lock_seconds.push_back(0.0);
+    double* seconds = &lock_seconds.back();
+    locking.push_back(std::async(std::launch::async, [parts = std::move(parts), devices, seconds] {
+      const auto t = std::chrono::steady_clock::now();
+      std::vector<op::PinnedHost> held;
+      held.reserve(parts.size());
+      for (const auto& part : parts)
+        if (!part.empty()) held.emplace_back(part.data(), part.size_bytes(), devices);
+      *seconds = since(t);
+      return held;
+    }));
+  };
+  if (pin == "on") lock_seconds.reserve(2);  // the jobs' seconds stay where they are
   t0 = std::chrono::steady_clock::now();
   if (slices) {
     yhat = kz_to_slices<T>(*stack, nz, coils, y);
     y_slice = static_cast<std::int64_t>(yhat.size()) / nz;
     std::vector<Complex>().swap(y);
     times["kz_transform"] = since(t0);
+    if (pin == "on") {
+      // One process: every slice's k-space, one allocation, locked in one piece. A rank: its own
+      // slices (every ranks-th), each on its own pages unless a slice is smaller than a page.
+      std::vector<std::span<const Complex>> parts;
+      if (!world) {
+        parts.emplace_back(yhat);
+      } else {
+        for (std::int64_t z = rank; z < nz; z += ranks) parts.push_back(slice_y(z));
+      }
+      lock_async(std::move(parts));
+    }
   } else if (split != Split::kCoils || estimated_maps) {  // coils: each place uploads its share
     y_ctx = in_context(*y_mem, y);
     if (ctx.is_cuda()) {
@@ -520,7 +560,6 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
 
   // Coil maps.
   t0 = std::chrono::steady_clock::now();
-  std::vector<Complex> maps;
   // Estimated maps from k-space `yk` (in context c) of the encoding `e`, into `out` (host).
   const auto estimate_maps = [&](const mri::Encoding<T>& e, const Context& c, std::span<const Complex> yk,
                                  std::span<Complex> out) {
@@ -611,6 +650,7 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
   map_power /= static_cast<double>(n);
   const double map_scale = map_peak > 0 && std::isfinite(map_peak) ? std::sqrt(map_peak) : 1.0;
   for (auto& v : maps) v = Complex(std::complex<double>(v) / map_scale);
+  if (pin == "on" && maps_on_device) lock_async({std::span<const Complex>(maps)});
   const std::vector<T> phase = cast(d.phase_maps);
 
   // k-space weights W of CG (min |W^1/2 (Ax - y)|^2): CG on the normal equations wants none (the
@@ -733,33 +773,17 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
     }
     // One worker's context where this process solves its slices one at a time.
     const Context& slice_ctx = workers ? workers->workers().front().context : ctx;
-    // --pin on: the maps volume and this place's k-space slices pinned once for the run, so that
-    // each slice's maps go up straight from the volume (one strided copy) and its k-space from
-    // its own memory, without staging; what cannot be pinned goes up staged. Unpinned when the
-    // slices are done (each solve has synchronised its context by then).
-    std::vector<op::PinnedHost> pins;
-    const auto t_pin = std::chrono::steady_clock::now();
+    // --pin on: the locks started above, waited for here (inside the solve stage's wall time).
     if (pin == "on") {
-      std::vector<int> devices;
-      for (const Placement& p : places) devices.push_back(p.context.device());
-      const std::int64_t first = world ? rank : 0, step = world ? ranks : 1;
-      pins.reserve(static_cast<std::size_t>(1 + (nz - first + step - 1) / step));
-      if (maps_on_device) pins.emplace_back(maps.data(), maps.size() * sizeof(Complex), devices);
-      // One process: every slice's k-space, one allocation, pinned in one piece. A rank: its own
-      // slices (every ranks-th), each on its own pages unless a slice is smaller than a page.
-      if (!world && !yhat.empty()) {
-        pins.emplace_back(yhat.data(), yhat.size() * sizeof(Complex), devices);
-      } else {
-        for (std::int64_t z = first; z < nz; z += step) {
-          const auto yz = slice_y(z);
-          if (!yz.empty()) pins.emplace_back(yz.data(), yz.size() * sizeof(Complex), devices);
-        }
-      }
+      const auto t_wait = std::chrono::steady_clock::now();
+      for (auto& job : locking)
+        for (auto& held : job.get()) pins.push_back(std::move(held));
+      times["pin_wait"] = since(t_wait);
+      times["pin"] = std::accumulate(lock_seconds.begin(), lock_seconds.end(), 0.0);
       const auto failed = std::find_if(pins.begin(), pins.end(), [](const op::PinnedHost& p) { return !p.pinned(); });
       if (failed != pins.end())
         notes.push_back("the slices' host data could not all be pinned (" + failed->why() +
                         "); they go up from pageable memory, staged");
-      times["pin"] = since(t_pin);  // once per run, inside the solve stage's wall time
     }
     // Each slice's seconds outside its set-up and solve: staging (buffers, the copies of its
     // k-space and, on a device, of its maps enqueued, or its maps cut out on the host; its
@@ -1148,8 +1172,10 @@ Subcommand add_recon_command(CLI::App& parent) {
   app->add_option("--pin", a->pin,
                   "Slice by slice on CUDA, how each slice's k-space and maps go up to its device: staged through "
                   "a page-locked buffer of each slice worker, filled on several host threads (auto); on: the whole "
-                  "stack page-locked once for the run (seconds.pin); off: from pageable memory, staged by the "
-                  "driver on one thread. --json reports the choice (choices.pin, pin_reason)")
+                  "stack page-locked for the run, in the background while the host still prepares it (seconds.pin, "
+                  "and seconds.pin_wait inside the solve stage), so that the copies read it directly; off: from "
+                  "pageable memory, staged by the driver on one thread. --json reports the choice (choices.pin, "
+                  "pin_reason)")
       ->check(CLI::IsMember({"auto", "staged", "on", "off"}))
       ->capture_default_str();
   app->add_option("--device", a->device, "CUDA device ordinal (0 .. devices-1; see `fieldft info`); ignored on the CPU")->check(at_least(0))->capture_default_str();

@@ -286,8 +286,9 @@ def check_chunks(tool, margs, sim, rec):
             for mode in ("on", "off"):
                 out = os.path.join(d, "pin_%s.npy" % mode)
                 j = recon_json(tool, [src, "-o", out, "--chunk", "slices", "--pin", mode] + rec)
-                if ("pin" in j["seconds"]) != (mode == "on"):
-                    fail("--pin %s: seconds.pin %r" % (mode, j["seconds"].get("pin")))
+                for k in ("pin", "pin_wait"):  # the locking's own seconds, and the solve stage's wait
+                    if (k in j["seconds"]) != (mode == "on"):
+                        fail("--pin %s: seconds.%s %r" % (mode, k, j["seconds"].get(k)))
                 if j["choices"].get("pin") != mode or j["choices"].get("pin_reason") != "asked for":
                     fail("--pin %s: choices.pin %r (%r)" % (mode, j["choices"].get("pin"), j["choices"].get("pin_reason")))
                 r = rel_l2(images["slices"], read_npy_c8(out))
