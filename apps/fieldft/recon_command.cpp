@@ -514,8 +514,10 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
   // slice's copies read them directly (no host copy, no staging). The solve stage waits for what
   // is left (seconds.pin_wait; seconds.pin: the locking's own time); they are unlocked when the
   // command ends, after the outputs are written. Declared after the memory they lock.
-  std::vector<std::future<std::vector<op::PinnedHost>>> locking;
+  // (In this order: a job that is still running when the command unwinds is joined by its
+  // future's destructor, before the seconds it writes are freed.)
   std::vector<double> lock_seconds;  // one per job, written by the job (sized before it starts)
+  std::vector<std::future<std::vector<op::PinnedHost>>> locking;
   std::vector<op::PinnedHost> pins;  // the jobs' locks, once waited for
   const auto lock_async = [&](std::vector<std::span<const Complex>> parts) {
     std::vector<int> devices;
