@@ -483,6 +483,10 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
       if (staged)
         w.staging = std::make_unique<op::StagingBuffer>(
             w.context, static_cast<std::size_t>(stage_values) * sizeof(Complex), copy_threads);
+      // Rehearsed where the slices share an encoding (SENSE on the NUFFT, no field map): there a
+      // slice is a few ms and first-use costs were ~25 ms. Elsewhere each slice builds its own
+      // encoding (a field map, pcSENSE), its set-up dwarfs them, and a rehearsal would only add one.
+      if (!w.encoding) return;
       Problem<T> p = *rehearsal;
       p.encoding = w.encoding;
       rehearse<T>(settings, std::move(p), maps_on_device, w.context);

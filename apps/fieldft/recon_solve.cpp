@@ -132,6 +132,9 @@ void rehearse(SolveSettings<T> s, Problem<T> p, bool context_maps, const Context
   using Complex = std::complex<T>;
   s.iterations = 1;
   s.tolerance = 0;
+  // Not the stored Gram normal: building its N x N matrix (seconds, N^2 complex values) is a
+  // slice's own set-up, not a first-use cost, and W rehearsals at once would hold W of them.
+  s.gram = false;
   const std::int64_t nv = p.no_field->num_voxels(), ms = p.no_field->num_samples() * p.coils;
   std::vector<Complex> y_host, x_host, maps;
   std::vector<T> phase;

@@ -100,7 +100,8 @@ Solved solve_problem(const SolveSettings<T>& s, const Problem<T>& p, const Conte
 // device's pool keeps freed memory (op::retain_pool_memory), leaves the pool grown to a solve's
 // size, so that the first real solve pays for neither (SliceWorkers below). p's maps and phase
 // are replaced by the placeholders: in ctx's memory as mri::ContextMaps where `context_maps`
-// (as a slice on a device borrows its maps), else on the host.
+// (as a slice on a device borrows its maps), else on the host. pcSENSE's stored Gram normal is
+// not built (s.gram is cleared): that is a problem's set-up, not a first use.
 template <class T>
 void rehearse(SolveSettings<T> s, Problem<T> p, bool context_maps, const Context& ctx);
 
