@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "common.hpp"
+#include "core/plan_setup.hpp"
 #include "dataset.hpp"
 #include "fieldft/mri/coil_maps.hpp"
 #include "fieldft/mri/encoding.hpp"
@@ -433,21 +434,35 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
   settings.lambda = a.lambda;
   settings.gram = a.gram;
 
-  // How each slice's data go up to its device (--pin): staged (auto) through a pinned buffer
-  // of each slice worker, filled on several host threads; on: the whole stack pinned, in the
-  // background while the host prepares it (below); off: from pageable memory, staged by the
-  // driver on the calling thread.
-  // Measured (64 R1 slices, 2x H200, docs/benchmarks.md, session 26): the driver stages ~6 GB/s
-  // on one thread and pinning 2.15 GB took 0.13 s plus 0.04 s to unpin, while the staging
-  // buffers copy at ~25-40 GB/s on a few threads and the bus reads them at ~50 GB/s.
-  const std::string pin = !slices || !ctx.is_cuda() ? std::string() : a.pin == "auto" ? std::string("staged") : a.pin;
+  // How each slice's data go up to its device (--pin): on: this process's k-space slices and
+  // maps page-locked for the run, in the background while the host prepares them (below), so that
+  // the copies read them directly; staged: through a pinned buffer of each slice worker, filled
+  // on several host threads; off: from pageable memory, staged by the driver on the calling thread.
+  // auto = on while what is locked is at most a quarter of the host's memory, else staged.
+  // Measured (64 R1 slices, 2x H200, docs/benchmarks.md, sessions 26-27): locking 2.15 GB took
+  // 0.16-0.22 s on its own threads, all of it before the solve stage, and left each slice's copies to
+  // the bus alone: 1 -> 2 GPUs 1.87-1.93x. Staged, the host copies (~25-40 GB/s on a few threads) are
+  // shared by every worker of every device: 1.69-1.86x; off, the driver stages ~6 GB/s on one thread.
+  const double lock_bytes =
+      static_cast<double>(sizeof(Complex)) * (slices ? static_cast<double>(coils * stack->plane_samples) *
+                                                               static_cast<double>((nz - rank + ranks - 1) / ranks) +
+                                                           (maps_on_device ? static_cast<double>(n * coils) : 0.0)
+                                                     : 0.0);
+  const double lock_limit = core::host_memory_bytes() / 4;
+  const std::string pin = !slices || !ctx.is_cuda()  ? std::string()
+                          : a.pin != "auto"          ? a.pin
+                          : lock_bytes <= lock_limit ? std::string("on")
+                                                     : std::string("staged");
   if (!pin.empty()) {
+    std::ostringstream why;  // e.g. "2.0 GiB to lock, at most a quarter of the host's 251 GiB: ..."
+    why << std::fixed << std::setprecision(1) << lock_bytes / (1 << 30) << " GiB to lock, "
+        << (pin == "on" ? "at most" : "more than") << " a quarter of the host's " << std::setprecision(0)
+        << 4 * lock_limit / (1 << 30) << " GiB: "
+        << (pin == "on" ? "the k-space and maps locked in the background while the host prepares them; each slice's "
+                          "copies read them directly"
+                        : "each slice's copies go up through a pinned buffer of its worker");
     choices["pin"] = pin;
-    choices["pin_reason"] = a.pin != "auto" ? std::string("asked for")
-                                            : std::string(
-                                                  "each slice's copies go up through a pinned buffer of its worker, "
-                                                  "filled on several host threads: no pinning of the whole stack, "
-                                                  "no staging by the driver");
+    choices["pin_reason"] = a.pin != "auto" ? std::string("asked for") : why.str();
   }
   // Slice by slice on CUDA: the slice workers (recon_solve.hpp), started now so that each
   // one's encoding, staging buffer and rehearsal are made while the host still transforms k_z
@@ -627,6 +642,10 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
                                                  " values, expected voxels x coils = " + std::to_string(n * coils));
     choices["maps"] = "from " + maps_source;
   }
+  // --pin on: the maps are locked from here, while the host still checks and scales them (the
+  // locking leaves their values alone); started after the scale, its ~70 ms per GB fell inside
+  // the solve stage (session 27, 2x H200).
+  if (pin == "on" && maps_on_device) lock_async({std::span<const Complex>(maps)});
   agree.checkpoint();  // MPI: every rank has its maps (set-up), or all stop
   if (world && estimated_maps) {
     // Rank 0's estimate on every rank, so that the maps' scale (and so λ and CG's scalars) agree
@@ -656,7 +675,6 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
   map_power /= static_cast<double>(n);
   const double map_scale = map_peak > 0 && std::isfinite(map_peak) ? std::sqrt(map_peak) : 1.0;
   for (auto& v : maps) v = Complex(std::complex<double>(v) / map_scale);
-  if (pin == "on" && maps_on_device) lock_async({std::span<const Complex>(maps)});
   const std::vector<T> phase = cast(d.phase_maps);
 
   // k-space weights W of CG (min |W^1/2 (Ax - y)|^2): CG on the normal equations wants none (the
@@ -1176,11 +1194,12 @@ Subcommand add_recon_command(CLI::App& parent) {
       ->check(at_least(0))
       ->capture_default_str();
   app->add_option("--pin", a->pin,
-                  "Slice by slice on CUDA, how each slice's k-space and maps go up to its device: staged through "
-                  "a page-locked buffer of each slice worker, filled on several host threads (auto); on: the whole "
-                  "stack page-locked for the run, in the background while the host still prepares it (seconds.pin, "
-                  "and seconds.pin_wait inside the solve stage), so that the copies read it directly; off: from "
-                  "pageable memory, staged by the driver on one thread. --json reports the choice (choices.pin, "
+                  "Slice by slice on CUDA, how each slice's k-space and maps go up to its device. on: this "
+                  "process's k-space and maps page-locked for the run, in the background while the host still "
+                  "prepares them (seconds.pin; seconds.pin_wait, what the solve stage waited), so that the copies read "
+                  "them directly; staged: through a page-locked buffer of each slice worker, filled on several host "
+                  "threads; off: from pageable memory, staged by the driver on one thread; auto: on where that locks "
+                  "at most a quarter of the host's memory, else staged. --json reports the choice (choices.pin, "
                   "pin_reason)")
       ->check(CLI::IsMember({"auto", "staged", "on", "off"}))
       ->capture_default_str();

@@ -142,9 +142,10 @@ def main():
                 rest = [w - a - b - c - d for w, a, b, c, d in zip(s["slice_wall"], s["slice_setup"], s["slice_solve"],
                                                                    s["slice_stage"], s["slice_download"])]
                 print("%-7s %-32s per slice, median ms: wall %.1f = set-up %.1f + CG %.1f + staging %.1f + download %.1f"
-                      " + rest %.1f; pinning (once) %.1f ms" % (kind, what, 1e3 * med(s["slice_wall"]), 1e3 * med(s["slice_setup"]),
-                                       1e3 * med(s["slice_solve"]), 1e3 * med(s["slice_stage"]),
-                                       1e3 * med(s["slice_download"]), 1e3 * med(rest), 1e3 * s.get("pin", 0.0)))
+                      " + rest %.1f; pinning (once) %.1f ms, of which %.1f ms in the window" % (
+                          kind, what, 1e3 * med(s["slice_wall"]), 1e3 * med(s["slice_setup"]), 1e3 * med(s["slice_solve"]),
+                          1e3 * med(s["slice_stage"]), 1e3 * med(s["slice_download"]), 1e3 * med(rest),
+                          1e3 * s.get("pin", 0.0), 1e3 * s.get("pin_wait", 0.0)))
         # The slice workers start before the k_z transform (fieldft recon: encoding, staging buffer,
         # rehearsal); what the window waited for them is inside solve_wall. The whole process's
         # seconds (reading the files included) beside it.
@@ -167,7 +168,7 @@ def main():
             print("coil split of one slice, 1 -> %d GPUs: %.3fx" % (k, w(c1) / w(ck)))
         summary = json.dumps({"devices": names, "iters": a.iters, "pin": a.pin, "rows": [
             {"kind": kind, "what": what, "solve_wall": j["seconds"]["solve_wall"], "setup": j["seconds"]["setup"],
-             "solve": j["seconds"]["solve"], "pin": j["seconds"].get("pin"), "total": j["seconds"].get("total"),
+             "solve": j["seconds"]["solve"], "pin": j["seconds"].get("pin"), "pin_wait": j["seconds"].get("pin_wait"), "total": j["seconds"].get("total"),
              "workers_start": j["seconds"].get("slice_workers_start"), "workers_wait": j["seconds"].get("slice_workers_wait"),
              "choices": {c: j["choices"].get(c) for c in ("split", "split_reason", "devices")}}
             for kind, what, j in rows]})
