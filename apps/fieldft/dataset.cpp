@@ -90,12 +90,12 @@ void write_cfl_dataset(const std::string& prefix, const io::RawData& d) {
   io::write_cfl_trajectory<double>(prefix + "_traj", s, r, d.kx, d.ky, d.kz);
   if (!d.times.empty()) io::write_cfl(prefix + "_times", sample_dims, to_cfloat(d.times));
   if (d.num_shots > 1 && !d.shots.empty()) io::write_cfl(prefix + "_shots", sample_dims, to_cfloat_int(d.shots));
-  if (!d.coil_maps.empty()) io::write_cfl_image(prefix + "_maps", shape, d.coils, to_cfloat(d.coil_maps));
+  if (!d.coil_maps.empty()) io::write_cfl_image(prefix + "_maps", shape, d.coils, d.coil_maps);
   if (!d.field_map.empty()) io::write_cfl_image(prefix + "_field", shape, 1, to_cfloat(d.field_map));
   if (!d.phase_maps.empty()) io::write_cfl_image(prefix + "_phase", shape, d.num_shots, to_cfloat(d.phase_maps));
   if (!d.truth.empty()) io::write_cfl_image(prefix + "_truth", shape, 1, to_cfloat(d.truth));
   // The k-space last: a reader that finds it finds the rest complete.
-  io::write_cfl_kspace(prefix + "_ksp", s, r, d.coils, to_cfloat(d.data));
+  io::write_cfl_kspace(prefix + "_ksp", s, r, d.coils, d.data);
 }
 
 io::RawData read_cfl_dataset(const std::string& prefix, std::array<std::int64_t, 3> matrix, const std::string& traj) {
@@ -119,7 +119,7 @@ io::RawData read_cfl_set(const std::string& ksp_name, const std::string& traj_na
                                                std::to_string(k.samples) + " x " + std::to_string(k.spokes));
   const std::int64_t m = k.samples * k.spokes;
   d.coils = k.coils;
-  d.data.assign(k.data.begin(), k.data.end());
+  d.data = std::move(k.data);  // complex float, as RawData holds it
   d.readouts.assign(static_cast<std::size_t>(k.spokes), k.samples);
   d.kx.assign(t.k[0].begin(), t.k[0].end());
   d.ky.assign(t.k[1].begin(), t.k[1].end());
@@ -164,7 +164,7 @@ io::RawData read_cfl_set(const std::string& ksp_name, const std::string& traj_na
     have_grid = true;
     return std::optional<io::CflArray>(std::move(a));
   };
-  if (auto a = take_grid("maps", d.coils, "coil maps")) d.coil_maps.assign(a->data.begin(), a->data.end());
+  if (auto a = take_grid("maps", d.coils, "coil maps")) d.coil_maps = std::move(a->data);
   if (auto a = take_grid("field", 1, "a field map")) d.field_map = real_parts(*a, prefix + "_field");
   if (auto a = take_grid("phase", d.num_shots, "one phase map per shot"))
     d.phase_maps = real_parts(*a, prefix + "_phase");

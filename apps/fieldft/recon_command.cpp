@@ -171,11 +171,34 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
   // The solve runs in units where the data have rms 1 and the maps max_v sum_c |S_c(v)|^2 = 1:
   // CG's scalars (rho, p^H A^H A p) grow like |S|^6 |y|^2 and overflow float for maps in scanner
   // units (|S| ~ 1e5). The image is mapped back at the end (x = x' * data_scale / map_scale).
+  // Summed in fixed blocks, each on any thread, then in order: the same bits for any thread count.
   double data_scale = 0;
-  for (const auto& v : d.data) data_scale += std::norm(v);
+  {
+    constexpr std::size_t kBlock = std::size_t{1} << 16;
+    std::vector<double> partial((d.data.size() + kBlock - 1) / kBlock, 0.0);
+#pragma omp parallel for schedule(static)
+    for (std::size_t b = 0; b < partial.size(); ++b) {
+      double sum = 0;
+      for (std::size_t i = b * kBlock; i < std::min(d.data.size(), (b + 1) * kBlock); ++i)
+        sum += std::norm(std::complex<double>(d.data[i]));
+      partial[b] = sum;
+    }
+    for (double p : partial) data_scale += p;
+  }
   data_scale = d.data.empty() || data_scale == 0 ? 1.0 : std::sqrt(data_scale / static_cast<double>(d.data.size()));
-  std::vector<Complex> y(d.data.size());
-  for (std::size_t i = 0; i < y.size(); ++i) y[i] = Complex(d.data[i] / data_scale);
+  // In single precision the read k-space itself becomes y (no copy of gigabytes of a stack).
+  std::vector<Complex> y;
+  if constexpr (std::is_same_v<Complex, std::complex<float>>) {
+    y = std::move(d.data);
+  } else {
+    y.assign(d.data.begin(), d.data.end());
+    std::vector<std::complex<float>>().swap(d.data);
+  }
+  {
+    const T inverse = static_cast<T>(1.0 / data_scale);
+#pragma omp parallel for simd schedule(static)
+    for (std::size_t i = 0; i < y.size(); ++i) y[i] *= inverse;
+  }
 
   op::VectorOps<T> vops(ctx);
 
@@ -602,7 +625,11 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
   };
   if (maps_source == "file") {
     if (d.coil_maps.empty()) throw Error(ErrorCode::kInvalidArgument, "--maps file: the input has no coil maps");
-    maps.assign(d.coil_maps.begin(), d.coil_maps.end());
+    if constexpr (std::is_same_v<Complex, std::complex<float>>) {
+      maps = std::move(d.coil_maps);  // single precision as read: no copy
+    } else {
+      maps.assign(d.coil_maps.begin(), d.coil_maps.end());
+    }
     choices["maps"] = "from the input file";
   } else if (estimated_maps) {
     maps.assign(static_cast<std::size_t>(n * coils), Complex{});

@@ -126,7 +126,13 @@ int run_simulate(const SimArgs& a) {
   d.num_shots = a.shots;
   const auto truth = mri::shepp_logan(g);
   d.truth.assign(truth.begin(), truth.end());
-  d.coil_maps = mri::coil_maps(g, a.coils, {.normalize = true});
+  // The maps as the files hold them (single precision, RawData), and the model made with exactly
+  // those values: the data are the written maps' data.
+  {
+    const auto made = mri::coil_maps(g, a.coils, {.normalize = true});
+    d.coil_maps.assign(made.begin(), made.end());
+  }
+  const std::vector<Complex> maps(d.coil_maps.begin(), d.coil_maps.end());
   mri::FieldMapOptions fo;
   fo.max_hz = a.field_hz;
   fo.seed = a.seed;
@@ -211,9 +217,10 @@ int run_simulate(const SimArgs& a) {
     return y;
   };
   const auto span_of = [](const std::vector<double>& v) { return std::span<const double>(v); };
+  std::vector<Complex> data;  // the k-space in double, M × C
   if (!stack) {
-    d.data = model_apply(span_of(d.kx), span_of(d.ky), span_of(d.kz), span_of(d.times),
-                         std::span<const std::int32_t>(d.shots), d.field_map, d.coil_maps, d.phase_maps, d.truth);
+    data = model_apply(span_of(d.kx), span_of(d.ky), span_of(d.kz), span_of(d.times),
+                       std::span<const std::int32_t>(d.shots), d.field_map, maps, d.phase_maps, d.truth);
   } else {  // plane 0's in-plane samples serve every slice
     std::vector<double> kx(static_cast<std::size_t>(per)), ky(kx.size()), times(d.times.empty() ? 0 : kx.size());
     std::vector<std::int32_t> shots(d.shots.empty() ? 0 : kx.size());
@@ -227,19 +234,20 @@ int run_simulate(const SimArgs& a) {
     const std::int64_t plane = g[0] * g[1];
     std::vector<std::vector<Complex>> slices(static_cast<std::size_t>(nz));
     for (std::int64_t z = 0; z < nz; ++z)
-      slices[static_cast<std::size_t>(z)] = model_apply(
-          span_of(kx), span_of(ky), {}, span_of(times), std::span<const std::int32_t>(shots),
-          d.field_map.empty() ? d.field_map : slice_of(d.field_map, plane, nz, z, 1),
-          slice_of(d.coil_maps, plane, nz, z, a.coils),
-          d.phase_maps.empty() ? d.phase_maps : slice_of(d.phase_maps, plane, nz, z, a.shots),
-          slice_of(d.truth, plane, nz, z, 1));
-    slices_to_kz(*stack, nz, a.coils, slices, d.data);
+      slices[static_cast<std::size_t>(z)] =
+          model_apply(span_of(kx), span_of(ky), {}, span_of(times), std::span<const std::int32_t>(shots),
+                      d.field_map.empty() ? d.field_map : slice_of(d.field_map, plane, nz, z, 1),
+                      slice_of(maps, plane, nz, z, a.coils),
+                      d.phase_maps.empty() ? d.phase_maps : slice_of(d.phase_maps, plane, nz, z, a.shots),
+                      slice_of(d.truth, plane, nz, z, 1));
+    slices_to_kz(*stack, nz, a.coils, slices, data);
   }
   double power = 0;
-  for (const auto& v : d.data) power += std::norm(v);
-  const double rms = std::sqrt(power / static_cast<double>(d.data.size()));
+  for (const auto& v : data) power += std::norm(v);
+  const double rms = std::sqrt(power / static_cast<double>(data.size()));
   const double sigma = a.snr > 0 ? rms / a.snr : 0.0;
-  if (sigma > 0) mri::add_noise<double>(d.data, sigma, a.seed + 2);
+  if (sigma > 0) mri::add_noise<double>(data, sigma, a.seed + 2);
+  d.data.assign(data.begin(), data.end());  // single precision, as the files hold it
   const double model_s = seconds_since(t_model);
 
   const auto t_write = std::chrono::steady_clock::now();

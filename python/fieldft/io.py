@@ -273,7 +273,8 @@ class IsmrmrdData:
     seconds or None. shots: (M,) int32 labels (0 … num_shots-1). readouts: samples per readout
     (acquisition), summing to M. coil_maps (C, *shape) complex128, field_map (*shape) rad/s,
     phase_maps (S, *shape) radians, truth (*shape) complex128: from the NDArrays SENSEMap,
-    FieldMap, PhaseMaps and Truth, or None. fov_mm: per image axis, in shape's order (0: not
+    FieldMap, PhaseMaps and Truth, or None; kspace and coil_maps hold single-precision values (as
+    ISMRMRD acquisitions do; the reader and writer keep them in complex64). fov_mm: per image axis, in shape's order (0: not
     stored). trajectory: ISMRMRD's trajectory type ("spiral", "radial", "other", ...)."""
 
     kspace: np.ndarray
@@ -328,8 +329,8 @@ def read_ismrmrd(path, *, group: str = "dataset", encoding: int = 0, space: str 
         return a.reshape(((k,) if k is not None else ()) + shape)
 
     return IsmrmrdData(
-        kspace=data.reshape((int(coils), m)), coords=coords, shape=shape, times=times if times.size else None,
-        shots=shots, readouts=readouts, coil_maps=image(maps, int(coils)), field_map=image(field),
+        kspace=data.astype(np.complex128).reshape((int(coils), m)), coords=coords, shape=shape, times=times if times.size else None,
+        shots=shots, readouts=readouts, coil_maps=image(maps.astype(np.complex128), int(coils)), field_map=image(field),
         phase_maps=image(phase, int(num_shots)), truth=image(truth),
         fov_mm=tuple(float(v) for v in fov[:dim][::-1]), trajectory=trajectory)
 
@@ -398,6 +399,6 @@ def write_ismrmrd(path, data=None, *, kspace=None, coords=None, shape=None, time
         _path(path), dim, grid, fov, coils, str(trajectory), vec(readouts, np.int64, "readouts"),
         vec(k[:, -1], np.float64, "kx"), vec(k[:, -2], np.float64, "ky"),
         vec(k[:, 0], np.float64, "kz") if dim == 3 else None, vec(times, np.float64, "times", m), shots, num_shots,
-        vec(y, np.complex128, "kspace"), vec(coil_maps, np.complex128, "coil_maps", voxels * coils),
+        vec(y, np.complex64, "kspace"), vec(coil_maps, np.complex64, "coil_maps", voxels * coils),
         vec(field_map, np.float64, "field_map", voxels), vec(phase_maps, np.float64, "phase_maps", voxels * num_shots),
         vec(truth, np.complex128, "truth", voxels), map_order)

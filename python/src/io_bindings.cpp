@@ -164,7 +164,8 @@ void bind_io(nb::module_& m) {
   // ISMRMRD (src/io/ismrmrd.hpp). io.py turns the result into fieldft's layouts.
   m.def("io_ismrmrd_available", &io::ismrmrd_available);
   // Returns (dim, grid {Nx, Ny, Nz}, fov_mm (x, y, z), coils, trajectory, readouts, kx, ky, kz,
-  // times, shots, num_shots, data (M x C, coil slowest), coil_maps, field_map, phase_maps, truth).
+  // times, shots, num_shots, data (M x C, coil slowest), coil_maps, field_map, phase_maps, truth);
+  // data and coil_maps complex64 (RawData's single precision; io.py widens them).
   m.def("io_read_ismrmrd", [](const std::string& path, const std::string& group, int encoding, const std::string& space,
                               const std::string& units, const std::string& time_column, double time_offset_s,
                               const std::string& shot_counter, const std::array<int, 5>& select,
@@ -215,41 +216,41 @@ void bind_io(nb::module_& m) {
      "nyquist_tolerance"_a, "max_bytes"_a);
   // The arguments of io_read_ismrmrd's result (None for absent arrays); the writer validates them
   // (io::validate) and refuses inconsistent ones.
-  m.def("io_write_ismrmrd", [](const std::string& path, int dim, const std::array<std::int64_t, 3>& grid,
-                               const std::array<double, 3>& fov_mm, std::int64_t coils, const std::string& trajectory,
-                               const HostVector<std::int64_t>& readouts, const HostVector<double>& kx,
-                               const HostVector<double>& ky, const std::optional<HostVector<double>>& kz,
-                               const std::optional<HostVector<double>>& times,
-                               const std::optional<HostVector<std::int32_t>>& shots, std::int64_t num_shots,
-                               const HostVector<std::complex<double>>& data,
-                               const std::optional<HostVector<std::complex<double>>>& coil_maps,
-                               const std::optional<HostVector<double>>& field_map,
-                               const std::optional<HostVector<double>>& phase_maps,
-                               const std::optional<HostVector<std::complex<double>>>& truth, const std::string& order) {
-    io::RawData d;
-    d.dim = dim;
-    d.grid = grid;
-    d.fov_mm = fov_mm;
-    d.coils = coils;
-    d.trajectory = trajectory;
-    d.readouts = to_vector<std::int64_t>(readouts);
-    d.kx = to_vector<double>(kx);
-    d.ky = to_vector<double>(ky);
-    d.kz = to_vector<double>(kz);
-    d.times = to_vector<double>(times);
-    d.shots = to_vector<std::int32_t>(shots);
-    if (d.shots.empty()) d.shots.assign(d.kx.size(), 0);
-    d.num_shots = num_shots;
-    d.data = to_vector<std::complex<double>>(data);
-    d.coil_maps = to_vector<std::complex<double>>(coil_maps);
-    d.field_map = to_vector<double>(field_map);
-    d.phase_maps = to_vector<double>(phase_maps);
-    d.truth = to_vector<std::complex<double>>(truth);
-    const io::IsmrmrdWriteOptions o{.map_order = map_order(order)};
-    without_gil([&] { io::write_ismrmrd(path, d, o); });
-  }, "path"_a, "dim"_a, "grid"_a, "fov_mm"_a, "coils"_a, "trajectory"_a, "readouts"_a, "kx"_a, "ky"_a,
-     "kz"_a.none(), "times"_a.none(), "shots"_a.none(), "num_shots"_a, "data"_a, "coil_maps"_a.none(),
-     "field_map"_a.none(), "phase_maps"_a.none(), "truth"_a.none(), "map_order"_a);
+  m.def(
+      "io_write_ismrmrd",
+      [](const std::string& path, int dim, const std::array<std::int64_t, 3>& grid, const std::array<double, 3>& fov_mm,
+         std::int64_t coils, const std::string& trajectory, const HostVector<std::int64_t>& readouts,
+         const HostVector<double>& kx, const HostVector<double>& ky, const std::optional<HostVector<double>>& kz,
+         const std::optional<HostVector<double>>& times, const std::optional<HostVector<std::int32_t>>& shots,
+         std::int64_t num_shots, const HostVector<std::complex<float>>& data,
+         const std::optional<HostVector<std::complex<float>>>& coil_maps,
+         const std::optional<HostVector<double>>& field_map, const std::optional<HostVector<double>>& phase_maps,
+         const std::optional<HostVector<std::complex<double>>>& truth, const std::string& order) {
+        io::RawData d;
+        d.dim = dim;
+        d.grid = grid;
+        d.fov_mm = fov_mm;
+        d.coils = coils;
+        d.trajectory = trajectory;
+        d.readouts = to_vector<std::int64_t>(readouts);
+        d.kx = to_vector<double>(kx);
+        d.ky = to_vector<double>(ky);
+        d.kz = to_vector<double>(kz);
+        d.times = to_vector<double>(times);
+        d.shots = to_vector<std::int32_t>(shots);
+        if (d.shots.empty()) d.shots.assign(d.kx.size(), 0);
+        d.num_shots = num_shots;
+        d.data = to_vector<std::complex<float>>(data);  // single precision, as RawData holds them
+        d.coil_maps = to_vector<std::complex<float>>(coil_maps);
+        d.field_map = to_vector<double>(field_map);
+        d.phase_maps = to_vector<double>(phase_maps);
+        d.truth = to_vector<std::complex<double>>(truth);
+        const io::IsmrmrdWriteOptions o{.map_order = map_order(order)};
+        without_gil([&] { io::write_ismrmrd(path, d, o); });
+      },
+      "path"_a, "dim"_a, "grid"_a, "fov_mm"_a, "coils"_a, "trajectory"_a, "readouts"_a, "kx"_a, "ky"_a, "kz"_a.none(),
+      "times"_a.none(), "shots"_a.none(), "num_shots"_a, "data"_a, "coil_maps"_a.none(), "field_map"_a.none(),
+      "phase_maps"_a.none(), "truth"_a.none(), "map_order"_a);
 
   m.def("io_nifti_available", &io::nifti_available);
   // shape in the C++ order {Nx, Ny[, Nz[, Nt]]}; fov_mm (x, y, z).

@@ -22,7 +22,10 @@ void check_size(const V& v, std::int64_t expected, const std::string& what, cons
 }
 
 bool finite(double x) { return std::isfinite(x); }
-bool finite(const std::complex<double>& z) { return std::isfinite(z.real()) && std::isfinite(z.imag()); }
+template <class T>
+bool finite(const std::complex<T>& z) {
+  return std::isfinite(z.real()) && std::isfinite(z.imag());
+}
 
 template <class V>
 void check_finite(const V& v, const std::string& what, const std::string& name) {

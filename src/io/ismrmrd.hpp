@@ -45,7 +45,8 @@
 //             is empty when absent. Any numeric type is converted (real arrays into complex
 //             maps get zero imaginary parts; complex into real is refused). Accepted shapes (ISMRMRD
 //             dims, fastest first, trailing 1s ignored): the flat vector of PowerGrid, or
-//             {Nx, Ny[, Nz][, K]} with K = C or num_shots. Voxel order x fastest (ISMRMRD's own
+//             {Nx, Ny[, Nz][, K]} with K = C or num_shots. The coil maps are held in single
+//             precision (RawData), their values beyond it an error. Voxel order x fastest (ISMRMRD's own
 //             image order); options.map_order = kYFastest reads PowerGrid's vectors, whose
 //             voxel index is y + Ny·x (+ Nx·Ny·z) (its initImageSpaceCoords), transposing x and y.
 //
@@ -54,7 +55,8 @@
 // coil count, "trajectoryUnits" = "cycles/FOV"; one acquisition per readout (readouts[r] samples,
 // trajectory_dimensions = dim + 1 with the time column when times are given, else dim;
 // kspace_encode_step_1 = the readout's shot; sample_time_us from the first readout's times);
-// the maps as NDArrays of PowerGrid's types (SENSEMap complex double {Nx, Ny, Nz, C}, FieldMap
+// the maps as NDArrays of PowerGrid's types (SENSEMap complex double {Nx, Ny, Nz, C} from the
+// single-precision values, FieldMap
 // double {Nx, Ny, Nz}, PhaseMaps double {Nx, Ny, Nz, S}) and the truth as "Truth" (complex double
 // {Nx, Ny, Nz}), in options.map_order. The file is written under a temporary name in the same
 // directory and renamed when complete: a failure leaves the destination as it was.
@@ -110,8 +112,11 @@ struct RawData {
   std::vector<double> times;                  // M, seconds (empty: none)
   std::vector<std::int32_t> shots;            // M, labels >= 0
   std::int64_t num_shots = 1;
-  std::vector<std::complex<double>> data;     // M × C
-  std::vector<std::complex<double>> coil_maps;  // voxels × C, or empty
+  // The two arrays that scale with the coils in single precision, as the files hold them
+  // (ISMRMRD acquisitions and BART .cfl are complex float): a stack of slices is gigabytes, and
+  // a double copy of it only cost memory and time (the reader, then the solver's float copy).
+  std::vector<std::complex<float>> data;       // M × C
+  std::vector<std::complex<float>> coil_maps;  // voxels × C, or empty
   std::vector<double> field_map;              // voxels, rad/s, or empty
   std::vector<double> phase_maps;             // voxels × num_shots, radians, or empty
   std::vector<std::complex<double>> truth;    // voxels, or empty

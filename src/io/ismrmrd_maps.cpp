@@ -114,6 +114,19 @@ std::vector<std::complex<double>> map_values(NdArray a, const RawData& d, std::i
   return out;
 }
 
+std::vector<std::complex<float>> single_precision(const std::vector<std::complex<double>>& v, const std::string& path,
+                                                  const std::string& name) {
+  std::vector<std::complex<float>> r(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    r[i] = std::complex<float>(v[i]);
+    if (!std::isfinite(r[i].real()) || !std::isfinite(r[i].imag()))
+      fail(ErrorCode::kNonFinite, path,
+           name + "[" + std::to_string(i) +
+               "] is beyond single precision (|value| > 3.4e38), which the coil maps are held in");
+  }
+  return r;
+}
+
 std::vector<double> real_part(const std::vector<std::complex<double>>& v) {
   std::vector<double> r(v.size());
   for (std::size_t i = 0; i < v.size(); ++i) r[i] = v[i].real();

@@ -35,6 +35,10 @@ std::optional<NdArray> read_ndarray(hid_t group, const FileFacts& facts, const s
 std::vector<std::complex<double>> map_values(NdArray a, const RawData& d, std::int64_t k, MapOrder order,
                                              const std::string& path, const std::string& name, bool want_complex);
 
+// The values in single precision (RawData::coil_maps); an error names the first one beyond it.
+std::vector<std::complex<float>> single_precision(const std::vector<std::complex<double>>& v, const std::string& path,
+                                                  const std::string& name);
+
 std::vector<double> real_part(const std::vector<std::complex<double>>& v);
 
 }  // namespace fieldft::io::detail

@@ -490,7 +490,8 @@ RawData read_ismrmrd(const std::string& path, const IsmrmrdReadOptions& o) {
     const std::string& fp = o.field_map_path.empty() ? path : o.field_map_path;
     const std::string& pp = o.phase_maps_path.empty() ? path : o.phase_maps_path;
     if (auto a = from(o.coil_maps_path, "SENSEMap", d.coils))
-      d.coil_maps = map_values(std::move(*a), d, d.coils, o.map_order, cp, "SENSEMap", true);
+      d.coil_maps =
+          single_precision(map_values(std::move(*a), d, d.coils, o.map_order, cp, "SENSEMap", true), cp, "SENSEMap");
     if (auto a = from(o.field_map_path, "FieldMap", 0))
       d.field_map = real_part(map_values(std::move(*a), d, 0, o.map_order, fp, "FieldMap", false));
     if (auto a = from(o.phase_maps_path, "PhaseMaps", d.num_shots))
