@@ -106,6 +106,7 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
   // One process: --device, or one place per device of --devices. MPI: one place per rank, the
   // rank's GPU from its node-local rank (--devices, else every visible device, in turn).
   std::vector<Placement> places;
+  int ranks_per_device = 1;  // MPI on CUDA: the ranks of this node on this rank's device
   {
     const Placement first = choose_placement(a.backend, a.device, a.threads);
     const bool cuda = first.context.is_cuda();
@@ -116,6 +117,9 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
             a.devices.empty() ? parse_devices("all", visible) : parse_devices(a.devices, visible);
         const int dev = list[static_cast<std::size_t>(dist::launcher_local_rank()) % list.size()];
         places.push_back(choose_placement(a.backend, dev, a.threads));
+        // The node's ranks share its listed devices in turn: this many share this one's memory.
+        const int local = dist::launcher_local_size(), devs = static_cast<int>(list.size());
+        ranks_per_device = local / devs + (dist::launcher_local_rank() % devs < local % devs ? 1 : 0);
       } else {
         places.push_back(first);
         if (!a.devices.empty()) notes.push_back("--devices is ignored on the CPU (the MPI ranks share the work)");
@@ -291,12 +295,9 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
   // buffers three were 1.24x faster than two on one H200 and 1.04-1.15x on two, session 26;
   // docs/benchmarks.md); one on the CPU, where a slice already takes every thread.
   constexpr int kAutoSliceWorkers = 3;
+  // Under mpirun the same per rank (its slices dealt to its workers), the automatic choice counting
+  // the node's other ranks on the same device.
   int slice_workers = a.slice_workers > 0 ? a.slice_workers : (ctx.is_cuda() ? kAutoSliceWorkers : 1);
-  if (world && slice_workers > 1) {  // under mpirun each rank solves its slices one at a time
-    if (a.slice_workers > 1)
-      notes.push_back("--slice-workers is ignored under mpirun: each rank solves one slice at a time");
-    slice_workers = 1;
-  }
   std::optional<MemoryEstimate> need_slice;
   MemoryProblem mp_slice = mp;  // one slice's parts
   const auto estimate_slices = [&] {
@@ -340,7 +341,8 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
       std::string from_p;
       tightest = std::min(tightest, budget_of(p.context, nullptr, &from_p));
     }
-    while (slice_workers > 1 && need_slice->total > tightest) {  // the automatic choice: fewer at a time
+    while (slice_workers > 1 &&
+           need_slice->total * ranks_per_device > tightest) {  // the automatic choice: fewer at a time
       --slice_workers;
       estimate_slices();
     }
@@ -822,8 +824,6 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
       }
       times["slice_workers_start"] = longest;  // the longest start, concurrent with the host's preparation
     }
-    // One worker's context where this process solves its slices one at a time.
-    const Context& slice_ctx = workers ? workers->workers().front().context : ctx;
     // --pin on: the locks started above, waited for here (inside the solve stage's wall time).
     if (pin == "on") {
       const auto t_wait = std::chrono::steady_clock::now();
@@ -913,13 +913,34 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
       const std::lock_guard<std::mutex> lock(bar_mutex);
       bar.update(++done, since(t_solve), solved[static_cast<std::size_t>(z)].res.residual);
     };
-    if (world) {
-      // Slice z on rank z mod K into a zeroed volume; one sum assembles it on every rank, exactly
-      // (the other ranks add zeros), with each slice's numbers packed alongside.
-      for (std::int64_t z = rank; z < nz; z += ranks) {
-        run_slice(z, slice_ctx);
+    // The contexts that solve this process's slices: its slice workers (W per CUDA device, each
+    // with a stream of its own, so that one slice's host set-up overlaps another's work on the
+    // device), else its places. Under mpirun slice z is rank z mod K's. With several contexts the
+    // slices are dealt dynamically (each context takes the next when it finishes one); with one,
+    // they run in turn on this thread.
+    std::vector<Context> contexts;
+    if (workers) {
+      for (const auto& w : workers->workers()) contexts.push_back(w.context);
+    } else {
+      for (const auto& p : places) contexts.push_back(p.context);
+    }
+    const auto mine = [&](std::int64_t z) { return !world || z % ranks == rank; };
+    if (contexts.size() > 1) {
+      dist::for_each_problem(nz, contexts, [&](std::int64_t z, const Context& c) {
+        if (!mine(z)) return;
+        run_slice(z, c);
+        count(z);
+      });
+    } else {
+      for (std::int64_t z = 0; z < nz; ++z) {
+        if (!mine(z)) continue;
+        run_slice(z, contexts.front());
         count(z);
       }
+    }
+    if (world) {
+      // This rank's slices into a zeroed volume; one sum assembles it on every rank, exactly (the
+      // other ranks add zeros), with each slice's numbers packed alongside.
       const std::int64_t per = 8 + a.iters;
       std::vector<std::complex<double>> stats(static_cast<std::size_t>(nz * per), std::complex<double>{});
       for (std::int64_t z = rank; z < nz; z += ranks) {
@@ -953,25 +974,6 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
         slice_wall[static_cast<std::size_t>(z)] = o[7].real();
         s.residuals.clear();
         for (int i = 0; i < s.res.iterations && i < a.iters; ++i) s.residuals.push_back(o[8 + i].real());
-      }
-    } else if (parts > 1 || slice_workers > 1) {
-      // Dealt dynamically: each device takes the next slice when it finishes one; with
-      // --slice-workers W, W slice workers per device (host threads, each with a stream of its
-      // own), so that one slice's host set-up overlaps another's work on the device.
-      std::vector<Context> contexts;
-      if (workers) {
-        for (const auto& w : workers->workers()) contexts.push_back(w.context);
-      } else {
-        for (const auto& p : places) contexts.push_back(p.context);
-      }
-      dist::for_each_problem(nz, contexts, [&](std::int64_t z, const Context& c) {
-        run_slice(z, c);
-        count(z);
-      });
-    } else {
-      for (std::int64_t z = 0; z < nz; ++z) {
-        run_slice(z, slice_ctx);
-        count(z);
       }
     }
     bar.finish();

@@ -101,6 +101,9 @@ bool launched_by_mpi() noexcept;
 // This process's rank among those of its node, as the launcher says (OMPI_COMM_WORLD_LOCAL_RANK,
 // MPI_LOCALRANKID, SLURM_LOCALID); 0 without one. Picks one GPU per rank on a node.
 int launcher_local_rank() noexcept;
+// The number of this node's ranks, as the launcher says (OMPI_COMM_WORLD_LOCAL_SIZE,
+// MPI_LOCALNRANKS, SLURM_NTASKS_PER_NODE); 1 without one.
+int launcher_local_size() noexcept;
 // MPI_COMM_WORLD (the same object on every call). Initialises MPI with MPI_Init_thread
 // (MPI_THREAD_FUNNELED) if nobody did, and then finalises it at exit; an MPI the caller
 // initialised is left to the caller. Throws kBackendUnavailable without MPI.

@@ -72,6 +72,12 @@ int launcher_local_rank() noexcept {
   return 0;
 }
 
+int launcher_local_size() noexcept {
+  for (const char* name : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE"})
+    if (const long v = env_count(name); v >= 1) return static_cast<int>(v);
+  return 1;
+}
+
 }  // namespace fieldft::dist
 
 namespace fieldft::dist {

@@ -3,18 +3,21 @@
 // in the generic operator battery, and the MPI / NCCL entry points of a build without them.
 #include "fieldft/dist.hpp"
 
+#include <stdlib.h>
+
 #include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "dist/split_sense.hpp"
 #include "fieldft/runtime.hpp"
 #include "support/battery.hpp"
 #include "support/context_vector.hpp"
 #include "support/operator_battery.hpp"
-#include "dist/split_sense.hpp"
 
 namespace fieldft::test {
 namespace {
@@ -51,6 +54,35 @@ TEST(DistSplit, BadArgumentsAreRefused) {
 }
 
 // ---- for_each_problem -----------------------------------------------------------------------
+
+// The node-local rank and rank count come from the launcher's environment (Open MPI's names
+// first), with 0 and 1 where it says nothing usable.
+TEST(DistLauncher, LocalRankAndSizeFromTheEnvironment) {
+  const char* names[] = {
+      "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALRANKID", "MPI_LOCALNRANKS", "SLURM_LOCALID",
+      "SLURM_NTASKS_PER_NODE"};
+  std::vector<std::pair<std::string, std::string>> saved;
+  for (const char* n : names) {
+    if (const char* v = std::getenv(n)) saved.emplace_back(n, v);
+    ::unsetenv(n);
+  }
+  EXPECT_EQ(dist::launcher_local_rank(), 0);
+  EXPECT_EQ(dist::launcher_local_size(), 1);
+  ::setenv("SLURM_LOCALID", "3", 1);
+  ::setenv("SLURM_NTASKS_PER_NODE", "4", 1);
+  EXPECT_EQ(dist::launcher_local_rank(), 3);
+  EXPECT_EQ(dist::launcher_local_size(), 4);
+  ::setenv("OMPI_COMM_WORLD_LOCAL_RANK", "1", 1);
+  ::setenv("OMPI_COMM_WORLD_LOCAL_SIZE", "2", 1);
+  EXPECT_EQ(dist::launcher_local_rank(), 1);
+  EXPECT_EQ(dist::launcher_local_size(), 2);
+  ::setenv("OMPI_COMM_WORLD_LOCAL_SIZE", "0", 1);  // not a count of ranks: the next name's
+  ::setenv("OMPI_COMM_WORLD_LOCAL_RANK", "x", 1);
+  EXPECT_EQ(dist::launcher_local_size(), 4);
+  EXPECT_EQ(dist::launcher_local_rank(), 3);
+  for (const char* n : names) ::unsetenv(n);
+  for (const auto& [n, v] : saved) ::setenv(n.c_str(), v.c_str(), 1);
+}
 
 TEST(DistForEachProblem, EveryIndexExactlyOnceOverSeveralHostPlaces) {
   const std::vector<Context> places{Context::host(1), Context::host(1), Context::host(2)};

@@ -35,6 +35,11 @@ TEST(MpiWorld, DescribesTheLaunch) {
     EXPECT_EQ(w->size(), std::atoi(s));
   }
   EXPECT_EQ(dist::launched_by_mpi(), w->size() > 1);
+  // One node in these tests: every rank is local, and the local ranks number 0 .. size - 1.
+  if (std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE")) {
+    EXPECT_EQ(dist::launcher_local_size(), w->size());
+    EXPECT_EQ(dist::launcher_local_rank(), w->rank());
+  }
   EXPECT_TRUE(w->sums_in(kHost));
   EXPECT_EQ(w->agree_max(w->rank()), w->size() - 1);
   std::string message = w->rank() == w->size() - 1 ? "from the last rank" : std::string(18, '?');
