@@ -8,6 +8,7 @@
 #include "fieldft/error.hpp"
 #include "io/atomic_file.hpp"
 #include "io/input_file.hpp"
+#include "io/parallel_scan.hpp"
 
 namespace fieldft::io {
 
@@ -73,10 +74,11 @@ std::uint64_t data_bytes(std::span<const std::int64_t> dims, const std::string& 
 }
 
 void check_finite(std::span<const std::complex<float>> v, const std::string& name) {
-  for (std::size_t i = 0; i < v.size(); ++i)
-    if (!std::isfinite(v[i].real()) || !std::isfinite(v[i].imag()))
-      throw Error(ErrorCode::kNonFinite,
-                  "BART file '" + name + ".cfl': non-finite value at element " + std::to_string(i) + "; expected finite data");
+  const std::size_t i =
+      first_where(v.size(), [v](std::size_t j) { return !std::isfinite(v[j].real()) || !std::isfinite(v[j].imag()); });
+  if (i < v.size())
+    throw Error(ErrorCode::kNonFinite, "BART file '" + name + ".cfl': non-finite value at element " +
+                                           std::to_string(i) + "; expected finite data");
 }
 
 std::string header_text(const std::string& base) {

@@ -7,6 +7,7 @@
 
 #include "fieldft/config.hpp"
 #include "fieldft/error.hpp"
+#include "io/parallel_scan.hpp"
 
 namespace fieldft::io {
 
@@ -29,9 +30,9 @@ bool finite(const std::complex<T>& z) {
 
 template <class V>
 void check_finite(const V& v, const std::string& what, const std::string& name) {
-  for (std::size_t i = 0; i < v.size(); ++i)
-    require(finite(v[i]), ErrorCode::kNonFinite,
-            [&] { return std::string(what + ": " + name + "[" + std::to_string(i) + "] is not finite"); });
+  const std::size_t i = first_where(v.size(), [&v](std::size_t j) { return !finite(v[j]); });
+  require(i == v.size(), ErrorCode::kNonFinite,
+          [&] { return std::string(what + ": " + name + "[" + std::to_string(i) + "] is not finite"); });
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 
+#include "io/parallel_scan.hpp"
 #include "io_test_common.hpp"
 
 namespace fieldft::io {
@@ -186,6 +187,28 @@ TEST_F(CflTest, BadFilesGiveClearErrors) {
   const std::string hdr = "# Dimensions\n2 3\n";
   EXPECT_EQ(parse_cfl(hdr, Bytes(48, 0), "mem").data.size(), 6u);
   EXPECT_THROW(parse_cfl(hdr, Bytes(40, 0), "mem"), Error);
+}
+
+// A large array (12M values, 96 MiB) is read in parallel pieces and scanned for NaN/Inf in
+// parallel pieces (io/input_file.cpp, io/parallel_scan.hpp): the same values, and the first bad
+// value named where several pieces hold one.
+TEST_F(CflTest, LargeArraysReadAndCheckedInPieces) {
+  const std::size_t n = std::size_t{12} << 20;
+  std::vector<C> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = C(static_cast<float>(i % 1000003), static_cast<float>(i % 7));
+  write_cfl(path("big"), std::vector<std::int64_t>{static_cast<std::int64_t>(n)}, v);
+  EXPECT_TRUE(read_cfl(path("big")).data == v);
+  const std::size_t first = (std::size_t{9} << 20) + 5, later = (std::size_t{11} << 20) + 1;
+  v[later] = C(std::numeric_limits<float>::infinity(), 0);
+  v[first] = C(0, std::numeric_limits<float>::quiet_NaN());
+  write_cfl(path("big"), std::vector<std::int64_t>{static_cast<std::int64_t>(n)}, v);
+  expect_error([&] { read_cfl(path("big")); }, ErrorCode::kNonFinite,
+               {"big.cfl", "element " + std::to_string(first) + ";"});
+  // The scan alone, at the edges of its pieces and with nothing to find.
+  for (const std::size_t at : {std::size_t{0}, (std::size_t{4} << 20) - 1, std::size_t{4} << 20, n - 1})
+    EXPECT_EQ(first_where(n, [at](std::size_t i) { return i >= at; }), at);
+  EXPECT_EQ(first_where(n, [](std::size_t) { return false; }), n);
+  EXPECT_EQ(first_where(0, [](std::size_t) { return true; }), 0u);
 }
 
 TEST_F(CflTest, WritesAreAtomic) {
