@@ -692,10 +692,17 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
   times["coil_maps"] = since(t0);
   double map_power = 0, map_peak = 0;
   {
+    // Each voxel's sum over the coils in coil order (the same bits for any thread count), the
+    // voxels in blocks over the host's threads: C·N values, a quarter of a billion for 64 slices
+    // of 256² with 32 coils.
     std::vector<double> per_voxel(static_cast<std::size_t>(n), 0.0);
-    for (std::int64_t c = 0; c < coils; ++c)
-      for (std::int64_t v = 0; v < n; ++v)
-        per_voxel[static_cast<std::size_t>(v)] += std::norm(std::complex<double>(maps[static_cast<std::size_t>(v + n * c)]));
+    constexpr std::int64_t kBlock = 4096;
+#pragma omp parallel for schedule(static)
+    for (std::int64_t b = 0; b < (n + kBlock - 1) / kBlock; ++b)
+      for (std::int64_t c = 0; c < coils; ++c)
+        for (std::int64_t v = b * kBlock; v < std::min(n, (b + 1) * kBlock); ++v)
+          per_voxel[static_cast<std::size_t>(v)] +=
+              std::norm(std::complex<double>(maps[static_cast<std::size_t>(v + n * c)]));
     for (double p : per_voxel) {
       map_power += p;
       map_peak = std::max(map_peak, p);
@@ -703,7 +710,8 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
   }
   map_power /= static_cast<double>(n);
   const double map_scale = map_peak > 0 && std::isfinite(map_peak) ? std::sqrt(map_peak) : 1.0;
-  for (auto& v : maps) v = Complex(std::complex<double>(v) / map_scale);
+#pragma omp parallel for schedule(static)
+  for (std::size_t i = 0; i < maps.size(); ++i) maps[i] = Complex(std::complex<double>(maps[i]) / map_scale);
   const std::vector<T> phase = cast(d.phase_maps);
 
   // k-space weights W of CG (min |W^1/2 (Ax - y)|^2): CG on the normal equations wants none (the
