@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "common.hpp"
+#include "cpu/fftw.hpp"
 
 namespace fieldft::cli {
 
@@ -202,25 +203,76 @@ void plane_product(const std::vector<std::complex<double>>& w, std::int64_t nq, 
   });
 }
 
+// Where every κ_p is an integer and no two are equal modulo Nz (a stack sampled on the k_z grid of
+// its slices, the usual case), the k_z transform is an FFT of length Nz: κ_p's bin, κ_p mod Nz.
+// Empty otherwise.
+std::vector<std::int64_t> fft_bins(const Stack& s, std::int64_t nz) {
+  std::vector<std::int64_t> bins;
+  std::vector<char> used(static_cast<std::size_t>(nz), 0);
+  for (const double k : s.kz) {
+    const double r = std::round(k);
+    if (!(std::abs(k - r) <= 1e-9 * std::max(1.0, std::abs(k)))) return {};
+    const std::int64_t b = ((static_cast<std::int64_t>(r) % nz) + nz) % nz;
+    if (used[static_cast<std::size_t>(b)]) return {};
+    used[static_cast<std::size_t>(b)] = 1;
+    bins.push_back(b);
+  }
+  return bins;
+}
+
 }  // namespace
 
 template <class T>
 std::vector<std::complex<T>> kz_to_slices(const Stack& s, std::int64_t nz, std::int64_t coils,
                                           const std::vector<std::complex<T>>& y) {
-  const std::int64_t per = s.plane_samples, m = per * s.planes;
-  // W[p + planes·z] = e^{+i2π κ_p z}/Nz: slice z (row) from the planes p; column j + per·c.
-  const auto w = kz_weights(s, nz, +1.0, 1.0 / static_cast<double>(nz));
-  std::vector<std::complex<T>> out(static_cast<std::size_t>(nz * per * coils));
-  plane_product(
-      w, s.planes, nz, per * coils,
-      [&](std::int64_t p, std::int64_t col) {
-        const std::int64_t c = col / per, j = col - per * c;
-        return std::complex<double>(
-            y[static_cast<std::size_t>(s.index[static_cast<std::size_t>(p * per + j)] + m * c)]);
-      },
-      [&](std::int64_t z, std::int64_t col, std::complex<double> v) {
-        out[static_cast<std::size_t>(z * per * coils + col)] = std::complex<T>(v);
-      });
+  const std::int64_t per = s.plane_samples, m = per * s.planes, cols = per * coils;
+  std::vector<std::complex<T>> out(static_cast<std::size_t>(nz * cols));
+  const auto in = [&](std::int64_t p, std::int64_t col) {  // plane p's value in column j + per·c
+    const std::int64_t c = col / per, j = col - per * c;
+    return std::complex<double>(y[static_cast<std::size_t>(s.index[static_cast<std::size_t>(p * per + j)] + m * c)]);
+  };
+  const std::vector<std::int64_t> bins = fft_bins(s, nz);
+  if (bins.empty()) {
+    // W[p + planes·z] = e^{+i2π κ_p z_v}/Nz: slice z (row) from the planes p.
+    const auto w = kz_weights(s, nz, +1.0, 1.0 / static_cast<double>(nz));
+    plane_product(w, s.planes, nz, cols, in, [&](std::int64_t z, std::int64_t col, std::complex<double> v) {
+      out[static_cast<std::size_t>(z * cols + col)] = std::complex<T>(v);
+    });
+    return out;
+  }
+  // The FFT: e^{i2π κ_p (z - ⌊Nz/2⌋)/Nz} = e^{-i2π κ_p ⌊Nz/2⌋/Nz} · e^{i2π bin_p z/Nz}, so plane p,
+  // times its first factor and 1/Nz, goes into bin_p, and FFTW's backward transform along the
+  // bins makes the slices. Nz log Nz per column where the product took Nz·planes (64 planes: ~10x
+  // fewer operations). A block of kBlock columns at a time, each thread with its own buffer
+  // (bins slowest, columns fastest); one plan made for that layout, run on every buffer.
+  constexpr std::int64_t kBlock = 256;
+  std::vector<std::complex<double>> shift(bins.size());
+  for (std::size_t p = 0; p < bins.size(); ++p)
+    shift[p] = std::polar(1.0 / static_cast<double>(nz),
+                          -2 * std::numbers::pi * s.kz[p] * static_cast<double>(nz / 2) / static_cast<double>(nz));
+  const auto size = static_cast<std::size_t>(nz * kBlock);
+  cpu::FftwBuffer<double> planned(size);
+  const fftw_iodim64 along = {static_cast<ptrdiff_t>(nz), kBlock, kBlock}, over = {kBlock, 1, 1};
+  const cpu::FftwPlan<double> plan(1, &along, 1, &over, planned.get(), FFTW_BACKWARD, false, 1);
+  const std::int64_t blocks = (cols + kBlock - 1) / kBlock;
+  const std::int64_t workers =
+      std::min<std::int64_t>(blocks, std::max<std::int64_t>(1, std::thread::hardware_concurrency()));
+  over_threads(workers, [&](std::int64_t t) {  // one task per thread: its buffer, every workers-th block
+    cpu::FftwBuffer<double> buf(size);
+    std::complex<double>* b = buf.get();
+    for (std::int64_t blk = t; blk < blocks; blk += workers) {
+      const std::int64_t c0 = blk * kBlock, nb = std::min(kBlock, cols - c0);
+      std::fill(b, b + size, std::complex<double>{});
+      for (std::size_t p = 0; p < bins.size(); ++p) {
+        std::complex<double>* row = b + bins[p] * kBlock;
+        for (std::int64_t i = 0; i < nb; ++i) row[i] = shift[p] * in(static_cast<std::int64_t>(p), c0 + i);
+      }
+      plan.execute(b);
+      for (std::int64_t z = 0; z < nz; ++z)
+        for (std::int64_t i = 0; i < nb; ++i)
+          out[static_cast<std::size_t>(z * cols + c0 + i)] = std::complex<T>(b[z * kBlock + i]);
+    }
+  });
   return out;
 }
 
