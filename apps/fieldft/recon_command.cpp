@@ -468,26 +468,24 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
   // 0.16-0.22 s on its own threads, all of it before the solve stage, and left each slice's copies to
   // the bus alone: 1 -> 2 GPUs 1.87-1.93x. Staged, the host copies (~25-40 GB/s on a few threads) are
   // shared by every worker of every device: 1.69-1.86x; off, the driver stages ~6 GB/s on one thread.
+  const std::int64_t own = world ? (nz - rank + ranks - 1) / ranks : nz;  // this process's slices
   const double lock_bytes =
-      static_cast<double>(sizeof(Complex)) * (slices ? static_cast<double>(coils * stack->plane_samples) *
-                                                               static_cast<double>((nz - rank + ranks - 1) / ranks) +
-                                                           (maps_on_device ? static_cast<double>(n * coils) : 0.0)
-                                                     : 0.0);
+      slices ? static_cast<double>(sizeof(Complex)) * (static_cast<double>(coils * stack->plane_samples * own) +
+                                                       (maps_on_device ? static_cast<double>(n * coils) : 0.0))
+             : 0.0;
   const double lock_limit = core::host_memory_bytes() / 4;
   const std::string pin = !slices || !ctx.is_cuda()  ? std::string()
                           : a.pin != "auto"          ? a.pin
                           : lock_bytes <= lock_limit ? std::string("on")
                                                      : std::string("staged");
   if (!pin.empty()) {
-    std::ostringstream why;  // e.g. "2.0 GiB to lock, at most a quarter of the host's 251 GiB: ..."
-    why << std::fixed << std::setprecision(1) << lock_bytes / (1 << 30) << " GiB to lock, "
-        << (pin == "on" ? "at most" : "more than") << " a quarter of the host's " << std::setprecision(0)
-        << 4 * lock_limit / (1 << 30) << " GiB: "
-        << (pin == "on" ? "the k-space and maps locked in the background while the host prepares them; each slice's "
-                          "copies read them directly"
-                        : "each slice's copies go up through a pinned buffer of its worker");
+    const std::string why = bytes_text(lock_bytes) + " to lock, " + (pin == "on" ? "at most" : "more than") +
+                            " a quarter of the host's " + bytes_text(4 * lock_limit) + ": " +
+                            (pin == "on" ? "the k-space and maps locked in the background while the host prepares "
+                                           "them; each slice's copies read them directly"
+                                         : "each slice's copies go up through a pinned buffer of its worker");
     choices["pin"] = pin;
-    choices["pin_reason"] = a.pin != "auto" ? std::string("asked for") : why.str();
+    choices["pin_reason"] = a.pin != "auto" ? std::string("asked for") : why;
   }
   // Slice by slice on CUDA: the slice workers (recon_solve.hpp), started now so that each
   // one's encoding, staging buffer and rehearsal are made while the host still transforms k_z
@@ -913,7 +911,6 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
       std::copy(xz.begin(), xz.end(), x.begin() + plane * z);
       slice_wall[static_cast<std::size_t>(z)] = since(te);
     };
-    const std::int64_t own = world ? (nz - rank + ranks - 1) / ranks : nz;  // this rank's slices
     ProgressBar bar(show, static_cast<int>(own), world ? "slices (rank 0)" : "slices");
     int done = 0;
     std::mutex bar_mutex;

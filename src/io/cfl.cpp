@@ -8,7 +8,7 @@
 #include "fieldft/error.hpp"
 #include "io/atomic_file.hpp"
 #include "io/input_file.hpp"
-#include "io/parallel_scan.hpp"
+#include "io/parallel_pieces.hpp"
 
 namespace fieldft::io {
 

@@ -6,11 +6,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <system_error>
-#include <thread>
 #include <vector>
 
 #include "fieldft/error.hpp"
+#include "io/parallel_pieces.hpp"
 
 namespace fieldft::io {
 
@@ -58,37 +57,15 @@ void InputFile::read(std::uint64_t offset, void* out, std::uint64_t n) const {
           what_ + " '" + path_ + "' is truncated: " + std::to_string(size_) + " bytes, expected at least " +
               std::to_string(offset + n));
   if (n == 0) return;
-  // Large reads in parallel pieces, each thread its own part of `out`: copying out of the page
-  // cache and the first touch of fresh pages took one core ~1 s per 2 GB (a 64-slice stack's
-  // k-space and maps are gigabytes), and both spread over cores. 32 MiB a piece at least, 8 at most.
-  constexpr std::uint64_t kPiece = std::uint64_t{32} << 20;
+  // Large reads in parallel pieces (io/parallel_pieces.hpp), each thread its own part of `out`:
+  // the copy out of the page cache and the first touch of fresh pages spread over cores.
   const int fd = ::fileno(file_);
   auto* const bytes = static_cast<unsigned char*>(out);
-  const std::uint64_t pieces =
-      std::min<std::uint64_t>({n / kPiece, std::max(1u, std::thread::hardware_concurrency()), 8});
-  std::vector<int> status(static_cast<std::size_t>(std::max<std::uint64_t>(pieces, 1)), 0);
-  if (pieces < 2) {
-    status[0] = pread_all(fd, offset, bytes, n);
-  } else {
-    const std::uint64_t step = (n + pieces - 1) / pieces;
-    std::vector<std::thread> threads;
-    threads.reserve(static_cast<std::size_t>(pieces));
-    std::uint64_t started = 0;  // pieces handed to threads; the rest are read here
-    try {
-      for (; started < pieces; ++started) {
-        const std::uint64_t begin = started * step, len = std::min(step, n - begin);
-        threads.emplace_back([&status, fd, offset, bytes, begin, len, i = started] {
-          status[static_cast<std::size_t>(i)] = pread_all(fd, offset + begin, bytes + begin, len);
-        });
-      }
-    } catch (const std::system_error&) {  // no thread to be had: read what is left on this one
-    }
-    if (started < pieces) {
-      const std::uint64_t begin = started * step;
-      status[static_cast<std::size_t>(started)] = pread_all(fd, offset + begin, bytes + begin, n - begin);
-    }
-    for (auto& t : threads) t.join();
-  }
+  const std::size_t pieces = piece_count(static_cast<std::size_t>(n), std::size_t{32} << 20);
+  std::vector<int> status(pieces, 0);
+  for_pieces(static_cast<std::size_t>(n), pieces, [&](std::size_t p, std::size_t begin, std::size_t end) {
+    status[p] = pread_all(fd, offset + begin, bytes + begin, end - begin);
+  });
   for (const int e : status)
     if (e != 0)
       throw Error(ErrorCode::kInvalidArgument,

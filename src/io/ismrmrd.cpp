@@ -7,7 +7,7 @@
 
 #include "fieldft/config.hpp"
 #include "fieldft/error.hpp"
-#include "io/parallel_scan.hpp"
+#include "io/parallel_pieces.hpp"
 
 namespace fieldft::io {
 

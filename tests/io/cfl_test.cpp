@@ -7,7 +7,7 @@
 #include <cstring>
 #include <limits>
 
-#include "io/parallel_scan.hpp"
+#include "io/parallel_pieces.hpp"
 #include "io_test_common.hpp"
 
 namespace fieldft::io {
@@ -190,7 +190,7 @@ TEST_F(CflTest, BadFilesGiveClearErrors) {
 }
 
 // A large array (12M values, 96 MiB) is read in parallel pieces and scanned for NaN/Inf in
-// parallel pieces (io/input_file.cpp, io/parallel_scan.hpp): the same values, and the first bad
+// parallel pieces (io/input_file.cpp, io/parallel_pieces.hpp): the same values, and the first bad
 // value named where several pieces hold one.
 TEST_F(CflTest, LargeArraysReadAndCheckedInPieces) {
   const std::size_t n = std::size_t{12} << 20;
