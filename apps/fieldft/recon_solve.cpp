@@ -116,8 +116,11 @@ Solved solve_problem(const SolveSettings<T>& s, const Problem<T>& p, const Conte
     if (on_report) on_report(r);
     return true;
   };
-  // The callback reads the residual that cg brings back to the host anyway (one scalar per
-  // iteration, solve/cg.hpp); nothing else waits for the device inside the loop.
+  // The callback reads the residuals that cg brings back to the host anyway (solve/cg.hpp);
+  // nothing else waits for the device inside the loop. With nobody watching (a slice of a stack:
+  // no report) and no tolerance, they come back once, after the last iteration: the slice's CG is
+  // then enqueued in one go, and W slices sharing a device never wait for the host in between.
+  if (!on_report && s.tolerance <= 0) cg.check_every = s.iterations;
   if (ctx.is_cuda()) op::VectorOps<T>(ctx).fill(a->domain_size(), Complex{}, x_c);
   ts = std::chrono::steady_clock::now();
   out.res = solve::cg<T>(*a, y_c, x_c, w_ctx, cg);

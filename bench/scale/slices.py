@@ -51,12 +51,12 @@ def simulate(tool, out, matrix, device):
         j["total_seconds"], j["model_seconds"], j.get("backend", "?"), j["write_seconds"]), flush=True)
 
 
-def recon(tool, src, extra, iters, repeat, workdir, workers=1, pin="auto"):
+def recon(tool, src, extra, iters, repeat, workdir, workers=1, pin="auto", tolerance=0.0):
     best = None
     for _ in range(repeat):
         out = os.path.join(workdir, "img.npy")
         j = json.loads(run([tool, "recon", src, "-o", out, "--maps", "file", "--backend", "cuda", "--iters", str(iters),
-                            "--progress", "off", "--json", "--slice-workers", str(workers), "--pin", pin] + extra).strip().splitlines()[-1])
+                            "--progress", "off", "--json", "--slice-workers", str(workers), "--pin", pin, "--tolerance", repr(tolerance)] + extra).strip().splitlines()[-1])
         if best is None or j["seconds"]["solve_wall"] < best["seconds"]["solve_wall"]:
             best = j
     return best
@@ -81,6 +81,9 @@ def main():
     ap.add_argument("--slice-workers", type=int, default=0,
                     help="fieldft recon --slice-workers: slices in flight per device (every configuration); "
                          "0 = the tool's automatic choice")
+    ap.add_argument("--tolerance", type=float, default=0.0,
+                    help="fieldft recon --tolerance (default 0: every slice runs --iters, and its CG brings its "
+                         "residuals back once, at the end; a tolerance > 0 brings each iteration's back)")
     ap.add_argument("--json", help="also write the JSON summary (the last line printed) to this file")
     a = ap.parse_args()
     devs = a.devices.split(",")
@@ -107,17 +110,17 @@ def main():
         rows, strong = [], {}
         for c in counts:
             opts = ["--devices", one, "--chunk", "slices"] if c == 1 else ["--devices", ",".join(devs[:c]), "--split", "problems"]
-            strong[c] = recon(a.fieldft, stack(nstrong), opts, a.iters, a.repeat, work, a.slice_workers, a.pin)
+            strong[c] = recon(a.fieldft, stack(nstrong), opts, a.iters, a.repeat, work, a.slice_workers, a.pin, a.tolerance)
             rows.append(("strong", "%d slices, %d GPU%s" % (nstrong, c, "" if c == 1 else "s"), strong[c]))
         if not a.no_weak:
-            rw1 = strong[1] if nhalf == nstrong else recon(a.fieldft, stack(nhalf), ["--devices", one, "--chunk", "slices"], a.iters, a.repeat, work, a.slice_workers, a.pin)
+            rw1 = strong[1] if nhalf == nstrong else recon(a.fieldft, stack(nhalf), ["--devices", one, "--chunk", "slices"], a.iters, a.repeat, work, a.slice_workers, a.pin, a.tolerance)
             rwk = strong[k] if nweak == nstrong and k in strong else recon(
-                a.fieldft, stack(nweak), ["--devices", many, "--split", "problems"], a.iters, a.repeat, work, a.slice_workers, a.pin)
+                a.fieldft, stack(nweak), ["--devices", many, "--split", "problems"], a.iters, a.repeat, work, a.slice_workers, a.pin, a.tolerance)
             rows.append(("weak", "%d slices, 1 GPU" % nhalf, rw1))
             rows.append(("weak", "%d slices, %d GPUs" % (nweak, k), rwk))
         if not a.no_coils:
-            c1 = recon(a.fieldft, flat, ["--devices", one], a.iters, a.repeat, work, a.slice_workers, a.pin)
-            ck = recon(a.fieldft, flat, ["--devices", many, "--split", "coils"], a.iters, a.repeat, work, a.slice_workers, a.pin)
+            c1 = recon(a.fieldft, flat, ["--devices", one], a.iters, a.repeat, work, a.slice_workers, a.pin, a.tolerance)
+            ck = recon(a.fieldft, flat, ["--devices", many, "--split", "coils"], a.iters, a.repeat, work, a.slice_workers, a.pin, a.tolerance)
             rows.append(("coils", "1 slice, 1 GPU", c1))
             rows.append(("coils", "1 slice, %d GPUs (coils split)" % k, ck))
         print("\n%-7s %-32s %10s %12s %12s %8s" % ("", "configuration", "wall s", "setup sum s", "solve sum s", "NRMSE"))

@@ -47,7 +47,9 @@ Result admm(op::LinearOperator<T>& a, const std::complex<T>* y, std::complex<T>*
   op::VectorOps<T> v(a.context());
   op::Workspace work(a.context());
   enum : int { kFit, kL1, kDelta, kNorm, kReported, kScalars = kReported };
-  const std::int64_t cg_size = 3 * n + 5;
+  CgOptions inner;  // the x-update's CG: no residuals, only enqueued work
+  inner.max_iterations = o.cg_iterations;
+  const std::int64_t cg_size = detail::cg_workspace_size(n, inner);
   const std::int64_t mtmp = (weights || reports) ? m : 0;  // AᴴWA's tmp; A x − y
   const std::int64_t mw = (weights && reports) ? m : 0;    // W (A x − y)
   C* const s = work.get_as<C>(kScalars + cg_size + (reports ? 4 : 3) * n + 3 * p + mtmp + mw);
@@ -75,8 +77,6 @@ Result admm(op::LinearOperator<T>& a, const std::complex<T>* y, std::complex<T>*
     r.apply_normal(in, tn);
     v.axpby(n, C(rho), tn, C(1), out);
   };
-  CgOptions inner;
-  inner.max_iterations = o.cg_iterations;
 
   Result result;
   result.residual = std::numeric_limits<double>::quiet_NaN();

@@ -20,6 +20,7 @@ void check_options(const char* who, const CgOptions& o) {
   detail::check_iterations(who, "max_iterations", o.max_iterations);
   detail::check_nonnegative(who, "lambda", o.lambda, "Tikhonov weight");
   detail::check_tolerance(who, o.tolerance);
+  detail::check_iterations(who, "check_every", o.check_every);
 }
 
 }  // namespace
@@ -43,7 +44,7 @@ CgResult cg_normal(op::LinearOperator<T>& nop, const std::complex<T>* b, std::co
   }
   op::VectorOps<T> v(nop.context());
   op::Workspace work(nop.context());
-  C* ws = work.get_as<C>(3 * n + 5);
+  C* ws = work.get_as<C>(detail::cg_workspace_size(n, options));
   return detail::run_cg<T>("cg_normal", v, n, [&](const C* in, C* out) { nop.apply(in, out); }, b,
                            x, options, ws, t0);
 }
@@ -59,7 +60,7 @@ CgResult cg(op::LinearOperator<T>& a, const std::complex<T>* y, std::complex<T>*
   op::VectorOps<T> v(a.context());
   op::Workspace work(a.context());
   // Layout: r, p, q, scalars (run_cg), then b (n) and, with weights, one codomain vector.
-  const std::int64_t core = 3 * n + 5;
+  const std::int64_t core = detail::cg_workspace_size(n, options);
   C* ws = work.get_as<C>(core + n + (weights ? m : 0));
   C* b = ws + core;
   C* t = weights ? b + n : nullptr;

@@ -3,6 +3,7 @@
 // weighted normal operator AᴴWA, the data term of the objectives, and the per-iteration report.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <complex>
@@ -10,6 +11,7 @@
 #include <limits>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "fieldft/error.hpp"
 #include "fieldft/op/combinators.hpp"  // require_shape
@@ -175,10 +177,24 @@ void data_misfit_to(op::LinearOperator<T>& a, op::VectorOps<T>& v, const std::co
 
 // ---- loops ------------------------------------------------------------------------------------
 
+// The iterations between run_cg's host round trips for the residual: none without a tolerance or
+// a callback (one slot pair of ρ then suffices), else options.check_every, at most the run.
+inline int cg_batch(const CgOptions& o) {
+  if (o.tolerance <= 0 && !o.callback) return 1;
+  return std::max(1, std::min(o.check_every, o.max_iterations));
+}
+
+// The context memory run_cg needs (complex values): r, p, q, the scalars pᴴMp, α, β, and a ring
+// of cg_batch(o) + 1 values of ρ.
+inline std::int64_t cg_workspace_size(std::int64_t n, const CgOptions& o) { return 3 * n + 3 + cg_batch(o) + 1; }
+
 // The CG loop on M = N + λI, N applied by apply_n (Hestenes & Stiefel 1952; the notation of
-// Shewchuk 1994, §B2; see fieldft/solve/cg.hpp). ws: 3n + 5 values of context memory (r, p, q and
-// the scalars), allocated by the caller before the loop. With tolerance 0 and no callback it only
-// enqueues work.
+// Shewchuk 1994, §B2; see fieldft/solve/cg.hpp). ws: cg_workspace_size(n, o) values of context
+// memory, allocated by the caller before the loop. With tolerance 0 and no callback it only
+// enqueues work. Otherwise ρ_k = ‖r_k‖² (which the recurrence computes anyway) goes into a ring of
+// B + 1 values (B = cg_batch(o)); every B iterations, and after the last, the ring comes back to
+// the host in one round trip, and the iterations since the previous one are reported in order:
+// ‖r_k‖/‖r_0‖ = √(ρ_k/ρ_0). ρ_0 comes back with the first batch: until then nothing waits.
 template <class T, class ApplyN>
 Result run_cg(const char* who, op::VectorOps<T>& v, std::int64_t n, ApplyN&& apply_n,
               const std::complex<T>* b, std::complex<T>* x, const CgOptions& o,
@@ -187,18 +203,19 @@ Result run_cg(const char* who, op::VectorOps<T>& v, std::int64_t n, ApplyN&& app
   C* r = ws;
   C* p = r + n;
   C* q = p + n;
-  C* rho = q + n;       // rᴴr of the current residual
-  C* rho_new = rho + 1;
-  C* pq = rho + 2;      // pᴴ M p
-  C* alpha = rho + 3;
-  C* beta = rho + 4;
+  C* pq = q + n;  // pᴴ M p
+  C* alpha = pq + 1;
+  C* beta = pq + 2;
+  C* rho = pq + 3;  // the ring: ρ_k at rho[k mod (batch + 1)]
+  const int batch = cg_batch(o);
+  const int ring = batch + 1;
   const C lambda(static_cast<T>(o.lambda));
   const auto apply_m = [&](const C* in, C* out) {
     apply_n(in, out);
     if (o.lambda > 0) v.axpby(n, lambda, in, C(1), out);
   };
 
-  // r = b − M x; p = r; ρ = rᴴr.
+  // r = b − M x; p = r; ρ_0 = rᴴr.
   apply_m(x, q);
   v.copy(n, b, r);
   v.axpby(n, C(-1), q, C(1), r);
@@ -206,49 +223,58 @@ Result run_cg(const char* who, op::VectorOps<T>& v, std::int64_t n, ApplyN&& app
   v.dot_to(n, r, r, rho);
 
   Result result;
-  const bool need_residual = o.tolerance > 0 || static_cast<bool>(o.callback);
-  double r0 = 0;
-  if (need_residual) {
-    r0 = std::sqrt(static_cast<double>(v.norm2(n, r)));  // one host round trip before the loop
-    require(std::isfinite(r0), ErrorCode::kNonFinite,
-            prefix(who) +
-                "the initial residual is not finite; expected finite data, weights and initial "
-                "guess");
-    if (r0 == 0) {  // x already solves the system
-      result.residual = 0;
-      result.converged = true;
-      result.seconds = seconds_since(t0);
-      return result;
-    }
-  }
   result.residual = std::numeric_limits<double>::quiet_NaN();
-
+  const bool need_residual = o.tolerance > 0 || static_cast<bool>(o.callback);
+  std::vector<C> back(need_residual ? static_cast<std::size_t>(ring) : 0);
+  double r0 = -1;  // ‖r_0‖, known after the first round trip
+  int reported = 0;
+  bool reached = false;  // ‖r_i‖/‖r_0‖ <= tolerance at some iteration i reported
   for (int k = 1; k <= o.max_iterations; ++k) {
+    C* const rho_old = rho + (k - 1) % ring;
+    C* const rho_new = rho + k % ring;
     apply_m(p, q);
     v.dot_to(n, p, q, pq);
-    v.ratio(rho, pq, alpha);      // α = ρ / pᴴMp (0 once converged)
-    v.axpy(n, alpha, p, x);       // x += α p
-    v.axpy(n, alpha, q, r, true); // r −= α q
+    v.ratio(rho_old, pq, alpha);   // α = ρ / pᴴMp (0 once converged)
+    v.axpy(n, alpha, p, x);        // x += α p
+    v.axpy(n, alpha, q, r, true);  // r −= α q
     v.dot_to(n, r, r, rho_new);
-    v.ratio(rho_new, rho, beta);  // β = ρ'/ρ
-    v.xpay(n, r, beta, p);        // p = r + β p
-    std::swap(rho, rho_new);
+    v.ratio(rho_new, rho_old, beta);  // β = ρ'/ρ
+    v.xpay(n, r, beta, p);            // p = r + β p
     result.iterations = k;
-    if (!need_residual) continue;
+    if (!need_residual || (k - reported < batch && k < o.max_iterations)) continue;
 
-    // The only synchronisation of an iteration, and only when asked for (tolerance / callback).
-    const double rel = std::sqrt(static_cast<double>(v.norm2(n, r))) / r0;
-    result.residual = rel;
-    require(std::isfinite(rel), ErrorCode::kNonFinite,
-            prefix(who) + "the residual became non-finite at iteration " + std::to_string(k) +
-                "; expected a Hermitian positive (semi-)definite system");
-    if (o.callback && !o.callback(Report{k, rel, seconds_since(t0)})) {
-      result.stopped = true;
-      break;
+    // The only synchronisation: once a batch (every iteration with check_every = 1).
+    v.to_host(ring, rho, back.data());
+    const auto rho_at = [&](int i) { return static_cast<double>(back[static_cast<std::size_t>(i % ring)].real()); };
+    if (r0 < 0) {
+      r0 = std::sqrt(std::max(rho_at(0), 0.0));
+      require(std::isfinite(r0), ErrorCode::kNonFinite,
+              prefix(who) +
+                  "the initial residual is not finite; expected finite data, weights and initial "
+                  "guess");
+      if (r0 == 0) {  // x already solved the system: every step since was 0 (ratio's 0/0 = 0)
+        result.iterations = 0;
+        result.residual = 0;
+        result.converged = true;
+        result.seconds = seconds_since(t0);
+        return result;
+      }
     }
-    if (o.tolerance > 0 && rel <= o.tolerance) break;
+    // Every iteration done is reported, unless the callback said stop; the result is x's own
+    // (iteration k), also where the tolerance was reached earlier in the batch.
+    for (int i = reported + 1; i <= k; ++i) {
+      const double rel = std::sqrt(std::max(rho_at(i), 0.0)) / r0;
+      result.residual = rel;
+      require(std::isfinite(rel), ErrorCode::kNonFinite,
+              prefix(who) + "the residual became non-finite at iteration " + std::to_string(i) +
+                  "; expected a Hermitian positive (semi-)definite system");
+      if (!result.stopped && o.callback && !o.callback(Report{i, rel, seconds_since(t0)})) result.stopped = true;
+      if (rel <= o.tolerance) reached = true;  // with tolerance 0: an exact solution
+    }
+    reported = k;
+    if (reached || result.stopped) break;
   }
-  result.converged = need_residual && result.residual <= o.tolerance;
+  result.converged = reached;
   result.seconds = seconds_since(t0);
   return result;
 }

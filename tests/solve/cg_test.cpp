@@ -224,6 +224,76 @@ TYPED_TEST(Cg, CallbackAndTolerance) {
   EXPECT_FALSE(res.converged);
 }
 
+// check_every = B: the residuals come back B at a time, yet the same reports arrive in order and
+// x is the same to the bit (the iterations do the same arithmetic); the tolerance and a callback's
+// stop act at the end of their batch, and iterations / residual describe the x returned. B = 1,
+// 3 (batches of 3, 3, 2 over 8 iterations) and 8 (one batch).
+TYPED_TEST(Cg, ResidualsInBatches) {
+  using T = TypeParam;
+  Problem p;
+  const auto solve_with = [&](int every, double tolerance, int stop_after, std::vector<solve::CgReport>* reports,
+                              solve::CgResult* res) {
+    solve::CgOptions o;
+    o.max_iterations = 8;
+    o.check_every = every;
+    o.tolerance = tolerance;
+    o.lambda = 0.1;
+    o.callback = [=](const solve::CgReport& r) {
+      reports->push_back(r);
+      return stop_after == 0 || r.iteration < stop_after;
+    };
+    return run_cg<T>(p, &p.w, o, res);
+  };
+  std::vector<solve::CgReport> one, batched;
+  solve::CgResult res1, res;
+  const auto x1 = solve_with(1, 0, 0, &one, &res1);
+  ASSERT_EQ(one.size(), 8u);
+  for (const int every : {3, 8}) {
+    batched.clear();
+    const auto x = solve_with(every, 0, 0, &batched, &res);
+    EXPECT_EQ(x, x1) << "check_every " << every;
+    ASSERT_EQ(batched.size(), one.size()) << "check_every " << every;
+    for (std::size_t i = 0; i < one.size(); ++i) {
+      EXPECT_EQ(batched[i].iteration, one[i].iteration);
+      EXPECT_EQ(batched[i].residual, one[i].residual);
+    }
+    EXPECT_EQ(res.iterations, 8);
+    EXPECT_EQ(res.residual, one.back().residual);
+  }
+
+  // The tolerance between iterations 4 and 5's residuals: batches of 3 stop after iteration 6
+  // (reporting 5 and 6 too), batches of 1 after 5.
+  ASSERT_GT(one[3].residual, one[4].residual);
+  const double tol = std::sqrt(one[3].residual * one[4].residual);
+  batched.clear();
+  solve_with(1, tol, 0, &batched, &res);
+  EXPECT_EQ(res.iterations, 5);
+  EXPECT_TRUE(res.converged);
+  EXPECT_EQ(batched.size(), 5u);
+  batched.clear();
+  solve_with(3, tol, 0, &batched, &res);
+  EXPECT_EQ(res.iterations, 6);
+  EXPECT_TRUE(res.converged);
+  EXPECT_EQ(batched.size(), 6u);
+  EXPECT_EQ(res.residual, one[5].residual);
+
+  // A callback stopping at iteration 4: no later report, x stops at its batch's end (6).
+  batched.clear();
+  solve_with(3, 0, 4, &batched, &res);
+  EXPECT_TRUE(res.stopped);
+  EXPECT_EQ(batched.size(), 4u);
+  EXPECT_EQ(res.iterations, 6);
+  EXPECT_EQ(res.residual, one[5].residual);
+
+  // Without a tolerance or a callback, check_every changes nothing (no residual at all).
+  solve::CgOptions quiet;
+  quiet.max_iterations = 8;
+  quiet.lambda = 0.1;
+  quiet.check_every = 5;
+  EXPECT_EQ(run_cg<T>(p, &p.w, quiet, &res), x1);
+  EXPECT_TRUE(std::isnan(res.residual));
+}
+
 // (5) A small MRI reconstruction with a known truth. Image 32x32: ellipses of different complex
 // values on a smooth phase. Trajectory: 96 radial spokes of 64 samples, each spoke running to
 // the edge of the k-space SQUARE [-16, 16]² (not the inscribed disc), so every Cartesian frequency
@@ -318,6 +388,9 @@ TYPED_TEST(Cg, BadInput) {
   EXPECT_TRUE(throws_error(call(o, y.get(), x.get(), nullptr), ErrorCode::kInvalidArgument, {"lambda", ">= 0"}));
   o.lambda = std::numeric_limits<double>::quiet_NaN();
   EXPECT_TRUE(throws_error(call(o, y.get(), x.get(), nullptr), ErrorCode::kInvalidArgument, {"lambda"}));
+  o = {};
+  o.check_every = 0;
+  EXPECT_TRUE(throws_error(call(o, y.get(), x.get(), nullptr), ErrorCode::kInvalidArgument, {"check_every", ">= 1"}));
   o = {};
   o.tolerance = std::numeric_limits<double>::quiet_NaN();
   EXPECT_TRUE(throws_error(call(o, y.get(), x.get(), nullptr), ErrorCode::kInvalidArgument, {"tolerance"}));

@@ -29,11 +29,11 @@
 // or device pointers of its CUDA device). Workspace (b, r, p, q, the scalars, and one codomain
 // vector with weights) is allocated once per call, before the loop; the scalars ρ, α, β stay in
 // context memory (VectorOps::dot_to / ratio / axpy / xpay), so on a device an iteration enqueues
-// its work and never waits for it. The ONLY host synchronisation is the residual ‖r‖ brought back
-// once per iteration (and once for ‖r0‖ before the loop) when options.tolerance > 0 or a callback
-// is set. With tolerance 0 and no callback, cg() on a device enqueues all iterations and returns
-// without waiting: x is ready once the context's stream reaches the end (context().synchronize()),
-// and the result's residual is NaN (not computed).
+// its work and never waits for it. The ONLY host synchronisation is the residual ‖r‖ = √ρ
+// brought back (with ‖r0‖ in the first) once per iteration, or once per options.check_every
+// iterations, when options.tolerance > 0 or a callback is set. With tolerance 0 and no callback, cg() on a device
+// enqueues all iterations and returns without waiting: x is ready once the context's stream reaches the end
+// (context().synchronize()), and the result's residual is NaN (not computed).
 //
 // Validation (fieldft::Error):
 //   max_iterations <= 0, lambda < 0 or NaN/Inf, tolerance < 0 or NaN → kInvalidArgument;
@@ -66,6 +66,14 @@ struct CgOptions {
   // Called after every iteration (forces one residual norm per iteration onto the host); return
   // false to stop.
   Callback callback;
+  // Iterations between the host round trips for the residual (>= 1; used only with a tolerance
+  // or a callback). 1: the residual of each iteration comes back after it. B > 1: the residuals
+  // stay in context memory and come back every B iterations (and after the last), B at a time;
+  // the callback then sees them in order, late, and the tolerance stops at the end of the batch
+  // in which it was reached, so x may have up to B − 1 iterations more than needed (iterations
+  // and residual describe the x returned). On a device, B = max_iterations runs the whole solve
+  // without waiting for it until the end: what many small solves sharing a device want.
+  int check_every = 1;
 };
 
 // iterations: updates of x done (0 when r0 = 0); residual: final ‖r‖/‖r0‖, NaN when not computed
