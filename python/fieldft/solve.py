@@ -179,7 +179,7 @@ def _same_place(a: Operator, r: Operator, name):
 
 
 def cg(a: Operator, y, x0=None, *, weights=None, lam: float = 0.0, max_iter: int = 30, tol: float = 0.0,
-       callback: Optional[Callable[[Report], Optional[bool]]] = None, info: bool = False):
+       callback: Optional[Callable[[Report], Optional[bool]]] = None, check_every: int = 1, info: bool = False):
     """Conjugate gradients on (Aᴴ W A + λ I) x = Aᴴ W y; returns x (A.ishape), or (x, Result) with
     info=True.
 
@@ -187,11 +187,15 @@ def cg(a: Operator, y, x0=None, *, weights=None, lam: float = 0.0, max_iter: int
     A.oshape (default: W = I, which uses A's fast normal form); lam: λ >= 0; max_iter >= 1;
     tol: stop once ‖r‖/‖r0‖ <= tol (0: run max_iter iterations without waiting for the GPU);
     callback(Report) after every iteration, returning False to stop (it costs one residual per
-    iteration brought to the host, and must not call fieldft operators).
+    iteration brought to the host, and must not call fieldft operators); check_every >= 1: the
+    residuals come back from the GPU that many iterations at a time (the callback sees them in
+    order, late; tol and a False stop at the end of the batch, so x may have up to
+    check_every - 1 iterations more; info describes the x returned).
     """
     _check_iterations(max_iter)
     return _run("cg", a, y, x0, weights, callback, info,
-                lambda fn, yp, xp, wp, cb: fn(a._core, yp, xp, wp, int(max_iter), float(tol), float(lam), cb))
+                lambda fn, yp, xp, wp, cb: fn(a._core, yp, xp, wp, int(max_iter), float(tol), float(lam),
+                                              int(check_every), cb))
 
 
 _POTENTIALS = {"quadratic": 0, "hyperbolic": 1}

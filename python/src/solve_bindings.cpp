@@ -100,12 +100,13 @@ nb::dict run_solver(PyOperator<T>& a, PyCallback& cb, F&& solve) {
 
 template <class T>
 nb::dict cg(PyOperator<T>& a, std::uintptr_t y, std::uintptr_t x, std::uintptr_t weights, int max_iterations,
-            double tolerance, double lambda, nb::object callback) {
+            double tolerance, double lambda, int check_every, nb::object callback) {
   PyCallback cb(std::move(callback));
   solve::CgOptions o;
   o.max_iterations = max_iterations;
   o.tolerance = tolerance;
   o.lambda = lambda;
+  o.check_every = check_every;
   o.callback = cb.callback();
   return run_solver(a, cb, [&] {
     return solve::cg<T>(*a.ptr(), cptr<T>(y), reinterpret_cast<std::complex<T>*>(x), cptr<T>(weights), o);
@@ -249,7 +250,7 @@ void bind_precision(nb::module_& m, const char* suffix) {
   const std::string s(suffix);
   // y, x, weights: pointers at the operator's place (weights 0: W = I).
   m.def(("cg" + s).c_str(), &cg<T>, "a"_a, "y"_a, "x"_a, "weights"_a, "max_iterations"_a, "tolerance"_a, "lam"_a,
-        "callback"_a.none());
+        "check_every"_a, "callback"_a.none());
   m.def(("pwls_pcg" + s).c_str(), &pwls_pcg<T>, "a"_a, "y"_a, "x"_a, "weights"_a, "r"_a, "preconditioner"_a,
         "max_iterations"_a, "tolerance"_a, "beta"_a, "potential"_a, "delta"_a, "line_search_iterations"_a,
         "callback"_a.none());

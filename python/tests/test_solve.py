@@ -116,6 +116,27 @@ def test_cg_callback_reports_and_stops():
         solve.cg(a, y, callback=boom)
 
 
+def test_cg_residuals_in_batches():
+    """check_every = 4: the same reports (iteration and residual) and the same x as one round trip
+    per iteration; a stop asked at iteration 3 takes effect at the batch's end (iteration 4)."""
+    dtype = np.complex64
+    k, maps = geometry(7)
+    a = sense(k, maps, dtype)
+    y = data(8, a.oshape, dtype)
+    seen = {1: [], 4: []}
+    xs = {e: solve.cg(a, y, max_iter=10, check_every=e, callback=lambda r, e=e: seen[e].append(r)) for e in seen}
+    assert [(r.iteration, r.residual) for r in seen[4]] == [(r.iteration, r.residual) for r in seen[1]]
+    assert [r.iteration for r in seen[1]] == list(range(1, 11))
+    np.testing.assert_array_equal(xs[4], xs[1])
+    reports = []
+    x, info = solve.cg(a, y, max_iter=10, check_every=4, callback=lambda r: reports.append(r) or r.iteration < 3,
+                       info=True)
+    assert [r.iteration for r in reports] == [1, 2, 3]
+    assert info.stopped and info.iterations == 4
+    with pytest.raises(fieldft.InvalidArgumentError, match="check_every"):
+        solve.cg(a, y, check_every=0, callback=lambda r: None)
+
+
 def test_cg_bad_input():
     dtype = np.complex64
     k, maps = geometry(9)
