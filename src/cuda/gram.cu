@@ -116,6 +116,17 @@ void launch_slices(cudaStream_t st, const Cplx<T>* h, std::int64_t n, const Cplx
   product_slices<T, KC><<<grid, kThreads, 0, st>>>(h, n, u, k, c0, partial);
 }
 
+// launch_slices<T, cols> for cols in 1 … KC (a kernel per column count: the accumulators are
+// registers, sized at compile time).
+template <class T, int KC = kMaxCols>
+void launch_cols(int cols, cudaStream_t st, const Cplx<T>* h, std::int64_t n, const Cplx<T>* u, std::int64_t k,
+                 std::int64_t c0, Cplx<T>* partial) {
+  if constexpr (KC > 1) {
+    if (cols < KC) return launch_cols<T, KC - 1>(cols, st, h, n, u, k, c0, partial);
+  }
+  launch_slices<T, KC>(st, h, n, u, k, c0, partial);
+}
+
 }  // namespace
 
 std::int64_t product_scratch(std::int64_t n, std::int64_t k) { return slices_of(n) * n * k; }
@@ -143,32 +154,7 @@ void product(int device, void* stream, const std::complex<T>* h, std::int64_t n,
   const auto* uc = reinterpret_cast<const Cplx<T>*>(u);
   auto* partial = reinterpret_cast<Cplx<T>*>(scratch);
   for (std::int64_t c0 = 0; c0 < k; c0 += kMaxCols) {
-    switch (k - c0 < kMaxCols ? k - c0 : kMaxCols) {
-      case 1:
-        launch_slices<T, 1>(st, hc, n, uc, k, c0, partial);
-        break;
-      case 2:
-        launch_slices<T, 2>(st, hc, n, uc, k, c0, partial);
-        break;
-      case 3:
-        launch_slices<T, 3>(st, hc, n, uc, k, c0, partial);
-        break;
-      case 4:
-        launch_slices<T, 4>(st, hc, n, uc, k, c0, partial);
-        break;
-      case 5:
-        launch_slices<T, 5>(st, hc, n, uc, k, c0, partial);
-        break;
-      case 6:
-        launch_slices<T, 6>(st, hc, n, uc, k, c0, partial);
-        break;
-      case 7:
-        launch_slices<T, 7>(st, hc, n, uc, k, c0, partial);
-        break;
-      default:
-        launch_slices<T, 8>(st, hc, n, uc, k, c0, partial);
-        break;
-    }
+    launch_cols<T>(static_cast<int>(k - c0 < kMaxCols ? k - c0 : kMaxCols), st, hc, n, uc, k, c0, partial);
     FIELDFT_CUDA_CHECK_LAUNCH();
   }
   const std::int64_t total = n * k, blocks = (total + kThreads - 1) / kThreads;
