@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <future>
 #include <iomanip>
@@ -16,6 +17,7 @@
 #include <memory>
 #include <mutex>
 #include <numeric>
+#include <span>
 #include <sstream>
 #include <thread>
 
@@ -961,13 +963,18 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
       }
     }
     if (world) {
-      // This rank's slices into a zeroed volume; one sum assembles it on every rank, exactly (the
-      // other ranks add zeros), with each slice's numbers packed alongside.
-      const std::int64_t per = 8 + a.iters;
-      std::vector<std::complex<double>> stats(static_cast<std::size_t>(nz * per), std::complex<double>{});
-      for (std::int64_t z = rank; z < nz; z += ranks) {
+      // Rank 0 assembles the volume: one gather brings every rank's slices (z = rank, rank + K,
+      // ...) straight into their planes of rank 0's x, and each slice's numbers beside them; only
+      // rank 0 goes on. (Until session 28 one sum of the whole volume on every rank, the others
+      // adding zeros: 13 ms for 34 MB over two ranks on the 2-core build machine, against 1.2 ms
+      // for the planes sent where they belong.)
+      const std::int64_t per = 8 + a.iters;  // numbers per slice
+      const auto slices_of_rank = [&](int r) { return r < nz ? (nz - 1 - r) / ranks + 1 : std::int64_t{0}; };
+      std::vector<double> numbers(static_cast<std::size_t>(slices_of_rank(rank) * per), 0.0);
+      std::vector<std::span<const std::byte>> mine;
+      double* o = numbers.data();
+      for (std::int64_t z = rank; z < nz; z += ranks, o += per) {
         const Solved& s = solved[static_cast<std::size_t>(z)];
-        auto* o = stats.data() + z * per;
         o[0] = static_cast<double>(s.res.iterations);
         o[1] = s.res.residual;
         o[2] = s.lambda_abs;
@@ -978,24 +985,44 @@ int run_recon(const ReconArgs& a, Agreement& agree) {
         o[7] = slice_wall[static_cast<std::size_t>(z)];
         for (std::size_t i = 0; i < s.residuals.size() && static_cast<std::int64_t>(i) < a.iters; ++i)
           o[8 + i] = s.residuals[i];
+        mine.push_back(std::as_bytes(std::span<const Complex>(x.data() + plane * z, static_cast<std::size_t>(plane))));
       }
-      agree.checkpoint();
-      const Context host = Context::host();
-      world->allreduce_sum(x.data(), n, host);
-      world->allreduce_sum(stats.data(), nz * per, host);
-      for (std::int64_t z = 0; z < nz; ++z) {
-        const auto* o = stats.data() + z * per;
-        Solved& s = solved[static_cast<std::size_t>(z)];
-        s.res.iterations = static_cast<int>(o[0].real());
-        s.res.residual = o[1].real();
-        s.lambda_abs = o[2].real();
-        s.setup_s = o[3].real();
-        s.solve_s = o[4].real();
-        slice_download[static_cast<std::size_t>(z)] = o[5].real();
-        slice_stage[static_cast<std::size_t>(z)] = o[6].real();
-        slice_wall[static_cast<std::size_t>(z)] = o[7].real();
-        s.residuals.clear();
-        for (int i = 0; i < s.res.iterations && i < a.iters; ++i) s.residuals.push_back(o[8 + i].real());
+      mine.push_back(std::as_bytes(std::span<const double>(numbers)));
+      // Rank 0's ranges: rank r's planes where they belong, then its numbers.
+      std::vector<double> all_numbers(root ? static_cast<std::size_t>(nz * per) : 0);
+      std::vector<std::span<std::byte>> into;
+      if (root) {
+        double* n_at = all_numbers.data();
+        for (int r = 0; r < ranks; ++r) {
+          for (std::int64_t z = r; z < nz; z += ranks)
+            into.push_back(
+                std::as_writable_bytes(std::span<Complex>(x.data() + plane * z, static_cast<std::size_t>(plane))));
+          const auto count = static_cast<std::size_t>(slices_of_rank(r) * per);
+          into.push_back(std::as_writable_bytes(std::span<double>(n_at, count)));
+          n_at += count;
+        }
+      }
+      const auto t_wait = std::chrono::steady_clock::now();
+      agree.checkpoint();  // every rank has solved its slices, or all stop
+      times["ranks_wait"] = since(t_wait);
+      const auto t_gather = std::chrono::steady_clock::now();
+      world->gather_pieces(mine, into, 0);
+      times["assemble"] = since(t_gather);
+      if (root) {
+        const double* n_at = all_numbers.data();
+        for (int r = 0; r < ranks; ++r)
+          for (std::int64_t z = r; z < nz; z += ranks, n_at += per) {
+            Solved& s = solved[static_cast<std::size_t>(z)];
+            s.res.iterations = static_cast<int>(n_at[0]);
+            s.res.residual = n_at[1];
+            s.lambda_abs = n_at[2];
+            s.setup_s = n_at[3];
+            s.solve_s = n_at[4];
+            slice_download[static_cast<std::size_t>(z)] = n_at[5];
+            slice_stage[static_cast<std::size_t>(z)] = n_at[6];
+            slice_wall[static_cast<std::size_t>(z)] = n_at[7];
+            s.residuals.assign(n_at + 8, n_at + 8 + std::min<std::int64_t>(s.res.iterations, a.iters));
+          }
       }
     }
     bar.finish();

@@ -72,6 +72,16 @@ class Communicator {
   // synchronisation; MPI: host memory, blocking, in pieces of at most INT_MAX bytes (device
   // memory: kInvalidArgument); single: no-op. root in [0, size()), else kInvalidArgument.
   virtual void broadcast(void* data, std::size_t bytes, int root, const Context& ctx) = 0;
+  // Host, blocking: every rank's pieces `mine` (ranges of host bytes; their number and sizes may
+  // differ between ranks) to rank `root`, straight into `into`: on root, every rank's pieces in
+  // rank order (rank 0's, then rank 1's, ...; root's own are copied), each range the size of the
+  // piece it receives; `into` is ignored on the other ranks. Where root's ranges do not match
+  // what the ranks send, every rank throws kInvalidArgument and nothing is sent; root outside
+  // [0, size()): kInvalidArgument. MPI: the pieces' sizes gathered first, then one message per
+  // piece (in several above INT_MAX bytes), received where it belongs: nothing packed; single:
+  // copies; the default (NCCL) goes through broadcast_bytes.
+  virtual void gather_pieces(std::span<const std::span<const std::byte>> mine,
+                             std::span<const std::span<std::byte>> into, int root);
   // Stops every rank of the group now with `message` on stderr (MPI_Abort; NCCL: ncclCommAbort
   // on the group, so peers blocked in a collective return with an error instead of hanging).
   // MPI and single do not return; nccl_over's then aborts its host communicator (MPI_Abort:

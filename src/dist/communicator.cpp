@@ -1,15 +1,63 @@
 // The single-rank communicator and the environment queries of include/fieldft/dist.hpp.
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <new>
 #include <string>
+#include <vector>
 
+#include "dist/gather_check.hpp"
 #include "fieldft/dist.hpp"
 
 namespace fieldft::dist {
 
 Communicator::~Communicator() = default;
+
+// The generic gather: the pieces' sizes, root's verdict, then each piece, all through
+// broadcast_bytes (every rank receives every piece; only root keeps them). For communicators whose
+// engine has no cheaper way for host bytes (NCCL); MPI and single override it.
+void Communicator::gather_pieces(std::span<const std::span<const std::byte>> mine,
+                                 std::span<const std::span<std::byte>> into, int root) {
+  const int k = size(), me = rank();
+  require(root >= 0 && root < k, ErrorCode::kInvalidArgument,
+          describe() + ": gather root " + std::to_string(root) + " outside [0, " + std::to_string(k) + ")");
+  std::vector<std::vector<std::uint64_t>> sizes(static_cast<std::size_t>(k));
+  for (int r = 0; r < k; ++r) {
+    auto& s = sizes[static_cast<std::size_t>(r)];
+    std::uint64_t count = mine.size();
+    broadcast_bytes(&count, sizeof count, r);
+    s.resize(static_cast<std::size_t>(count));
+    if (me == r)
+      for (std::size_t i = 0; i < s.size(); ++i) s[i] = mine[i].size();
+    broadcast_bytes(s.data(), s.size() * sizeof(std::uint64_t), r);
+  }
+  std::string why = me == root ? detail::gather_mismatch(sizes, into) : std::string();
+  std::uint64_t length = why.size();
+  broadcast_bytes(&length, sizeof length, root);
+  why.resize(static_cast<std::size_t>(length));
+  broadcast_bytes(why.data(), why.size(), root);
+  require(why.empty(), ErrorCode::kInvalidArgument, describe() + ": gather: " + why);
+  std::vector<std::byte> scratch;
+  std::size_t at = 0;  // the piece's index in `into`
+  for (int r = 0; r < k; ++r)
+    for (std::size_t i = 0; i < sizes[static_cast<std::size_t>(r)].size(); ++i, ++at) {
+      const std::size_t bytes = static_cast<std::size_t>(sizes[static_cast<std::size_t>(r)][i]);
+      if (bytes == 0) continue;
+      if (r == root) {
+        if (me == root && into[at].data() != mine[i].data()) std::memcpy(into[at].data(), mine[i].data(), bytes);
+        continue;
+      }
+      std::byte* buffer = me == root ? into[at].data() : nullptr;
+      if (me != root) {
+        scratch.resize(bytes);
+        buffer = scratch.data();
+        if (me == r) std::memcpy(buffer, mine[i].data(), bytes);
+      }
+      broadcast_bytes(buffer, bytes, r);
+    }
+}
 
 namespace {
 
@@ -29,6 +77,17 @@ class SingleComm final : public Communicator {
   }
   void broadcast(void* /*data*/, std::size_t /*bytes*/, int root, const Context& /*ctx*/) override {
     broadcast_bytes(nullptr, 0, root);
+  }
+  void gather_pieces(std::span<const std::span<const std::byte>> mine, std::span<const std::span<std::byte>> into,
+                     int root) override {
+    broadcast_bytes(nullptr, 0, root);
+    std::vector<std::vector<std::uint64_t>> sizes(1);
+    for (const auto& m : mine) sizes[0].push_back(m.size());
+    const std::string why = detail::gather_mismatch(sizes, into);
+    require(why.empty(), ErrorCode::kInvalidArgument, "dist::single: gather: " + why);
+    for (std::size_t i = 0; i < mine.size(); ++i)
+      if (!mine[i].empty() && into[i].data() != mine[i].data())
+        std::memcpy(into[i].data(), mine[i].data(), mine[i].size());
   }
   [[noreturn]] void abort(const std::string& message) override {
     std::fprintf(stderr, "fieldft: abort: %s\n", message.c_str());

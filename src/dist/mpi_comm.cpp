@@ -7,12 +7,16 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <string>
 #include <type_traits>
+#include <vector>
 
+#include "dist/gather_check.hpp"
 #include "fieldft/dist.hpp"
 
 namespace fieldft::dist {
@@ -76,6 +80,66 @@ class MpiComm final : public Communicator {
             "dist::mpi: broadcast of data in " + ctx.describe() +
                 "; MPI broadcasts host memory (use an NCCL communicator, dist::nccl_over, for device memory)");
     broadcast_bytes(data, bytes, root);
+  }
+
+  void gather_pieces(std::span<const std::span<const std::byte>> mine, std::span<const std::span<std::byte>> into,
+                     int root) override {
+    require(root >= 0 && root < size_, ErrorCode::kInvalidArgument,
+            "dist::mpi: gather root " + std::to_string(root) + " outside [0, " + std::to_string(size_) + ")");
+    // The pieces' sizes on root: their counts, then the sizes themselves.
+    const int count = static_cast<int>(mine.size());
+    std::vector<std::uint64_t> own;
+    for (const auto& m : mine) own.push_back(m.size());
+    const bool is_root = rank_ == root;
+    std::vector<int> counts(is_root ? static_cast<std::size_t>(size_) : 0), offsets(counts.size());
+    check_mpi(MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, root, comm_), "MPI_Gather");
+    std::vector<std::uint64_t> flat;
+    if (is_root) {
+      for (std::size_t r = 1; r < counts.size(); ++r) offsets[r] = offsets[r - 1] + counts[r - 1];
+      flat.resize(static_cast<std::size_t>(offsets.back() + counts.back()));
+    }
+    check_mpi(MPI_Gatherv(own.data(), count, MPI_UINT64_T, flat.data(), counts.data(), offsets.data(), MPI_UINT64_T,
+                          root, comm_),
+              "MPI_Gatherv");
+    std::vector<std::vector<std::uint64_t>> sizes(counts.size());
+    for (std::size_t r = 0; r < counts.size(); ++r)
+      sizes[r].assign(flat.begin() + offsets[r], flat.begin() + offsets[r] + counts[r]);
+    // Root's verdict, with its reason, on every rank: nobody sends what root cannot take.
+    std::string why = is_root ? detail::gather_mismatch(sizes, into) : std::string();
+    std::uint64_t length = why.size();
+    check_mpi(MPI_Bcast(&length, 1, MPI_UINT64_T, root, comm_), "MPI_Bcast");
+    why.resize(static_cast<std::size_t>(length));
+    if (length > 0) broadcast_bytes(why.data(), why.size(), root);
+    require(why.empty(), ErrorCode::kInvalidArgument, "dist::mpi: gather: " + why);
+    // One message per piece (several above INT_MAX bytes), one tag: MPI keeps the order of the
+    // messages between two ranks on one tag, so root's receives, posted in order, match them.
+    constexpr int kTag = 0x6761;
+    std::vector<MPI_Request> requests;
+    const auto post = [&](std::byte* p, std::size_t bytes, int peer, bool send) {
+      for (std::size_t done = 0; done < bytes;) {
+        const int piece = static_cast<int>(std::min<std::size_t>(bytes - done, kMaxCount));
+        requests.emplace_back();
+        check_mpi(send ? MPI_Isend(p + done, piece, MPI_BYTE, peer, kTag, comm_, &requests.back())
+                       : MPI_Irecv(p + done, piece, MPI_BYTE, peer, kTag, comm_, &requests.back()),
+                  send ? "MPI_Isend" : "MPI_Irecv");
+        done += static_cast<std::size_t>(piece);
+      }
+    };
+    if (!is_root) {
+      for (const auto& m : mine)
+        post(const_cast<std::byte*>(m.data()), m.size(), root, true);  // MPI's send buffers are not const here
+    } else {
+      std::size_t at = 0;
+      for (int r = 0; r < size_; ++r)
+        for (std::size_t i = 0; i < sizes[static_cast<std::size_t>(r)].size(); ++i, ++at) {
+          if (r != root) {
+            post(into[at].data(), into[at].size(), r, false);
+          } else if (!mine[i].empty() && into[at].data() != mine[i].data()) {
+            std::memcpy(into[at].data(), mine[i].data(), mine[i].size());
+          }
+        }
+    }
+    check_mpi(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
   }
 
   [[noreturn]] void abort(const std::string& message) override {

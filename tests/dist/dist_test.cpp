@@ -9,6 +9,7 @@
 #include <atomic>
 #include <mutex>
 #include <set>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -202,6 +203,25 @@ TEST(DistSingle, IsOneRank) {
   EXPECT_EQ(v[1], std::complex<double>(3, 4));
   EXPECT_TRUE(throws_error([&] { one->broadcast_bytes(v.data(), 4, 1); }, ErrorCode::kInvalidArgument));
   EXPECT_TRUE(throws_error([&] { one->allreduce_sum(v.data(), -1, Context::host()); }, ErrorCode::kInvalidArgument));
+  // gather_pieces: its own pieces, copied where root says; pieces that do not match, or root 1:
+  // refused, naming the difference.
+  const std::string first = "abc", second = "de";
+  std::string out(6, '?');
+  const auto in = [](const std::string& t) { return std::as_bytes(std::span<const char>(t)); };
+  const auto at = [&](std::size_t i, std::size_t n) {
+    return std::as_writable_bytes(std::span<char>(out).subspan(i, n));
+  };
+  const std::vector<std::span<const std::byte>> mine{in(first), in(second)};
+  one->gather_pieces(mine, std::vector<std::span<std::byte>>{at(3, 3), at(0, 2)}, 0);
+  EXPECT_EQ(out, "de?abc");
+  EXPECT_TRUE(throws_error(
+      [&] {
+        one->gather_pieces(mine, std::vector<std::span<std::byte>>{at(0, 3), at(3, 3)}, 0);
+      },
+      ErrorCode::kInvalidArgument, {"piece 1 has 2 bytes", "3"}));
+  EXPECT_TRUE(throws_error([&] { one->gather_pieces(mine, std::vector<std::span<std::byte>>{at(0, 3)}, 0); },
+                           ErrorCode::kInvalidArgument, {"2 pieces"}));
+  EXPECT_TRUE(throws_error([&] { one->gather_pieces(mine, {}, 1); }, ErrorCode::kInvalidArgument));
 }
 
 TEST(DistAgreeOnErrors, PassesOrThrowsWithTheRankNamed) {

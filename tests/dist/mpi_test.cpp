@@ -9,17 +9,18 @@
 #include <complex>
 #include <cstdlib>
 #include <cstring>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "dist/mpi_support.hpp"
+#include "dist/split_sense.hpp"
 #include "fieldft/dist.hpp"
 #include "fieldft/mri/field_toeplitz.hpp"
 #include "fieldft/solve/cg.hpp"
 #include "support/gtest_helpers.hpp"
 #include "support/measures.hpp"
 #include "support/random_data.hpp"
-#include "dist/mpi_support.hpp"
-#include "dist/split_sense.hpp"
 
 namespace fieldft::test {
 namespace {
@@ -48,6 +49,59 @@ TEST(MpiWorld, DescribesTheLaunch) {
   std::vector<std::complex<float>> v(3);
   EXPECT_TRUE(throws_error([&] { w->allreduce_sum(v.data(), -1, kHost); }, ErrorCode::kInvalidArgument));
   EXPECT_TRUE(throws_error([&] { w->broadcast_bytes(v.data(), 4, w->size()); }, ErrorCode::kInvalidArgument));
+}
+
+// gather_pieces: rank r gives r pieces (rank 0 none), piece i being i + 1 copies of the letter
+// 'a' + r, to the last rank, which receives them into the ranges it names, here backwards through
+// one string; the other ranks' `into` is never touched. MPI's own gather and the generic one
+// (broadcast_bytes, what NCCL uses) alike. A range of the wrong size on root: every rank throws,
+// naming it, and none waits.
+TEST(MpiGather, EveryRanksPiecesWhereRootSays) {
+  auto w = world();
+  const int k = w->size(), root = k - 1;
+  const auto piece = [](int r, int i) {
+    return std::string(static_cast<std::size_t>(i + 1), static_cast<char>('a' + r));
+  };
+  std::vector<std::string> own;
+  for (int i = 0; i < w->rank(); ++i) own.push_back(piece(w->rank(), i));
+  std::vector<std::span<const std::byte>> mine;
+  for (const auto& p : own) mine.push_back(std::as_bytes(std::span<const char>(p)));
+  // Root's ranges: every rank's pieces in rank order, laid out from the END of `out` backwards.
+  std::size_t total = 0;
+  for (int r = 0; r < k; ++r)
+    for (int i = 0; i < r; ++i) total += piece(r, i).size();
+  for (const bool generic : {false, true}) {
+    std::string out(total, '.'), want(total, '.');
+    std::vector<std::span<std::byte>> into;
+    std::size_t end = total;
+    for (int r = 0; r < k; ++r)
+      for (int i = 0; i < r; ++i) {
+        const std::string p = piece(r, i);
+        end -= p.size();
+        want.replace(end, p.size(), p);
+        into.push_back(std::as_writable_bytes(std::span<char>(out).subspan(end, p.size())));
+      }
+    if (generic) {
+      w->dist::Communicator::gather_pieces(mine, into, root);
+    } else {
+      w->gather_pieces(mine, into, root);
+    }
+    EXPECT_EQ(out, w->rank() == root ? want : std::string(total, '.')) << (generic ? "generic" : "MPI");
+    if (k > 1) {  // the last rank's last piece (k bytes) given a range one byte short
+      into.back() = into.back().first(into.back().size() - 1);
+      EXPECT_TRUE(throws_error(
+          [&] {
+            if (generic) {
+              w->dist::Communicator::gather_pieces(mine, into, root);
+            } else {
+              w->gather_pieces(mine, into, root);
+            }
+          },
+          ErrorCode::kInvalidArgument, {"rank " + std::to_string(root) + "'s piece " + std::to_string(root - 1)}))
+          << (generic ? "generic" : "MPI");
+    }
+  }
+  EXPECT_TRUE(throws_error([&] { w->gather_pieces(mine, {}, k); }, ErrorCode::kInvalidArgument));
 }
 
 // The sum over ranks of rank r's random vector (seed 100 + r): within rounding of the exact sum,

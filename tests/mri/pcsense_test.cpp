@@ -606,7 +606,9 @@ TYPED_TEST(PcSense, GramNormalIsTheExactNormal) {
     EXPECT_EQ(a->name().find("built at prepare_normal") != std::string::npos, gram) << a->name();
     a->prepare_normal();
     a->prepare_normal();  // idempotent
-    if (gram) EXPECT_NE(a->name().find("MiB, built)"), std::string::npos) << a->name();
+    if (gram) {
+      EXPECT_NE(a->name().find("MiB, built)"), std::string::npos) << a->name();
+    }
     const auto x = random_complex<T>(q.voxels, 41);
     const auto ref = normal_of(*per_shot, x);
     EXPECT_LE(nrmse(normal_of(*a, x), std::vector<cdouble>(ref.begin(), ref.end())), tol) << "normal";
