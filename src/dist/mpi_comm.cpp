@@ -115,27 +115,32 @@ class MpiComm final : public Communicator {
     // messages between two ranks on one tag, so root's receives, posted in order, match them.
     constexpr int kTag = 0x6761;
     std::vector<MPI_Request> requests;
-    const auto post = [&](std::byte* p, std::size_t bytes, int peer, bool send) {
+    // Calls f(offset, size) for the pieces of at most INT_MAX bytes that `bytes` go in.
+    const auto in_pieces = [](std::size_t bytes, auto&& f) {
       for (std::size_t done = 0; done < bytes;) {
         const int piece = static_cast<int>(std::min<std::size_t>(bytes - done, kMaxCount));
-        requests.emplace_back();
-        check_mpi(send ? MPI_Isend(p + done, piece, MPI_BYTE, peer, kTag, comm_, &requests.back())
-                       : MPI_Irecv(p + done, piece, MPI_BYTE, peer, kTag, comm_, &requests.back()),
-                  send ? "MPI_Isend" : "MPI_Irecv");
+        f(done, piece);
         done += static_cast<std::size_t>(piece);
       }
     };
     if (!is_root) {
       for (const auto& m : mine)
-        post(const_cast<std::byte*>(m.data()), m.size(), root, true);  // MPI's send buffers are not const here
+        in_pieces(m.size(), [&](std::size_t at, int piece) {
+          requests.emplace_back();
+          check_mpi(MPI_Isend(m.data() + at, piece, MPI_BYTE, root, kTag, comm_, &requests.back()), "MPI_Isend");
+        });
     } else {
       std::size_t at = 0;
       for (int r = 0; r < size_; ++r)
         for (std::size_t i = 0; i < sizes[static_cast<std::size_t>(r)].size(); ++i, ++at) {
+          const std::span<std::byte> to = into[at];
           if (r != root) {
-            post(into[at].data(), into[at].size(), r, false);
-          } else if (!mine[i].empty() && into[at].data() != mine[i].data()) {
-            std::memcpy(into[at].data(), mine[i].data(), mine[i].size());
+            in_pieces(to.size(), [&](std::size_t off, int piece) {
+              requests.emplace_back();
+              check_mpi(MPI_Irecv(to.data() + off, piece, MPI_BYTE, r, kTag, comm_, &requests.back()), "MPI_Irecv");
+            });
+          } else if (!mine[i].empty() && to.data() != mine[i].data()) {
+            std::memcpy(to.data(), mine[i].data(), mine[i].size());
           }
         }
     }
