@@ -220,6 +220,43 @@ std::vector<std::int64_t> fft_bins(const Stack& s, std::int64_t nz) {
   return bins;
 }
 
+// Length-Nz FFTs (FFTW, `sign` FFTW_FORWARD or FFTW_BACKWARD) along the rows of `cols` columns, a
+// block of kFftBlock columns at a time, each thread with its own buffer (rows slowest, columns
+// fastest; one plan made for that layout, run on every buffer): load(buffer, c0, nb) fills the
+// block's rows (zeros elsewhere), store(buffer, c0, nb) takes the transformed rows.
+constexpr std::int64_t kFftBlock = 256;
+template <class Load, class Store>
+void fft_along_rows(std::int64_t nz, std::int64_t cols, int sign, const Load& load, const Store& store) {
+  const auto size = static_cast<std::size_t>(nz * kFftBlock);
+  cpu::FftwBuffer<double> planned(size);
+  const fftw_iodim64 along = {static_cast<ptrdiff_t>(nz), kFftBlock, kFftBlock}, over = {kFftBlock, 1, 1};
+  const cpu::FftwPlan<double> plan(1, &along, 1, &over, planned.get(), sign, false, 1);
+  const std::int64_t blocks = (cols + kFftBlock - 1) / kFftBlock;
+  const std::int64_t workers =
+      std::min<std::int64_t>(blocks, std::max<std::int64_t>(1, std::thread::hardware_concurrency()));
+  over_threads(workers, [&](std::int64_t t) {  // one task per thread: its buffer, every workers-th block
+    cpu::FftwBuffer<double> buf(size);
+    std::complex<double>* b = buf.get();
+    for (std::int64_t blk = t; blk < blocks; blk += workers) {
+      const std::int64_t c0 = blk * kFftBlock, nb = std::min(kFftBlock, cols - c0);
+      std::fill(b, b + size, std::complex<double>{});
+      load(b, c0, nb);
+      plan.execute(b);
+      store(static_cast<const std::complex<double>*>(b), c0, nb);
+    }
+  });
+}
+
+// e^{sign·i2π κ_p ⌊Nz/2⌋/Nz}·scale for every plane p: what turns the transform about the centre
+// slice, e^{∓i2π κ_p (z − ⌊Nz/2⌋)/Nz}, into an FFT over z = 0 … Nz − 1.
+std::vector<std::complex<double>> centre_shift(const Stack& s, std::int64_t nz, double sign, double scale) {
+  std::vector<std::complex<double>> shift(s.kz.size());
+  for (std::size_t p = 0; p < shift.size(); ++p)
+    shift[p] = std::polar(
+        scale, sign * 2 * std::numbers::pi * s.kz[p] * static_cast<double>(nz / 2) / static_cast<double>(nz));
+  return shift;
+}
+
 }  // namespace
 
 template <class T>
@@ -243,58 +280,65 @@ std::vector<std::complex<T>> kz_to_slices(const Stack& s, std::int64_t nz, std::
   // The FFT: e^{i2π κ_p (z - ⌊Nz/2⌋)/Nz} = e^{-i2π κ_p ⌊Nz/2⌋/Nz} · e^{i2π bin_p z/Nz}, so plane p,
   // times its first factor and 1/Nz, goes into bin_p, and FFTW's backward transform along the
   // bins makes the slices. Nz log Nz per column where the product took Nz·planes (64 planes: ~10x
-  // fewer operations). A block of kBlock columns at a time, each thread with its own buffer
-  // (bins slowest, columns fastest); one plan made for that layout, run on every buffer.
-  constexpr std::int64_t kBlock = 256;
-  std::vector<std::complex<double>> shift(bins.size());
-  for (std::size_t p = 0; p < bins.size(); ++p)
-    shift[p] = std::polar(1.0 / static_cast<double>(nz),
-                          -2 * std::numbers::pi * s.kz[p] * static_cast<double>(nz / 2) / static_cast<double>(nz));
-  const auto size = static_cast<std::size_t>(nz * kBlock);
-  cpu::FftwBuffer<double> planned(size);
-  const fftw_iodim64 along = {static_cast<ptrdiff_t>(nz), kBlock, kBlock}, over = {kBlock, 1, 1};
-  const cpu::FftwPlan<double> plan(1, &along, 1, &over, planned.get(), FFTW_BACKWARD, false, 1);
-  const std::int64_t blocks = (cols + kBlock - 1) / kBlock;
-  const std::int64_t workers =
-      std::min<std::int64_t>(blocks, std::max<std::int64_t>(1, std::thread::hardware_concurrency()));
-  over_threads(workers, [&](std::int64_t t) {  // one task per thread: its buffer, every workers-th block
-    cpu::FftwBuffer<double> buf(size);
-    std::complex<double>* b = buf.get();
-    for (std::int64_t blk = t; blk < blocks; blk += workers) {
-      const std::int64_t c0 = blk * kBlock, nb = std::min(kBlock, cols - c0);
-      std::fill(b, b + size, std::complex<double>{});
-      for (std::size_t p = 0; p < bins.size(); ++p) {
-        std::complex<double>* row = b + bins[p] * kBlock;
-        for (std::int64_t i = 0; i < nb; ++i) row[i] = shift[p] * in(static_cast<std::int64_t>(p), c0 + i);
-      }
-      plan.execute(b);
-      for (std::int64_t z = 0; z < nz; ++z)
-        for (std::int64_t i = 0; i < nb; ++i)
-          out[static_cast<std::size_t>(z * cols + c0 + i)] = std::complex<T>(b[z * kBlock + i]);
-    }
-  });
+  // fewer operations).
+  const auto shift = centre_shift(s, nz, -1.0, 1.0 / static_cast<double>(nz));
+  fft_along_rows(
+      nz, cols, FFTW_BACKWARD,
+      [&](std::complex<double>* b, std::int64_t c0, std::int64_t nb) {
+        for (std::size_t p = 0; p < bins.size(); ++p) {
+          std::complex<double>* row = b + bins[p] * kFftBlock;
+          for (std::int64_t i = 0; i < nb; ++i) row[i] = shift[p] * in(static_cast<std::int64_t>(p), c0 + i);
+        }
+      },
+      [&](const std::complex<double>* b, std::int64_t c0, std::int64_t nb) {
+        for (std::int64_t z = 0; z < nz; ++z)
+          for (std::int64_t i = 0; i < nb; ++i)
+            out[static_cast<std::size_t>(z * cols + c0 + i)] = std::complex<T>(b[z * kFftBlock + i]);
+      });
   return out;
 }
 
 template <class T>
 void slices_to_kz(const Stack& s, std::int64_t nz, std::int64_t coils,
                   const std::vector<std::vector<std::complex<T>>>& slices, std::vector<std::complex<T>>& y) {
-  const std::int64_t per = s.plane_samples, m = per * s.planes;
-  // Plane p (row) from the slices z: kz_weights' layout transposed to W[z + nz·p].
-  const auto wz = kz_weights(s, nz, -1.0, 1.0);
-  std::vector<std::complex<double>> w(wz.size());
-  for (std::int64_t z = 0; z < nz; ++z)
-    for (std::int64_t p = 0; p < s.planes; ++p)
-      w[static_cast<std::size_t>(z + nz * p)] = wz[static_cast<std::size_t>(p + s.planes * z)];
+  const std::int64_t per = s.plane_samples, m = per * s.planes, cols = per * coils;
   y.assign(static_cast<std::size_t>(m * coils), std::complex<T>{});
-  plane_product(
-      w, nz, s.planes, per * coils,
-      [&](std::int64_t z, std::int64_t col) {
-        return std::complex<double>(slices[static_cast<std::size_t>(z)][static_cast<std::size_t>(col)]);
+  const auto put = [&](std::int64_t p, std::int64_t col, std::complex<double> v) {  // plane p, column j + per·c
+    const std::int64_t c = col / per, j = col - per * c;
+    y[static_cast<std::size_t>(s.index[static_cast<std::size_t>(p * per + j)] + m * c)] = std::complex<T>(v);
+  };
+  const std::vector<std::int64_t> bins = fft_bins(s, nz);
+  if (bins.empty()) {
+    // Plane p (row) from the slices z: kz_weights' layout transposed to W[z + nz·p].
+    const auto wz = kz_weights(s, nz, -1.0, 1.0);
+    std::vector<std::complex<double>> w(wz.size());
+    for (std::int64_t z = 0; z < nz; ++z)
+      for (std::int64_t p = 0; p < s.planes; ++p)
+        w[static_cast<std::size_t>(z + nz * p)] = wz[static_cast<std::size_t>(p + s.planes * z)];
+    plane_product(
+        w, nz, s.planes, cols,
+        [&](std::int64_t z, std::int64_t col) {
+          return std::complex<double>(slices[static_cast<std::size_t>(z)][static_cast<std::size_t>(col)]);
+        },
+        put);
+    return;
+  }
+  // The FFT, kz_to_slices' mirrored: e^{-i2π κ_p (z - ⌊Nz/2⌋)/Nz} = e^{+i2π κ_p ⌊Nz/2⌋/Nz} ·
+  // e^{-i2π bin_p z/Nz}: FFTW's forward transform of the slices along z, then plane p is bin_p
+  // times its factor.
+  const auto shift = centre_shift(s, nz, +1.0, 1.0);
+  fft_along_rows(
+      nz, cols, FFTW_FORWARD,
+      [&](std::complex<double>* b, std::int64_t c0, std::int64_t nb) {
+        for (std::int64_t z = 0; z < nz; ++z)
+          for (std::int64_t i = 0; i < nb; ++i)
+            b[z * kFftBlock + i] =
+                std::complex<double>(slices[static_cast<std::size_t>(z)][static_cast<std::size_t>(c0 + i)]);
       },
-      [&](std::int64_t p, std::int64_t col, std::complex<double> v) {
-        const std::int64_t c = col / per, j = col - per * c;
-        y[static_cast<std::size_t>(s.index[static_cast<std::size_t>(p * per + j)] + m * c)] = std::complex<T>(v);
+      [&](const std::complex<double>* b, std::int64_t c0, std::int64_t nb) {
+        for (std::size_t p = 0; p < bins.size(); ++p)
+          for (std::int64_t i = 0; i < nb; ++i)
+            put(static_cast<std::int64_t>(p), c0 + i, shift[p] * b[bins[p] * kFftBlock + i]);
       });
 }
 

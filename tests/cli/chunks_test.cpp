@@ -1,6 +1,7 @@
 // The k_z transform of a stack (apps/fieldft/recon_chunks.hpp) against its definition, a direct
 // sum in double: the FFT path (integer κ, distinct modulo Nz, planes in any order, some missing)
-// and the matrix product (any other κ), and slices_to_kz undoing kz_to_slices.
+// and the matrix product (any other κ), both directions (kz_to_slices and the model's
+// slices_to_kz), and slices_to_kz undoing kz_to_slices.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -45,6 +46,23 @@ std::vector<C> direct(const Stack& s, std::int64_t nz, std::int64_t coils, const
         out[static_cast<std::size_t>(z * per * coils + j + per * c)] = sum / static_cast<double>(nz);
       }
   return out;
+}
+
+// y_c(p, j) = Σ_z ŷ_c(z, j) e^{-i2π κ_p (z - ⌊Nz/2⌋)/Nz}, in the dataset's order (slices_to_kz).
+std::vector<C> direct_back(const Stack& s, std::int64_t nz, std::int64_t coils, const std::vector<std::vector<C>>& sl) {
+  const std::int64_t per = s.plane_samples, m = per * s.planes;
+  std::vector<C> y(static_cast<std::size_t>(m * coils));
+  for (std::int64_t p = 0; p < s.planes; ++p)
+    for (std::int64_t c = 0; c < coils; ++c)
+      for (std::int64_t j = 0; j < per; ++j) {
+        C sum = 0;
+        for (std::int64_t z = 0; z < nz; ++z)
+          sum += sl[static_cast<std::size_t>(z)][static_cast<std::size_t>(j + per * c)] *
+                 std::polar(1.0, -2 * std::numbers::pi * s.kz[static_cast<std::size_t>(p)] *
+                                     static_cast<double>(z - nz / 2) / static_cast<double>(nz));
+        y[static_cast<std::size_t>(s.index[static_cast<std::size_t>(p * per + j)] + m * c)] = sum;
+      }
+  return y;
 }
 
 double rel_error(const std::vector<C>& a, const std::vector<C>& b) {
@@ -97,6 +115,12 @@ TEST(KzTransform, MatchesItsDefinitionOnEveryPath) {
     EXPECT_LT(rel_error(std::vector<C>(gotf.begin(), gotf.end()),
                         direct(s, k.nz, coils, std::vector<C>(yf.begin(), yf.end()))),
               1e-6);
+    // The model's direction, slices_to_kz, from random slices.
+    std::vector<std::vector<C>> slices(static_cast<std::size_t>(k.nz));
+    for (auto& sl : slices) sl = random_data(static_cast<std::size_t>(per * coils), rng);
+    std::vector<C> back;
+    slices_to_kz<double>(s, k.nz, coils, slices, back);
+    EXPECT_LT(rel_error(back, direct_back(s, k.nz, coils, slices)), 1e-13) << "slices_to_kz";
   }
 }
 
