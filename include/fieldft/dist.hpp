@@ -2,9 +2,8 @@
 //
 // Two ways to spread work (docs/scale-out.md):
 //   mode (a)  independent problems (slices, frames) dealt to places: for_each_problem in one
-//             process; over MPI ranks, problem i on rank i mod K, each rank writing its images
-//             into a zeroed full-size volume and one allreduce_sum assembling it (exact: the
-//             other ranks add zeros).
+//             process; over MPI ranks, problem i on rank i mod K, and one gather_pieces
+//             bringing each rank's images straight into the root's volume (a copy: exact).
 //   mode (b)  one problem split by rows of its encoding operator (coils): each rank holds its
 //             rows A_r and rank_sum(A_r, comm) is the whole A = [A_0; …; A_{K-1}] as seen from
 //             that rank; the same solver runs on every rank.

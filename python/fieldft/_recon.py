@@ -82,8 +82,8 @@ def recon(kspace, coords, shape, maps=None, *, devices=None, split: str = "auto"
                   thread per device (each a whole problem on its device: the image is the one a
                   single device gives). Returns (P, *shape) numpy (with info=True, a list of
                   results). Under mpirun, problem i runs on rank i mod K (on devices[local rank
-                  mod len(devices)], else `device`) and one Allreduce of MPI_COMM_WORLD gives
-                  every rank the whole (P, *shape) result, exactly (the other ranks add zeros).
+                  mod len(devices)], else `device`) and one Allgatherv of MPI_COMM_WORLD gives
+                  every rank the whole (P, *shape) result.
       "coils"     ONE problem, kspace (C, M) numpy (and numpy maps, weights): place r of K holds
                   the coils fieldft.dist.split(C, K, r), their maps and k-space rows, builds
                   their SENSE (or pcSENSE) model and wraps it in fieldft.dist.rank_sum; the same
@@ -159,14 +159,13 @@ def recon(kspace, coords, shape, maps=None, *, devices=None, split: str = "auto"
         rank, size = world.Get_rank(), world.Get_size()
         device = f"cuda:{devs[_local_rank() % len(devs)]}" if devs else default_device
         bar = _Progress(len(range(rank, count, size)), "fieldft recon (rank 0)") if show and rank == 0 else None
-        image = None
         failure = None
         try:
             for n, i in enumerate(range(rank, count, size)):
                 results[i] = one(i, device)
                 if bar is not None:
                     bar.update(solve.Report(iteration=n + 1, residual=0.0, seconds=time.perf_counter() - bar.start))
-        except Exception as e:  # agreed below, so that no rank waits in the Allreduce
+        except Exception as e:  # agreed below, so that no rank waits in the Allgatherv
             failure = e
         finally:
             if bar is not None:
@@ -178,14 +177,18 @@ def recon(kspace, coords, shape, maps=None, *, devices=None, split: str = "auto"
             if failure is not None:
                 raise failure
             raise _core.InternalError(f"fieldft.recon: rank {failed - 1} of {size} failed: {message}")
-        for i in range(rank, count, size):
-            x = results[i][0] if info else results[i]
-            if image is None:
-                image = np.zeros((count,) + tuple(x.shape), dtype=x.dtype)
-            image[i] = x
-        if image is None:  # this rank had no problem (count < size): its dtype from the data
-            image = np.zeros((count,) + tuple(int(n) for n in shape), dtype=k.dtype)
-        world.Allreduce(MPI.IN_PLACE, image, op=MPI.SUM)
+        # Every rank gets every image: one Allgatherv of each rank's own images (problems rank,
+        # rank + K, ...), then put in problem order. (Before: one Allreduce of the whole result, the
+        # other ranks adding zeros; 34 MB over 2 / 3 ranks on 2 cores: 19 / 44 ms against 16 / 24.)
+        own = [results[i][0] if info else results[i] for i in range(rank, count, size)]
+        plane = tuple(own[0].shape) if own else tuple(int(n) for n in shape)
+        dtype = own[0].dtype if own else k.dtype  # a rank without a problem (count < size): the data's
+        mine = np.ascontiguousarray(np.stack(own)) if own else np.zeros((0,) + plane, dtype=dtype)
+        per = int(np.prod(plane))
+        gathered = np.empty((count,) + plane, dtype=dtype)
+        world.Allgatherv(mine, [gathered, [len(range(r, count, size)) * per for r in range(size)]])
+        image = np.empty_like(gathered)
+        image[np.concatenate([np.arange(r, count, size) for r in range(size)])] = gathered
         return (image, [results[i][1] if results[i] is not None else None for i in range(count)]) if info else image
     import threading
     lock = threading.Lock()
