@@ -31,9 +31,10 @@
 // context memory (VectorOps::dot_to / ratio / axpy / xpay), so on a device an iteration enqueues
 // its work and never waits for it. The ONLY host synchronisation is the residual ‖r‖ = √ρ
 // brought back (with ‖r0‖ in the first) once per iteration, or once per options.check_every
-// iterations, when options.tolerance > 0 or a callback is set. With tolerance 0 and no callback, cg() on a device
-// enqueues all iterations and returns without waiting: x is ready once the context's stream reaches the end
-// (context().synchronize()), and the result's residual is NaN (not computed).
+// iterations, when options.tolerance > 0 or a callback is set. With tolerance 0 and no
+// callback, cg() on a device enqueues all iterations and returns without waiting: x is ready
+// once the context's stream reaches the end (context().synchronize()), and the result's
+// residual is NaN (not computed).
 //
 // Validation (fieldft::Error):
 //   max_iterations <= 0, lambda < 0 or NaN/Inf, tolerance < 0 or NaN → kInvalidArgument;
@@ -63,8 +64,8 @@ struct CgOptions {
   // Stop once ‖r‖/‖r0‖ <= tolerance (>= 0). 0: run all max_iterations (no host round trip).
   double tolerance = 0;
   double lambda = 0;        // Tikhonov weight λ >= 0
-  // Called after every iteration (forces one residual norm per iteration onto the host); return
-  // false to stop.
+  // Called for every iteration (brings its residual onto the host: after it, or with its batch,
+  // see check_every); return false to stop.
   Callback callback;
   // Iterations between the host round trips for the residual (>= 1; used only with a tolerance
   // or a callback). 1: the residual of each iteration comes back after it. B > 1: the residuals
